@@ -1,0 +1,316 @@
+//! `cpu-par`: rayon over row bands, bit-identical to `cpu-seq`.
+//!
+//! Each band keeps a ring of `kh` rows: for the full path, source rows converted to f32 and
+//! padded horizontally by the border rule; for the separable path, horizontal-pass results.
+//! Border handling thus happens once per row, outside the hot loop, and the hot loop is a plain
+//! multiply-add over contiguous f32 (all channels interleaved alike), blocked [`LANES`] samples
+//! wide so the accumulators stay in vector registers. The per-sample tap order is the contract's
+//! row-major order, so vectorizing across samples changes no result.
+//!
+//! On x86-64 the band code is compiled a second time with AVX2+FMA enabled and chosen at run
+//! time; elsewhere (or on CPUs without FMA) `f32::mul_add` is still a fused multiply-add, only
+//! slower.
+
+use std::cell::RefCell;
+
+use rayon::prelude::*;
+
+use super::{Backend, BackendError};
+use crate::border::Border;
+use crate::filter::{finish, Decomposition, Plan};
+use crate::frame::{PlaneMut, PlaneRef};
+
+/// Samples computed together per block: 8 AVX registers of 8 f32.
+const LANES: usize = 64;
+
+pub struct CpuPar {
+    pool: rayon::ThreadPool,
+}
+
+impl CpuPar {
+    /// `threads == 0` uses one thread per logical CPU.
+    pub fn new(threads: usize) -> Result<Self, BackendError> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("convflow-cpu-{i}"))
+            .build()
+            .map_err(|e| BackendError::ThreadPool(e.to_string()))?;
+        Ok(CpuPar { pool })
+    }
+
+    pub fn threads(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+}
+
+/// The instruction set the hot loops run with on this CPU.
+pub fn simd_level() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        return "avx2+fma";
+    }
+    "baseline"
+}
+
+/// Everything a band needs to know, shared by all bands of one plane.
+struct Job<'a> {
+    src: PlaneRef<'a>,
+    weights: &'a [f32],
+    /// `Some((col, row))` for the separable path.
+    factors: Option<(&'a [f32], &'a [f32])>,
+    kw: usize,
+    kh: usize,
+    ax: usize,
+    ay: usize,
+    border: Border,
+    offset: f32,
+    abs: bool,
+    mask: u8,
+    dst_stride: usize,
+}
+
+#[derive(Default)]
+struct Scratch {
+    ring: Vec<f32>,
+    padded: Vec<f32>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+impl Backend for CpuPar {
+    fn name(&self) -> String {
+        format!("cpu-par ({} threads, {})", self.threads(), simd_level())
+    }
+
+    fn filter_plane(
+        &mut self,
+        plan: &Plan,
+        src: PlaneRef<'_>,
+        dst: PlaneMut<'_>,
+        mask: u8,
+    ) -> Result<(), BackendError> {
+        let k = &plan.kernel;
+        let (ax, ay) = k.anchor();
+        let factors = match &plan.decomposition {
+            Decomposition::Full => None,
+            Decomposition::Separable { col, row } => Some((col.as_slice(), row.as_slice())),
+        };
+        let job = Job {
+            src,
+            weights: k.weights(),
+            factors,
+            kw: k.width(),
+            kh: k.height(),
+            ax,
+            ay,
+            border: plan.border,
+            offset: k.offset(),
+            abs: plan.abs,
+            mask,
+            dst_stride: dst.layout.stride,
+        };
+        let h = src.layout.height;
+        // About four bands per thread for balance, but never much shorter than the kernel so
+        // the ring's start-up cost (kh rows) stays small against the band's work.
+        let band = h.div_ceil(self.threads() * 4).max(job.kh.max(16)).min(h);
+        let chunk = job.dst_stride * band;
+        self.pool.install(|| {
+            dst.data
+                .par_chunks_mut(chunk)
+                .enumerate()
+                .for_each(|(i, out)| {
+                    let y0 = i * band;
+                    let y1 = (y0 + band).min(h);
+                    SCRATCH.with(|s| run_band(&job, out, y0, y1, &mut s.borrow_mut()));
+                });
+        });
+        Ok(())
+    }
+}
+
+fn run_band(job: &Job<'_>, out: &mut [u8], y0: usize, y1: usize, s: &mut Scratch) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU was just checked to support AVX2 and FMA.
+        unsafe { run_band_avx2(job, out, y0, y1, s) };
+        return;
+    }
+    run_band_impl(job, out, y0, y1, s);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn run_band_avx2(job: &Job<'_>, out: &mut [u8], y0: usize, y1: usize, s: &mut Scratch) {
+    run_band_impl(job, out, y0, y1, s);
+}
+
+#[inline(always)]
+fn run_band_impl(job: &Job<'_>, out: &mut [u8], y0: usize, y1: usize, s: &mut Scratch) {
+    let l = job.src.layout;
+    let n = l.width * l.channels; // samples per row
+    let padded_len = (l.width + job.kw - 1) * l.channels;
+    let ring_row = if job.factors.is_some() { n } else { padded_len };
+    s.ring.resize(ring_row * job.kh, 0.0);
+    s.padded.resize(padded_len, 0.0);
+    let Scratch { ring, padded } = s;
+
+    let first = y0 as isize - job.ay as isize;
+    for sy in first..first + job.kh as isize - 1 {
+        fill(job, ring, padded, ring_row, sy);
+    }
+    let mut slots = vec![0usize; job.kh];
+    for y in y0..y1 {
+        let top = y as isize - job.ay as isize;
+        fill(job, ring, padded, ring_row, top + job.kh as isize - 1);
+        for (ky, slot) in slots.iter_mut().enumerate() {
+            *slot = (top + ky as isize).rem_euclid(job.kh as isize) as usize * ring_row;
+        }
+        let orow = &mut out[(y - y0) * job.dst_stride..][..n];
+        match job.factors {
+            None => full_row(job, ring, &slots, l.channels, n, orow),
+            Some((col, _)) => vertical_row(job, ring, &slots, col, n, orow),
+        }
+        if job.mask != (1u8 << l.channels) - 1 {
+            let srow = job.src.row(y);
+            for (i, o) in orow.iter_mut().enumerate() {
+                if job.mask & (1 << (i % l.channels)) == 0 {
+                    *o = srow[i];
+                }
+            }
+        }
+    }
+}
+
+/// Fills the ring slot for source row `sy` (which may lie outside the image). A function, not a
+/// closure: closures do not inherit the caller's `target_feature`s.
+#[inline(always)]
+fn fill(job: &Job<'_>, ring: &mut [f32], padded: &mut [f32], ring_row: usize, sy: isize) {
+    let l = job.src.layout;
+    let slot = sy.rem_euclid(job.kh as isize) as usize;
+    let dst = &mut ring[slot * ring_row..][..ring_row];
+    let Some(r) = job.border.map(sy, l.height) else {
+        dst.fill(0.0);
+        return;
+    };
+    match job.factors {
+        None => pad_row(job, r, dst),
+        Some((_, row)) => {
+            pad_row(job, r, padded);
+            horizontal(padded, row, l.channels, dst);
+        }
+    }
+}
+
+/// Source row `r` as f32, extended by `ax` pixels on the left and `kw−1−ax` on the right
+/// according to the border rule.
+#[inline(always)]
+fn pad_row(job: &Job<'_>, r: usize, dst: &mut [f32]) {
+    let l = job.src.layout;
+    let ch = l.channels;
+    let src = job.src.row(r);
+    for (d, &v) in dst[job.ax * ch..][..l.width * ch].iter_mut().zip(src) {
+        *d = v as f32;
+    }
+    let edges = (0..job.ax).chain(job.ax + l.width..l.width + job.kw - 1);
+    for px in edges {
+        let d = &mut dst[px * ch..][..ch];
+        match job.border.map(px as isize - job.ax as isize, l.width) {
+            Some(sx) => d
+                .iter_mut()
+                .zip(&src[sx * ch..])
+                .for_each(|(d, &v)| *d = v as f32),
+            None => d.fill(0.0),
+        }
+    }
+}
+
+/// One full-kernel output row: `out[e] = finish(Σ_ky Σ_kx w·rows[ky][e + kx·ch])`.
+#[inline(always)]
+fn full_row(job: &Job<'_>, ring: &[f32], slots: &[usize], ch: usize, n: usize, out: &mut [u8]) {
+    let (kw, w) = (job.kw, job.weights);
+    let mut e = 0;
+    while e + LANES <= n {
+        let mut acc = [0f32; LANES];
+        for (ky, &base) in slots.iter().enumerate() {
+            for (kx, &wt) in w[ky * kw..][..kw].iter().enumerate() {
+                let s: &[f32; LANES] = ring[base + e + kx * ch..][..LANES].try_into().unwrap();
+                for i in 0..LANES {
+                    acc[i] = wt.mul_add(s[i], acc[i]);
+                }
+            }
+        }
+        for i in 0..LANES {
+            out[e + i] = finish(acc[i], job.offset, job.abs);
+        }
+        e += LANES;
+    }
+    for e in e..n {
+        let mut acc = 0f32;
+        for (ky, &base) in slots.iter().enumerate() {
+            for (kx, &wt) in w[ky * kw..][..kw].iter().enumerate() {
+                acc = wt.mul_add(ring[base + e + kx * ch], acc);
+            }
+        }
+        out[e] = finish(acc, job.offset, job.abs);
+    }
+}
+
+/// Horizontal pass of one padded row: `dst[e] = Σ_kx row[kx]·padded[e + kx·ch]`.
+#[inline(always)]
+fn horizontal(padded: &[f32], row: &[f32], ch: usize, dst: &mut [f32]) {
+    let n = dst.len();
+    let mut e = 0;
+    while e + LANES <= n {
+        let mut acc = [0f32; LANES];
+        for (kx, &wt) in row.iter().enumerate() {
+            let s: &[f32; LANES] = padded[e + kx * ch..][..LANES].try_into().unwrap();
+            for i in 0..LANES {
+                acc[i] = wt.mul_add(s[i], acc[i]);
+            }
+        }
+        dst[e..e + LANES].copy_from_slice(&acc);
+        e += LANES;
+    }
+    for e in e..n {
+        let mut acc = 0f32;
+        for (kx, &wt) in row.iter().enumerate() {
+            acc = wt.mul_add(padded[e + kx * ch], acc);
+        }
+        dst[e] = acc;
+    }
+}
+
+/// Vertical pass: `out[e] = finish(Σ_ky col[ky]·rows[ky][e])`.
+#[inline(always)]
+fn vertical_row(
+    job: &Job<'_>,
+    ring: &[f32],
+    slots: &[usize],
+    col: &[f32],
+    n: usize,
+    out: &mut [u8],
+) {
+    let mut e = 0;
+    while e + LANES <= n {
+        let mut acc = [0f32; LANES];
+        for (&base, &wt) in slots.iter().zip(col) {
+            let s: &[f32; LANES] = ring[base + e..][..LANES].try_into().unwrap();
+            for i in 0..LANES {
+                acc[i] = wt.mul_add(s[i], acc[i]);
+            }
+        }
+        for i in 0..LANES {
+            out[e + i] = finish(acc[i], job.offset, job.abs);
+        }
+        e += LANES;
+    }
+    for e in e..n {
+        let mut acc = 0f32;
+        for (&base, &wt) in slots.iter().zip(col) {
+            acc = wt.mul_add(ring[base + e], acc);
+        }
+        out[e] = finish(acc, job.offset, job.abs);
+    }
+}

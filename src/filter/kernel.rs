@@ -1,0 +1,171 @@
+//! The convolution kernel as plain data: weights, size, offset and (when rank 1) its factors.
+//!
+//! A kernel is applied as OpenCV's `filter2D` applies it: correlation (no flip), anchor at
+//! (W/2, H/2). Weights are stored as f32 in row-major order, already divided by any divisor, so
+//! every backend sums exactly the same numbers.
+
+use super::FilterError;
+
+/// Tight tolerance for rank-1 detection, relative to the largest weight magnitude.
+pub const SEPARABLE_TOLERANCE: f64 = 1e-6;
+
+/// Most taps a kernel may have (4096 × 4096): a guard against absurd allocations only.
+pub const MAX_TAPS: usize = 1 << 24;
+
+/// A 2D kernel: `width × height` f32 weights (row-major) plus a constant added to every sum.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    /// Human-readable description, e.g. `gaussian:5` or `file:sobel.txt`.
+    pub name: String,
+    width: usize,
+    height: usize,
+    weights: Vec<f32>,
+    offset: f32,
+    /// Column (vertical, `height` long) and row (horizontal, `width` long) factors when the
+    /// kernel is rank 1; `weights[y][x] ≈ col[y] · row[x]`.
+    factors: Option<(Vec<f32>, Vec<f32>)>,
+}
+
+impl Kernel {
+    /// Builds a kernel from row-major weights; detects separability itself.
+    pub fn new(
+        name: impl Into<String>,
+        width: usize,
+        height: usize,
+        weights: Vec<f32>,
+    ) -> Result<Self, FilterError> {
+        Self::check_shape(width, height, weights.len())?;
+        if let Some(bad) = weights.iter().find(|w| !w.is_finite()) {
+            return Err(FilterError::Invalid(format!(
+                "kernel weight {bad} is not a finite number"
+            )));
+        }
+        let factors = factor_rank1(width, height, &weights);
+        Ok(Kernel {
+            name: name.into(),
+            width,
+            height,
+            weights,
+            offset: 0.0,
+            factors,
+        })
+    }
+
+    /// Builds the kernel `col ⊗ row` (outer product in f64, rounded to f32) whose factors are
+    /// known exactly; used for Gaussian, box and binomial kernels.
+    pub fn from_factors(
+        name: impl Into<String>,
+        col: &[f64],
+        row: &[f64],
+    ) -> Result<Self, FilterError> {
+        Self::check_shape(row.len(), col.len(), row.len() * col.len())?;
+        let weights = col
+            .iter()
+            .flat_map(|c| row.iter().map(move |r| (c * r) as f32))
+            .collect();
+        let to32 = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+        Ok(Kernel {
+            name: name.into(),
+            width: row.len(),
+            height: col.len(),
+            weights,
+            offset: 0.0,
+            factors: Some((to32(col), to32(row))),
+        })
+    }
+
+    fn check_shape(width: usize, height: usize, len: usize) -> Result<(), FilterError> {
+        if width == 0 || height == 0 {
+            return Err(FilterError::Invalid(format!(
+                "kernel size {width}x{height} is empty"
+            )));
+        }
+        if width.saturating_mul(height) > MAX_TAPS {
+            return Err(FilterError::Invalid(format!(
+                "kernel size {width}x{height} has more than {MAX_TAPS} taps"
+            )));
+        }
+        if len != width * height {
+            return Err(FilterError::Invalid(format!(
+                "kernel {width}x{height} needs {} weights, got {len}",
+                width * height
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn with_offset(mut self, offset: f32) -> Self {
+        self.offset = offset;
+        self
+    }
+
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    pub fn width(&self) -> usize {
+        self.width
+    }
+    pub fn height(&self) -> usize {
+        self.height
+    }
+    /// Row-major weights, `height` rows of `width`.
+    pub fn weights(&self) -> &[f32] {
+        &self.weights
+    }
+    pub fn offset(&self) -> f32 {
+        self.offset
+    }
+    /// Anchor (x, y) = (W/2, H/2), as OpenCV's default anchor (-1, -1).
+    pub fn anchor(&self) -> (usize, usize) {
+        (self.width / 2, self.height / 2)
+    }
+    /// `(column, row)` factors if the kernel is rank 1.
+    pub fn factors(&self) -> Option<(&[f32], &[f32])> {
+        self.factors
+            .as_ref()
+            .map(|(c, r)| (c.as_slice(), r.as_slice()))
+    }
+    pub fn is_separable(&self) -> bool {
+        self.factors.is_some()
+    }
+    pub fn sum(&self) -> f64 {
+        self.weights.iter().map(|&w| w as f64).sum()
+    }
+}
+
+/// Factors a rank-1 matrix as `col ⊗ row`, or returns `None`.
+///
+/// Pivot on the largest |w|: `col[y] = w[y][px]`, `row[x] = w[py][x] / w[py][px]`, then accept
+/// only if every weight is reproduced within [`SEPARABLE_TOLERANCE`] of the largest magnitude.
+pub fn factor_rank1(width: usize, height: usize, w: &[f32]) -> Option<(Vec<f32>, Vec<f32>)> {
+    let (mut pi, mut pmax) = (0usize, 0f64);
+    for (i, &v) in w.iter().enumerate() {
+        if (v as f64).abs() > pmax {
+            pmax = (v as f64).abs();
+            pi = i;
+        }
+    }
+    if pmax == 0.0 {
+        return None; // the all-zero kernel: nothing to gain, keep it full
+    }
+    let (py, px) = (pi / width, pi % width);
+    let pivot = w[pi] as f64;
+    let col: Vec<f64> = (0..height).map(|y| w[y * width + px] as f64).collect();
+    let row: Vec<f64> = (0..width)
+        .map(|x| w[py * width + x] as f64 / pivot)
+        .collect();
+    for y in 0..height {
+        for x in 0..width {
+            let err = (col[y] * row[x] - w[y * width + x] as f64).abs();
+            if err > SEPARABLE_TOLERANCE * pmax {
+                return None;
+            }
+        }
+    }
+    Some((
+        col.iter().map(|&v| v as f32).collect(),
+        row.iter().map(|&v| v as f32).collect(),
+    ))
+}

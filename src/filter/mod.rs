@@ -1,0 +1,220 @@
+//! What is computed: the filter as data (kernel, border, decomposition, output rule) and the
+//! arithmetic contract every backend implements bit for bit.
+//!
+//! A [`Filter`] is what the user asked for; [`Filter::plan`] resolves it into a [`Plan`] (the
+//! decomposition chosen, the weights every backend sums). How it runs (backend, threads, CUDA
+//! variant, block shape) is a schedule chosen elsewhere and never stored here.
+//!
+//! # Arithmetic contract
+//! * Full path: `acc = 0f32; for ky { for kx { acc = fma(w[ky][kx], src(x+kx−ax, y+ky−ay), acc) } }`
+//!   (row-major tap order, one fused multiply-add per tap).
+//! * Separable path: horizontal pass with the row factor into an f32 intermediate (same rule over
+//!   kx), then vertical pass with the column factor over ky.
+//! * Taps that read the zero border contribute nothing (an FMA with 0 leaves `acc` unchanged).
+//! * Output: `v = acc + offset`; with `--abs`, `v = |v|`; then round half to even, saturate to
+//!   0…255 (see [`finish`]).
+
+pub mod kernel;
+pub mod library;
+pub mod spec;
+
+use std::fmt;
+use std::str::FromStr;
+
+pub use kernel::Kernel;
+
+use crate::border::Border;
+use crate::frame::PixelFormat;
+
+#[derive(Debug, thiserror::Error)]
+pub enum FilterError {
+    #[error("kernel spec '{spec}': {msg}")]
+    Spec { spec: String, msg: String },
+    #[error("kernel file {path}{}: {msg}", if *line > 0 { format!(" line {line}") } else { String::new() })]
+    File {
+        path: String,
+        line: usize,
+        msg: String,
+    },
+    #[error("{0}")]
+    Invalid(String),
+    #[error("kernel '{0}' is not separable (rank > 1); use --mode full or auto")]
+    NotSeparable(String),
+}
+
+/// Which decomposition to run (`--mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Separable when the kernel is rank 1 and larger than 1 in both directions, else full.
+    #[default]
+    Auto,
+    Full,
+    Separable,
+}
+
+impl FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(Mode::Auto),
+            "full" => Ok(Mode::Full),
+            "separable" => Ok(Mode::Separable),
+            _ => Err(format!(
+                "unknown mode '{s}' (expected auto, full or separable)"
+            )),
+        }
+    }
+}
+
+/// Which planes of a planar YUV frame are filtered (`--planes`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum PlaneSel {
+    /// Only Y; chroma is copied through.
+    Luma,
+    #[default]
+    All,
+}
+
+impl FromStr for PlaneSel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "luma" => Ok(PlaneSel::Luma),
+            "all" => Ok(PlaneSel::All),
+            _ => Err(format!(
+                "unknown plane selection '{s}' (expected luma or all)"
+            )),
+        }
+    }
+}
+
+/// What happens to an alpha channel (`--alpha`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum AlphaMode {
+    /// Alpha passes through unfiltered.
+    #[default]
+    Keep,
+    Filter,
+}
+
+impl FromStr for AlphaMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "keep" => Ok(AlphaMode::Keep),
+            "filter" => Ok(AlphaMode::Filter),
+            _ => Err(format!(
+                "unknown alpha mode '{s}' (expected keep or filter)"
+            )),
+        }
+    }
+}
+
+/// The user's filter: plain data.
+#[derive(Clone, Debug)]
+pub struct Filter {
+    pub kernel: Kernel,
+    pub border: Border,
+    pub mode: Mode,
+    pub abs: bool,
+    pub planes: PlaneSel,
+    pub alpha: AlphaMode,
+}
+
+impl Filter {
+    pub fn new(kernel: Kernel) -> Self {
+        Filter {
+            kernel,
+            border: Border::Clamp,
+            mode: Mode::Auto,
+            abs: false,
+            planes: PlaneSel::All,
+            alpha: AlphaMode::Keep,
+        }
+    }
+
+    /// Resolves the decomposition. Forcing `separable` on a rank > 1 kernel is an error.
+    pub fn plan(&self) -> Result<Plan, FilterError> {
+        let k = &self.kernel;
+        let decomposition = match (self.mode, k.factors()) {
+            (Mode::Full, _) | (Mode::Auto, None) => Decomposition::Full,
+            (Mode::Separable, None) => return Err(FilterError::NotSeparable(k.name.clone())),
+            (Mode::Auto, Some(_)) if k.width() == 1 || k.height() == 1 => Decomposition::Full,
+            (Mode::Auto | Mode::Separable, Some((col, row))) => Decomposition::Separable {
+                col: col.to_vec(),
+                row: row.to_vec(),
+            },
+        };
+        Ok(Plan {
+            kernel: k.clone(),
+            decomposition,
+            border: self.border,
+            abs: self.abs,
+            planes: self.planes,
+            alpha: self.alpha,
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Decomposition {
+    Full,
+    /// `col` is applied vertically (length = kernel height), `row` horizontally (= width).
+    Separable {
+        col: Vec<f32>,
+        row: Vec<f32>,
+    },
+}
+
+impl fmt::Display for Decomposition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Decomposition::Full => "full",
+            Decomposition::Separable { .. } => "separable",
+        })
+    }
+}
+
+/// A resolved filter, ready for any backend.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub kernel: Kernel,
+    pub decomposition: Decomposition,
+    pub border: Border,
+    pub abs: bool,
+    pub planes: PlaneSel,
+    pub alpha: AlphaMode,
+}
+
+impl Plan {
+    /// Bit mask of the channels of `plane` that are filtered (bit c = channel c); 0 means the
+    /// plane is copied through unchanged.
+    pub fn channel_mask(&self, format: PixelFormat, plane: usize) -> u8 {
+        match format {
+            PixelFormat::Gray8 => 0b1,
+            PixelFormat::Rgb8 => 0b111,
+            PixelFormat::Rgba8 => match self.alpha {
+                AlphaMode::Keep => 0b0111,
+                AlphaMode::Filter => 0b1111,
+            },
+            PixelFormat::Yuv420p
+            | PixelFormat::Yuv422p
+            | PixelFormat::Yuv444p
+            | PixelFormat::Nv12 => match (plane, self.planes) {
+                (0, _) | (_, PlaneSel::All) => (1u8 << format.plane_channels(plane)) - 1,
+                _ => 0,
+            },
+        }
+    }
+}
+
+/// The output rule of the contract: `v = acc + offset`, `|v|` if `abs`, round half to even,
+/// saturate to 0…255. `kernels/common.cuh` implements the same steps with `rintf`.
+#[inline(always)]
+pub fn finish(acc: f32, offset: f32, abs: bool) -> u8 {
+    let mut v = acc + offset;
+    if abs {
+        v = v.abs();
+    }
+    v.round_ties_even().clamp(0.0, 255.0) as u8
+}

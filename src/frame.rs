@@ -1,0 +1,406 @@
+//! Frames: 8-bit pixel formats, their plane layouts with explicit row strides, and plane views.
+//!
+//! A frame is one byte buffer holding one to three planes. Each plane is a grid of
+//! `width × height` pixels of `channels` interleaved bytes, rows `stride` bytes apart (stride may
+//! exceed `width·channels`, as decoders pad rows). Every backend filters planes, so every format
+//! (packed RGB as well as planar YUV and NV12) reduces to a list of planes.
+
+use std::fmt;
+use std::str::FromStr;
+
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    #[error("frame size {0}x{1} is empty")]
+    Empty(usize, usize),
+    #[error("frame size {w}x{h} is too large")]
+    TooLarge { w: usize, h: usize },
+    #[error("plane {plane}: stride {stride} is smaller than a row of {row} bytes")]
+    Stride {
+        plane: usize,
+        stride: usize,
+        row: usize,
+    },
+    #[error("{format} frame {w}x{h} needs {need} bytes, the buffer has {have}")]
+    Buffer {
+        format: PixelFormat,
+        w: usize,
+        h: usize,
+        need: usize,
+        have: usize,
+    },
+    #[error("frames differ: {0} vs {1}")]
+    Mismatch(String, String),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PixelFormat {
+    Gray8,
+    Rgb8,
+    Rgba8,
+    /// Planar Y, U, V with chroma halved in both directions.
+    Yuv420p,
+    /// Planar, chroma halved horizontally.
+    Yuv422p,
+    /// Planar, chroma at full resolution.
+    Yuv444p,
+    /// Y plane, then one plane of interleaved U/V at half resolution in both directions.
+    Nv12,
+}
+
+impl PixelFormat {
+    pub const ALL: [PixelFormat; 7] = [
+        PixelFormat::Gray8,
+        PixelFormat::Rgb8,
+        PixelFormat::Rgba8,
+        PixelFormat::Yuv420p,
+        PixelFormat::Yuv422p,
+        PixelFormat::Yuv444p,
+        PixelFormat::Nv12,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PixelFormat::Gray8 => "gray",
+            PixelFormat::Rgb8 => "rgb",
+            PixelFormat::Rgba8 => "rgba",
+            PixelFormat::Yuv420p => "yuv420p",
+            PixelFormat::Yuv422p => "yuv422p",
+            PixelFormat::Yuv444p => "yuv444p",
+            PixelFormat::Nv12 => "nv12",
+        }
+    }
+
+    pub fn plane_count(self) -> usize {
+        match self {
+            PixelFormat::Gray8 | PixelFormat::Rgb8 | PixelFormat::Rgba8 => 1,
+            PixelFormat::Nv12 => 2,
+            _ => 3,
+        }
+    }
+
+    /// Interleaved channels in plane `p`.
+    pub fn plane_channels(self, p: usize) -> usize {
+        match (self, p) {
+            (PixelFormat::Rgb8, _) => 3,
+            (PixelFormat::Rgba8, _) => 4,
+            (PixelFormat::Nv12, 1) => 2,
+            _ => 1,
+        }
+    }
+
+    /// Size in pixels of plane `p` of a `w × h` frame (chroma rounds up for odd sizes).
+    pub fn plane_size(self, p: usize, w: usize, h: usize) -> (usize, usize) {
+        if p == 0 {
+            return (w, h);
+        }
+        match self {
+            PixelFormat::Yuv420p | PixelFormat::Nv12 => (w.div_ceil(2), h.div_ceil(2)),
+            PixelFormat::Yuv422p => (w.div_ceil(2), h),
+            _ => (w, h),
+        }
+    }
+
+    pub fn is_planar_yuv(self) -> bool {
+        self.plane_count() > 1
+    }
+}
+
+impl fmt::Display for PixelFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for PixelFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        PixelFormat::ALL
+            .into_iter()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| format!("unknown pixel format '{s}' (expected gray, rgb, rgba, yuv420p, yuv422p, yuv444p or nv12)"))
+    }
+}
+
+/// Where a plane lives inside a frame's buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlaneLayout {
+    pub offset: usize,
+    pub width: usize,
+    pub height: usize,
+    /// Bytes between the starts of consecutive rows.
+    pub stride: usize,
+    pub channels: usize,
+}
+
+impl PlaneLayout {
+    pub fn row_bytes(&self) -> usize {
+        self.width * self.channels
+    }
+    /// Bytes from the plane's start to the end of its last row.
+    pub fn span(&self) -> usize {
+        self.stride * (self.height - 1) + self.row_bytes()
+    }
+}
+
+/// An image in one buffer: format, size and plane layouts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frame {
+    format: PixelFormat,
+    width: usize,
+    height: usize,
+    planes: Vec<PlaneLayout>,
+    data: Vec<u8>,
+}
+
+/// Largest accepted frame side; keeps size arithmetic far from overflow.
+pub const MAX_SIDE: usize = 1 << 16;
+
+impl Frame {
+    /// A zero-filled frame with tightly packed rows.
+    pub fn new(format: PixelFormat, width: usize, height: usize) -> Result<Self, FrameError> {
+        Self::with_row_align(format, width, height, 1)
+    }
+
+    /// A zero-filled frame whose strides are rounded up to a multiple of `align` bytes.
+    pub fn with_row_align(
+        format: PixelFormat,
+        width: usize,
+        height: usize,
+        align: usize,
+    ) -> Result<Self, FrameError> {
+        let strides: Vec<usize> = (0..format.plane_count())
+            .map(|p| {
+                let (pw, _) = format.plane_size(p, width.max(1), height.max(1));
+                (pw * format.plane_channels(p)).next_multiple_of(align.max(1))
+            })
+            .collect();
+        let len = Self::layout(format, width, height, &strides)?.1;
+        Self::from_parts(format, width, height, &strides, vec![0; len])
+    }
+
+    /// Computes plane layouts for the given strides and the buffer length they need.
+    fn layout(
+        format: PixelFormat,
+        w: usize,
+        h: usize,
+        strides: &[usize],
+    ) -> Result<(Vec<PlaneLayout>, usize), FrameError> {
+        if w == 0 || h == 0 {
+            return Err(FrameError::Empty(w, h));
+        }
+        if w > MAX_SIDE || h > MAX_SIDE {
+            return Err(FrameError::TooLarge { w, h });
+        }
+        let mut offset = 0;
+        let mut planes = Vec::with_capacity(format.plane_count());
+        for (p, &stride) in strides.iter().enumerate().take(format.plane_count()) {
+            let (pw, ph) = format.plane_size(p, w, h);
+            let channels = format.plane_channels(p);
+            if stride < pw * channels {
+                return Err(FrameError::Stride {
+                    plane: p,
+                    stride,
+                    row: pw * channels,
+                });
+            }
+            planes.push(PlaneLayout {
+                offset,
+                width: pw,
+                height: ph,
+                stride,
+                channels,
+            });
+            offset += stride * ph;
+        }
+        Ok((planes, offset))
+    }
+
+    /// Wraps an existing buffer: planes follow each other, plane `p` having `strides[p]`.
+    pub fn from_parts(
+        format: PixelFormat,
+        width: usize,
+        height: usize,
+        strides: &[usize],
+        data: Vec<u8>,
+    ) -> Result<Self, FrameError> {
+        let (planes, need) = Self::layout(format, width, height, strides)?;
+        if strides.len() != format.plane_count() || data.len() < need {
+            return Err(FrameError::Buffer {
+                format,
+                w: width,
+                h: height,
+                need,
+                have: data.len(),
+            });
+        }
+        Ok(Frame {
+            format,
+            width,
+            height,
+            planes,
+            data,
+        })
+    }
+
+    /// A frame of the same format, size and strides, zero-filled.
+    pub fn like(other: &Frame) -> Frame {
+        Frame {
+            data: vec![0; other.data.len()],
+            ..other.clone()
+        }
+    }
+
+    pub fn format(&self) -> PixelFormat {
+        self.format
+    }
+    pub fn width(&self) -> usize {
+        self.width
+    }
+    pub fn height(&self) -> usize {
+        self.height
+    }
+    pub fn planes(&self) -> &[PlaneLayout] {
+        &self.planes
+    }
+    pub fn data(&self) -> &[u8] {
+        &self.data
+    }
+    pub fn data_mut(&mut self) -> &mut [u8] {
+        &mut self.data
+    }
+    pub fn into_data(self) -> Vec<u8> {
+        self.data
+    }
+
+    /// True when `other` has the same format, size and plane layout.
+    pub fn same_shape(&self, other: &Frame) -> bool {
+        self.format == other.format
+            && self.width == other.width
+            && self.height == other.height
+            && self.planes == other.planes
+    }
+
+    pub fn describe(&self) -> String {
+        format!("{} {}x{}", self.format, self.width, self.height)
+    }
+
+    pub fn plane(&self, p: usize) -> PlaneRef<'_> {
+        let l = self.planes[p];
+        PlaneRef {
+            data: &self.data[l.offset..l.offset + l.span()],
+            layout: l,
+        }
+    }
+
+    pub fn plane_mut(&mut self, p: usize) -> PlaneMut<'_> {
+        let l = self.planes[p];
+        PlaneMut {
+            data: &mut self.data[l.offset..l.offset + l.span()],
+            layout: l,
+        }
+    }
+
+    /// Row `y` of plane `p`, without the stride padding.
+    pub fn row(&self, p: usize, y: usize) -> &[u8] {
+        let l = self.planes[p];
+        &self.data[l.offset + y * l.stride..][..l.row_bytes()]
+    }
+
+    pub fn row_mut(&mut self, p: usize, y: usize) -> &mut [u8] {
+        let l = self.planes[p];
+        &mut self.data[l.offset + y * l.stride..][..l.row_bytes()]
+    }
+
+    /// The pixel bytes only (padding dropped), planes in order: what a file stores.
+    pub fn to_packed(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for p in 0..self.planes.len() {
+            for y in 0..self.planes[p].height {
+                out.extend_from_slice(self.row(p, y));
+            }
+        }
+        out
+    }
+
+    /// True when both frames hold the same pixels (strides may differ).
+    pub fn same_pixels(&self, other: &Frame) -> bool {
+        self.format == other.format
+            && self.width == other.width
+            && self.height == other.height
+            && (0..self.planes.len())
+                .all(|p| (0..self.planes[p].height).all(|y| self.row(p, y) == other.row(p, y)))
+    }
+}
+
+/// A read-only view of one plane. `data` starts at the plane's first byte and ends at the end
+/// of its last row.
+#[derive(Clone, Copy, Debug)]
+pub struct PlaneRef<'a> {
+    pub data: &'a [u8],
+    pub layout: PlaneLayout,
+}
+
+impl PlaneRef<'_> {
+    pub fn row(&self, y: usize) -> &[u8] {
+        &self.data[y * self.layout.stride..][..self.layout.row_bytes()]
+    }
+}
+
+/// A writable view of one plane.
+#[derive(Debug)]
+pub struct PlaneMut<'a> {
+    pub data: &'a mut [u8],
+    pub layout: PlaneLayout,
+}
+
+impl PlaneMut<'_> {
+    pub fn row_mut(&mut self, y: usize) -> &mut [u8] {
+        let rb = self.layout.row_bytes();
+        &mut self.data[y * self.layout.stride..][..rb]
+    }
+
+    /// Copies every row of `src` (same size and channels) into this plane.
+    pub fn copy_from(&mut self, src: &PlaneRef<'_>) {
+        for y in 0..self.layout.height {
+            self.row_mut(y).copy_from_slice(src.row(y));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn planar_layouts_round_chroma_up() {
+        let f = Frame::new(PixelFormat::Yuv420p, 5, 3).unwrap();
+        let p: Vec<_> = f
+            .planes()
+            .iter()
+            .map(|l| (l.width, l.height, l.offset))
+            .collect();
+        assert_eq!(p, vec![(5, 3, 0), (3, 2, 15), (3, 2, 21)]);
+        assert_eq!(f.data().len(), 27);
+        let n = Frame::new(PixelFormat::Nv12, 5, 3).unwrap();
+        assert_eq!(n.planes()[1].channels, 2);
+        assert_eq!(n.planes()[1].row_bytes(), 6);
+    }
+
+    #[test]
+    fn aligned_strides_and_packing() {
+        let mut f = Frame::with_row_align(PixelFormat::Rgb8, 3, 2, 16).unwrap();
+        assert_eq!(f.planes()[0].stride, 16);
+        f.row_mut(0, 1)
+            .copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(f.to_packed()[9..], [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        let g = Frame::from_parts(PixelFormat::Rgb8, 3, 2, &[9], f.to_packed()).unwrap();
+        assert!(f.same_pixels(&g));
+    }
+
+    #[test]
+    fn bad_layouts_are_errors() {
+        assert!(Frame::new(PixelFormat::Gray8, 0, 4).is_err());
+        assert!(Frame::from_parts(PixelFormat::Gray8, 4, 4, &[3], vec![0; 16]).is_err());
+        assert!(Frame::from_parts(PixelFormat::Gray8, 4, 4, &[4], vec![0; 15]).is_err());
+    }
+}

@@ -1,0 +1,200 @@
+//! Frame directories: every image file of a directory in natural order (`f2` before `f10`),
+//! written back under the same names.
+//!
+//! Hidden files (names starting with '.') and subdirectories are skipped; any other file must
+//! decode as an image of the same size and format as the first, or the run stops naming it.
+
+use std::cmp::Ordering;
+use std::path::{Path, PathBuf};
+
+use super::still::{load, output_format, save};
+use super::{existing_parent, temp_sibling, FrameMeta, IoError, Sink, Source};
+use crate::frame::Frame;
+
+/// Compares names so that digit runs compare as numbers: `a2.png < a10.png`.
+pub fn natural_cmp(a: &str, b: &str) -> Ordering {
+    let (mut a, mut b) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (a.first(), b.first()) {
+            (None, None) => return Ordering::Equal,
+            (None, _) => return Ordering::Less,
+            (_, None) => return Ordering::Greater,
+            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
+                let da = a.iter().take_while(|c| c.is_ascii_digit()).count();
+                let db = b.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (na, nb) = (&a[..da], &b[..db]);
+                let strip = |n: &[u8]| -> usize {
+                    n.iter()
+                        .take_while(|&&c| c == b'0')
+                        .count()
+                        .min(n.len() - 1)
+                };
+                let (ta, tb) = (&na[strip(na)..], &nb[strip(nb)..]);
+                let ord = ta.len().cmp(&tb.len()).then(ta.cmp(tb)).then(da.cmp(&db));
+                if ord != Ordering::Equal {
+                    return ord;
+                }
+                a = &a[da..];
+                b = &b[db..];
+            }
+            (Some(x), Some(y)) => {
+                if x != y {
+                    return x.cmp(y);
+                }
+                a = &a[1..];
+                b = &b[1..];
+            }
+        }
+    }
+}
+
+/// Lists the candidate frame files of `dir` in natural order.
+pub fn list_frames(dir: &Path) -> Result<Vec<PathBuf>, IoError> {
+    let read_err = |e: std::io::Error| IoError::Read {
+        path: dir.to_path_buf(),
+        msg: e.to_string(),
+    };
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(read_err)? {
+        let entry = entry.map_err(read_err)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') || entry.path().is_dir() {
+            continue;
+        }
+        names.push(name);
+    }
+    names.sort_by(|a, b| natural_cmp(a, b));
+    if names.is_empty() {
+        return Err(IoError::EmptyDir(dir.to_path_buf()));
+    }
+    Ok(names.into_iter().map(|n| dir.join(n)).collect())
+}
+
+pub struct DirSource {
+    dir: PathBuf,
+    files: Vec<PathBuf>,
+    next: usize,
+    first: Option<Frame>,
+}
+
+impl DirSource {
+    pub fn open(dir: &Path) -> Result<Self, IoError> {
+        Ok(DirSource {
+            dir: dir.to_path_buf(),
+            files: list_frames(dir)?,
+            next: 0,
+            first: None,
+        })
+    }
+}
+
+impl Source for DirSource {
+    fn describe(&self) -> String {
+        format!("{} ({} files)", self.dir.display(), self.files.len())
+    }
+    fn len_hint(&self) -> Option<usize> {
+        Some(self.files.len())
+    }
+    fn next_frame(&mut self) -> Result<Option<(Frame, FrameMeta)>, IoError> {
+        let Some(path) = self.files.get(self.next) else {
+            return Ok(None);
+        };
+        let frame = load(path)?;
+        match &self.first {
+            None => self.first = Some(Frame::like(&frame)),
+            Some(first) if !first.same_shape(&frame) => {
+                return Err(IoError::MixedSizes {
+                    path: path.clone(),
+                    got: frame.describe(),
+                    want: first.describe(),
+                });
+            }
+            Some(_) => {}
+        }
+        let meta = FrameMeta {
+            index: self.next,
+            name: path.file_name().map(|n| n.to_string_lossy().into_owned()),
+        };
+        self.next += 1;
+        Ok(Some((frame, meta)))
+    }
+}
+
+/// Writes frames into a hidden staging directory; `finish` moves them into the output.
+pub struct DirSink {
+    out: PathBuf,
+    staging: PathBuf,
+    names: Vec<String>,
+}
+
+impl DirSink {
+    pub fn create(out: &Path) -> Result<Self, IoError> {
+        if out.exists() && !out.is_dir() {
+            return Err(IoError::Output {
+                path: out.to_path_buf(),
+                msg: "exists and is not a directory".into(),
+            });
+        }
+        existing_parent(out)?;
+        let staging = temp_sibling(out, "partial");
+        std::fs::create_dir_all(&staging).map_err(|e| IoError::Output {
+            path: out.to_path_buf(),
+            msg: e.to_string(),
+        })?;
+        Ok(DirSink {
+            out: out.to_path_buf(),
+            staging,
+            names: Vec::new(),
+        })
+    }
+}
+
+impl Sink for DirSink {
+    fn describe(&self) -> String {
+        format!("{}/", self.out.display())
+    }
+    fn write_frame(&mut self, frame: &Frame, meta: &FrameMeta) -> Result<(), IoError> {
+        let name = meta
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("frame_{:06}.png", meta.index));
+        let path = self.staging.join(&name);
+        let format = output_format(&PathBuf::from(&name))?;
+        save(frame, &path, format)?;
+        self.names.push(name);
+        Ok(())
+    }
+    fn finish(self: Box<Self>) -> Result<(), IoError> {
+        let out_err = |e: std::io::Error| IoError::Output {
+            path: self.out.clone(),
+            msg: e.to_string(),
+        };
+        let result = (|| {
+            std::fs::create_dir_all(&self.out).map_err(out_err)?;
+            for name in &self.names {
+                std::fs::rename(self.staging.join(name), self.out.join(name)).map_err(out_err)?;
+            }
+            Ok(())
+        })();
+        let _ = std::fs::remove_dir_all(&self.staging);
+        result
+    }
+    fn abort(self: Box<Self>) {
+        let _ = std::fs::remove_dir_all(&self.staging);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::natural_cmp;
+
+    #[test]
+    fn natural_order() {
+        let mut v = vec!["f10.png", "f2.png", "f1.png", "f02.png", "a.png", "f1a.png"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(
+            v,
+            vec!["a.png", "f1.png", "f1a.png", "f2.png", "f02.png", "f10.png"]
+        );
+    }
+}

@@ -1,0 +1,122 @@
+//! Sources and sinks of frames: still images and frame directories (video and y4m come with
+//! the pipeline work). They sit beside the pipeline, which pulls frames from a [`Source`] and
+//! pushes results into a [`Sink`].
+//!
+//! Sinks never leave an output that looks complete after a failed run: files are written under
+//! a temporary name and renamed on success, and a directory's files are staged in a hidden
+//! sibling directory that is moved into place only by [`Sink::finish`].
+
+pub mod dir;
+pub mod still;
+
+use std::path::{Path, PathBuf};
+
+use crate::frame::Frame;
+
+#[derive(Debug, thiserror::Error)]
+pub enum IoError {
+    #[error("input '{0}' does not exist")]
+    MissingInput(PathBuf),
+    #[error("{path}: {msg}")]
+    Read { path: PathBuf, msg: String },
+    #[error("{path}: not a readable image ({msg})")]
+    Decode { path: PathBuf, msg: String },
+    #[error("{path}: {msg}")]
+    Write { path: PathBuf, msg: String },
+    #[error("{path}: image is {got} but earlier frames are {want}")]
+    MixedSizes {
+        path: PathBuf,
+        got: String,
+        want: String,
+    },
+    #[error("output '{path}': {msg}")]
+    Output { path: PathBuf, msg: String },
+    #[error("directory '{0}' holds no image files")]
+    EmptyDir(PathBuf),
+}
+
+/// Per-frame facts that travel with a frame from source to sink.
+#[derive(Clone, Debug, Default)]
+pub struct FrameMeta {
+    /// 0-based position in the stream.
+    pub index: usize,
+    /// File name for frames read from files (a directory sink reuses it).
+    pub name: Option<String>,
+}
+
+/// Produces frames in order.
+pub trait Source: Send {
+    /// What is being read, for messages.
+    fn describe(&self) -> String;
+    /// Number of frames, when known in advance.
+    fn len_hint(&self) -> Option<usize>;
+    /// The next frame, or `None` at the end.
+    fn next_frame(&mut self) -> Result<Option<(Frame, FrameMeta)>, IoError>;
+}
+
+/// Consumes frames in order.
+pub trait Sink: Send {
+    fn describe(&self) -> String;
+    fn write_frame(&mut self, frame: &Frame, meta: &FrameMeta) -> Result<(), IoError>;
+    /// Makes the output visible under its final name.
+    fn finish(self: Box<Self>) -> Result<(), IoError>;
+    /// Removes everything written so far.
+    fn abort(self: Box<Self>);
+}
+
+/// Opens a source for `input`: a directory of images or one image file.
+pub fn open_source(input: &Path) -> Result<Box<dyn Source>, IoError> {
+    let meta = std::fs::metadata(input).map_err(|_| IoError::MissingInput(input.to_path_buf()))?;
+    if meta.is_dir() {
+        Ok(Box::new(dir::DirSource::open(input)?))
+    } else {
+        Ok(Box::new(still::StillSource::new(input)))
+    }
+}
+
+/// Opens the sink that matches `source_is_dir`: a directory, or one image file (when `output`
+/// is an existing directory, the file keeps the input's name inside it).
+pub fn open_sink(
+    output: &Path,
+    input: &Path,
+    source_is_dir: bool,
+) -> Result<Box<dyn Sink>, IoError> {
+    if source_is_dir {
+        Ok(Box::new(dir::DirSink::create(output)?))
+    } else {
+        let target = if output.is_dir() {
+            output.join(input.file_name().unwrap_or_default())
+        } else {
+            output.to_path_buf()
+        };
+        Ok(Box::new(still::StillSink::create(&target)?))
+    }
+}
+
+/// The parent directory of `path` ("." for a bare name), which must exist.
+pub(crate) fn existing_parent(path: &Path) -> Result<PathBuf, IoError> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !parent.is_dir() {
+        return Err(IoError::Output {
+            path: path.to_path_buf(),
+            msg: format!("directory '{}' does not exist", parent.display()),
+        });
+    }
+    Ok(parent)
+}
+
+/// A hidden name beside `path` for work in progress: `.NAME.convflow-TAG-PID`.
+pub(crate) fn temp_sibling(path: &Path, tag: &str) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = format!(".{name}.convflow-{tag}-{}", std::process::id());
+    match path.parent() {
+        Some(p) => p.join(tmp),
+        None => PathBuf::from(tmp),
+    }
+}

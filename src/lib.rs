@@ -1,0 +1,20 @@
+//! convflow: 2D convolution of video and image frames on NVIDIA GPUs and CPUs, as a pipeline.
+//!
+//! Layers, arrows only downward: the CLI (`main.rs`) → [`pipeline`] (with [`io`] sources and
+//! sinks beside it) → [`backend`] (one trait: cpu-seq, cpu-par, cuda) → kernels (the CPU inner
+//! loops in the backend modules and the CUDA sources in `kernels/`). What is computed — a
+//! [`filter::Filter`] with its [`border::Border`] — is plain data, resolved into a
+//! [`filter::Plan`]; how it runs is a [`backend::Schedule`].
+
+pub mod backend;
+pub mod bench;
+pub mod border;
+pub mod filter;
+pub mod frame;
+pub mod io;
+pub mod pipeline;
+
+pub use backend::{Backend, BackendKind, Schedule};
+pub use border::Border;
+pub use filter::{Filter, Kernel, Mode, Plan};
+pub use frame::{Frame, PixelFormat};

@@ -1,0 +1,356 @@
+//! The `convflow` command line: parses arguments into a validated configuration, builds the
+//! filter, backend, source and sink from it, runs, and reports. Errors from the library layers
+//! arrive here as typed errors; this is the only place that uses `anyhow` and maps failures to
+//! exit codes (1 for a failed run, 2 for bad usage from clap; a closed stdout is not an error).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+
+use convflow::backend::{self, cpu_par, BackendKind, Schedule};
+use convflow::bench::{self, KernelBench};
+use convflow::filter::{library, spec, AlphaMode, Filter, Kernel, Mode, PlaneSel};
+use convflow::frame::PixelFormat;
+use convflow::{io, pipeline, Border};
+
+const FILTER_EXAMPLES: &str = "\
+Examples:
+  convflow filter samples/testsrc2.png -o blurred.png --kernel gaussian:9
+  convflow filter frames/ -o out/ --kernel sobel-x --abs --backend cpu-par --threads 4
+  convflow filter photo.jpg -o edges.png --kernel-file my_kernel.txt --border reflect
+  convflow filter photo.png -o sharp.png --kernel unsharp:5:1.5:0.8 --check";
+
+#[derive(Parser)]
+#[command(
+    name = "convflow",
+    version,
+    about = "2D convolution of video and image frames on GPUs and CPUs"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Filter an image file or a directory of frames.
+    #[command(after_help = FILTER_EXAMPLES)]
+    Filter(FilterArgs),
+    /// List the kernel library, or print the weights of one kernel.
+    #[command(
+        after_help = "Examples:\n  convflow kernels\n  convflow kernels gaussian:5\n  convflow kernels --kernel-file k.txt"
+    )]
+    Kernels {
+        /// Kernel spec to print, e.g. gaussian:7:1.5.
+        spec: Option<String>,
+        /// Print a kernel file instead.
+        #[arg(long, conflicts_with = "spec")]
+        kernel_file: Option<PathBuf>,
+    },
+    /// Show the backends this build has and what they would run on.
+    Info,
+    /// Benchmarks.
+    Bench {
+        #[command(subcommand)]
+        which: BenchCommand,
+    },
+}
+
+#[derive(Args)]
+struct KernelChoice {
+    /// Kernel spec, e.g. gaussian:9, box:5x3, sobel-x, custom:3x3:0,1,0,1,-4,1,0,1,0
+    /// (`convflow kernels` lists the grammar).
+    #[arg(
+        short,
+        long,
+        value_name = "SPEC",
+        required_unless_present = "kernel_file"
+    )]
+    kernel: Option<String>,
+    /// Kernel file: rows of numbers, optional `divisor D` and `offset O` lines, `#` comments.
+    #[arg(long, value_name = "PATH", conflicts_with = "kernel")]
+    kernel_file: Option<PathBuf>,
+}
+
+impl KernelChoice {
+    fn load(&self) -> Result<Kernel> {
+        Ok(match (&self.kernel, &self.kernel_file) {
+            (_, Some(path)) => spec::parse_kernel_file(path)?,
+            (Some(s), None) => spec::parse_spec(s)?,
+            (None, None) => bail!("no kernel given (use --kernel SPEC or --kernel-file PATH)"),
+        })
+    }
+}
+
+#[derive(Args)]
+struct FilterArgs {
+    /// Input image file or directory of frames.
+    input: PathBuf,
+    /// Output file (format from its extension) or directory.
+    #[arg(short, long)]
+    output: PathBuf,
+    #[command(flatten)]
+    kernel: KernelChoice,
+    /// Border mode: clamp (replicate), zero, reflect (reflect-101) or wrap.
+    #[arg(long, default_value = "clamp")]
+    border: Border,
+    /// auto (cuda if a GPU is usable, else cpu-par), cpu-seq, cpu-par or cuda.
+    #[arg(long, default_value = "auto")]
+    backend: BackendKind,
+    /// auto (separable when the kernel is rank 1), full or separable.
+    #[arg(long, default_value = "auto")]
+    mode: Mode,
+    /// Worker threads for cpu-par (0 = one per logical CPU).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Planes of YUV frames to filter: luma or all.
+    #[arg(long, default_value = "all")]
+    planes: PlaneSel,
+    /// Alpha channel: keep (pass through) or filter.
+    #[arg(long, default_value = "keep")]
+    alpha: AlphaMode,
+    /// Output |sum + offset| (for edge and derivative kernels).
+    #[arg(long)]
+    abs: bool,
+    /// Also run cpu-seq on every frame and fail on any differing byte.
+    #[arg(long)]
+    check: bool,
+    /// Print nothing on success.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Filter-only time per backend × size × format × kernel size × path (gaussian:k).
+    Kernels(BenchKernelsArgs),
+}
+
+#[derive(Args)]
+struct BenchKernelsArgs {
+    #[arg(long, value_delimiter = ',', default_value = "cpu-par")]
+    backend: Vec<BackendKind>,
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    #[arg(long, value_delimiter = ',', default_value = "1080p,4k")]
+    sizes: Vec<String>,
+    #[arg(long, value_delimiter = ',', default_value = "gray,rgb")]
+    formats: Vec<PixelFormat>,
+    #[arg(long, value_delimiter = ',', default_value = "3,5,7,9,15,25")]
+    ks: Vec<usize>,
+    #[arg(long, value_delimiter = ',', default_value = "full,separable")]
+    modes: Vec<Mode>,
+    #[arg(long, default_value = "clamp")]
+    border: Border,
+    #[arg(long, default_value_t = 2)]
+    warmup: usize,
+    #[arg(long, default_value_t = 20)]
+    runs: usize,
+    /// Seconds of timed runs per point at most (at least one run is always made).
+    #[arg(long, default_value_t = 10.0)]
+    budget: f64,
+    /// Also write every point as CSV.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("convflow: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Filter(args) => filter(args),
+        Command::Kernels { spec, kernel_file } => kernels(spec.as_deref(), kernel_file.as_deref()),
+        Command::Info => info(),
+        Command::Bench {
+            which: BenchCommand::Kernels(args),
+        } => bench_kernels(args),
+    }
+}
+
+fn filter(a: FilterArgs) -> Result<()> {
+    let kernel = a.kernel.load()?;
+    let filter = Filter {
+        kernel,
+        border: a.border,
+        mode: a.mode,
+        abs: a.abs,
+        planes: a.planes,
+        alpha: a.alpha,
+    };
+    let plan = filter.plan()?;
+    let schedule = Schedule { threads: a.threads };
+    let mut backend = backend::create(a.backend, &schedule)?;
+    let mut check = if a.check {
+        Some(backend::create(BackendKind::CpuSeq, &schedule)?)
+    } else {
+        None
+    };
+
+    let mut source = io::open_source(&a.input)?;
+    let sink = io::open_sink(&a.output, &a.input, a.input.is_dir())?;
+    let sink_name = sink.describe();
+    let check = check
+        .as_mut()
+        .map(|b| b.as_mut() as &mut dyn convflow::Backend);
+    let stats = pipeline::run(source.as_mut(), sink, backend.as_mut(), &plan, check)
+        .with_context(|| format!("filtering {}", source.describe()))?;
+    if !a.quiet {
+        let secs = stats.filter.as_secs_f64();
+        eprintln!(
+            "convflow: {} frame(s) {} -> {} | {} {} {}x{} border={} | {} | filter {:.1} ms ({:.1} MPix/s), wall {:.1} ms{}",
+            stats.frames,
+            a.input.display(),
+            sink_name,
+            plan.kernel.name,
+            plan.decomposition,
+            plan.kernel.width(),
+            plan.kernel.height(),
+            plan.border,
+            backend.name(),
+            secs * 1e3,
+            stats.megapixels / secs.max(1e-9),
+            stats.wall.as_secs_f64() * 1e3,
+            if stats.checked { ", --check: identical to cpu-seq" } else { "" }
+        );
+    }
+    Ok(())
+}
+
+fn kernels(spec_text: Option<&str>, file: Option<&Path>) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    let kernel = match (spec_text, file) {
+        (Some(s), _) => spec::parse_spec(s)?,
+        (None, Some(f)) => spec::parse_kernel_file(f)?,
+        (None, None) => {
+            writeln!(
+                out,
+                "Kernel specs (sizes N or WxH; anchor at (W/2, H/2); numbers may be fractions):"
+            )?;
+            for (form, what) in library::CATALOGUE {
+                writeln!(out, "  {form:<42} {what}")?;
+            }
+            writeln!(out, "\nKernel files: rows of numbers (blank or comma separated), optional 'divisor D' and")?;
+            writeln!(
+                out,
+                "'offset O' lines, '#' comments. Run 'convflow kernels SPEC' to print the weights."
+            )?;
+            return Ok(());
+        }
+    };
+    let (ax, ay) = kernel.anchor();
+    writeln!(
+        out,
+        "{}: {}x{}, anchor ({ax}, {ay}), offset {}, sum {:.9}",
+        kernel.name,
+        kernel.width(),
+        kernel.height(),
+        kernel.offset(),
+        kernel.sum()
+    )?;
+    for row in kernel.weights().chunks(kernel.width()) {
+        let cells: Vec<String> = row.iter().map(|w| format!("{w:>12.8}")).collect();
+        writeln!(out, "  {}", cells.join(" "))?;
+    }
+    match kernel.factors() {
+        Some((col, row)) => {
+            writeln!(out, "separable (rank 1):")?;
+            writeln!(out, "  column {:?}", col)?;
+            writeln!(out, "  row    {:?}", row)?;
+        }
+        None => writeln!(out, "not separable")?,
+    }
+    Ok(())
+}
+
+fn info() -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "convflow {}", env!("CARGO_PKG_VERSION"))?;
+    writeln!(
+        out,
+        "logical CPUs: {}",
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    )?;
+    writeln!(out, "backends:")?;
+    writeln!(out, "  cpu-seq  sequential reference")?;
+    writeln!(
+        out,
+        "  cpu-par  rayon row bands, default {} threads, {}",
+        rayon::current_num_threads(),
+        cpu_par::simd_level()
+    )?;
+    match backend::create(BackendKind::Cuda, &Schedule::default()) {
+        Ok(b) => writeln!(out, "  cuda     {}", b.name())?,
+        Err(e) => writeln!(out, "  cuda     unavailable: {e}")?,
+    }
+    writeln!(
+        out,
+        "default (--backend auto): {}",
+        backend::create(BackendKind::Auto, &Schedule::default())?.name()
+    )?;
+    Ok(())
+}
+
+fn bench_kernels(a: BenchKernelsArgs) -> Result<()> {
+    for s in &a.sizes {
+        bench::parse_size(s)?;
+    }
+    if a.ks.contains(&0) {
+        bail!("kernel size 0 in --ks");
+    }
+    let cfg = KernelBench {
+        backends: a.backend,
+        schedule: Schedule { threads: a.threads },
+        sizes: a.sizes,
+        formats: a.formats,
+        ks: a.ks,
+        modes: a.modes,
+        border: a.border,
+        warmup: a.warmup,
+        runs: a.runs,
+        budget: Duration::from_secs_f64(a.budget.max(0.0)),
+    };
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", bench::TABLE_HEADER)?;
+    let mut write_err = None;
+    let samples = bench::run_kernels(&cfg, |s| {
+        if let Err(e) = writeln!(out, "{}", bench::table_row(s)).and_then(|()| out.flush()) {
+            write_err.get_or_insert(e);
+        }
+    })?;
+    if let Some(e) = write_err {
+        return Err(e.into());
+    }
+    if let Some(path) = a.csv {
+        let mut text = String::from(bench::CSV_HEADER);
+        for s in &samples {
+            text.push('\n');
+            text.push_str(&bench::csv_row(s));
+        }
+        text.push('\n');
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
