@@ -36,9 +36,7 @@ pub fn parse_size(s: &str) -> Result<(usize, usize), BenchError> {
         "8k" => (7680, 4320),
         "10k" => (10240, 4320),
         other => {
-            let (w, h) = other
-                .split_once('x')
-                .ok_or_else(|| BenchError::Size(s.into()))?;
+            let (w, h) = other.split_once('x').ok_or_else(|| BenchError::Size(s.into()))?;
             let w: usize = w.parse().map_err(|_| BenchError::Size(s.into()))?;
             let h: usize = h.parse().map_err(|_| BenchError::Size(s.into()))?;
             if w == 0 || h == 0 {
@@ -120,19 +118,11 @@ pub fn time_filter(
         times.push(t.elapsed());
     }
     times.sort();
-    Ok((
-        times.len(),
-        times[times.len() / 2],
-        times[0],
-        *times.last().unwrap(),
-    ))
+    Ok((times.len(), times[times.len() / 2], times[0], *times.last().unwrap()))
 }
 
 /// Runs every configured point, calling `report` as each finishes.
-pub fn run_kernels(
-    cfg: &KernelBench,
-    mut report: impl FnMut(&Sample),
-) -> Result<Vec<Sample>, BenchError> {
+pub fn run_kernels(cfg: &KernelBench, mut report: impl FnMut(&Sample)) -> Result<Vec<Sample>, BenchError> {
     let mut out = Vec::new();
     for &kind in &cfg.backends {
         let mut backend = backend::create(kind, &cfg.schedule)?;
@@ -143,22 +133,15 @@ pub fn run_kernels(
                 fill_random(&mut src, (w * 31 + h) as u64);
                 for &k in &cfg.ks {
                     for &mode in &cfg.modes {
-                        let mut filter =
-                            Filter::new(library::gaussian(k, k, None, format!("gaussian:{k}"))?);
+                        let mut filter = Filter::new(library::gaussian(k, k, None, format!("gaussian:{k}"))?);
                         filter.border = cfg.border;
                         filter.mode = mode;
                         let decomposition = match filter.plan()?.decomposition {
                             Decomposition::Full => "full",
                             Decomposition::Separable { .. } => "separable",
                         };
-                        let (runs, median, min, max) = time_filter(
-                            backend.as_mut(),
-                            &filter,
-                            &src,
-                            cfg.warmup,
-                            cfg.runs,
-                            cfg.budget,
-                        )?;
+                        let (runs, median, min, max) =
+                            time_filter(backend.as_mut(), &filter, &src, cfg.warmup, cfg.runs, cfg.budget)?;
                         let s = Sample {
                             backend: backend.name(),
                             size: size.clone(),
@@ -201,8 +184,7 @@ pub fn table_row(s: &Sample) -> String {
     )
 }
 
-pub const CSV_HEADER: &str =
-    "backend,size,width,height,format,k,path,runs,median_s,min_s,max_s,mpix_per_s";
+pub const CSV_HEADER: &str = "backend,size,width,height,format,k,path,runs,median_s,min_s,max_s,mpix_per_s";
 
 pub fn csv_row(s: &Sample) -> String {
     format!(

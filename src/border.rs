@@ -94,10 +94,7 @@ mod tests {
     #[test]
     fn reflect_is_101_and_periodic() {
         // dcb|abcd|cba
-        let got: Vec<_> = row(Border::Reflect, 4, -3, 7)
-            .into_iter()
-            .map(Option::unwrap)
-            .collect();
+        let got: Vec<_> = row(Border::Reflect, 4, -3, 7).into_iter().map(Option::unwrap).collect();
         assert_eq!(got, vec![3, 2, 1, 0, 1, 2, 3, 2, 1, 0]);
         assert_eq!(Border::Reflect.map(-1000, 1), Some(0));
         assert_eq!(Border::Reflect.map(7, 2), Some(1));
@@ -106,18 +103,9 @@ mod tests {
 
     #[test]
     fn clamp_wrap_zero() {
-        assert_eq!(
-            row(Border::Clamp, 3, -2, 5),
-            [0, 0, 0, 1, 2, 2, 2].map(Some).to_vec()
-        );
-        assert_eq!(
-            row(Border::Wrap, 3, -4, 4),
-            [2, 0, 1, 2, 0, 1, 2, 0].map(Some).to_vec()
-        );
-        assert_eq!(
-            row(Border::Zero, 2, -1, 3),
-            vec![None, Some(0), Some(1), None]
-        );
+        assert_eq!(row(Border::Clamp, 3, -2, 5), [0, 0, 0, 1, 2, 2, 2].map(Some).to_vec());
+        assert_eq!(row(Border::Wrap, 3, -4, 4), [2, 0, 1, 2, 0, 1, 2, 0].map(Some).to_vec());
+        assert_eq!(row(Border::Zero, 2, -1, 3), vec![None, Some(0), Some(1), None]);
     }
 
     #[test]

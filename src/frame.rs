@@ -15,11 +15,7 @@ pub enum FrameError {
     #[error("frame size {w}x{h} is too large")]
     TooLarge { w: usize, h: usize },
     #[error("plane {plane}: stride {stride} is smaller than a row of {row} bytes")]
-    Stride {
-        plane: usize,
-        stride: usize,
-        row: usize,
-    },
+    Stride { plane: usize, stride: usize, row: usize },
     #[error("{format} frame {w}x{h} needs {need} bytes, the buffer has {have}")]
     Buffer {
         format: PixelFormat,
@@ -114,10 +110,9 @@ impl fmt::Display for PixelFormat {
 impl FromStr for PixelFormat {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        PixelFormat::ALL
-            .into_iter()
-            .find(|f| f.name() == s)
-            .ok_or_else(|| format!("unknown pixel format '{s}' (expected gray, rgb, rgba, yuv420p, yuv422p, yuv444p or nv12)"))
+        PixelFormat::ALL.into_iter().find(|f| f.name() == s).ok_or_else(|| {
+            format!("unknown pixel format '{s}' (expected gray, rgb, rgba, yuv420p, yuv422p, yuv444p or nv12)")
+        })
     }
 }
 
@@ -162,12 +157,7 @@ impl Frame {
     }
 
     /// A zero-filled frame whose strides are rounded up to a multiple of `align` bytes.
-    pub fn with_row_align(
-        format: PixelFormat,
-        width: usize,
-        height: usize,
-        align: usize,
-    ) -> Result<Self, FrameError> {
+    pub fn with_row_align(format: PixelFormat, width: usize, height: usize, align: usize) -> Result<Self, FrameError> {
         let strides: Vec<usize> = (0..format.plane_count())
             .map(|p| {
                 let (pw, _) = format.plane_size(p, width.max(1), height.max(1));
@@ -327,8 +317,7 @@ impl Frame {
         self.format == other.format
             && self.width == other.width
             && self.height == other.height
-            && (0..self.planes.len())
-                .all(|p| (0..self.planes[p].height).all(|y| self.row(p, y) == other.row(p, y)))
+            && (0..self.planes.len()).all(|p| (0..self.planes[p].height).all(|y| self.row(p, y) == other.row(p, y)))
     }
 }
 
@@ -374,11 +363,7 @@ mod tests {
     #[test]
     fn planar_layouts_round_chroma_up() {
         let f = Frame::new(PixelFormat::Yuv420p, 5, 3).unwrap();
-        let p: Vec<_> = f
-            .planes()
-            .iter()
-            .map(|l| (l.width, l.height, l.offset))
-            .collect();
+        let p: Vec<_> = f.planes().iter().map(|l| (l.width, l.height, l.offset)).collect();
         assert_eq!(p, vec![(5, 3, 0), (3, 2, 15), (3, 2, 21)]);
         assert_eq!(f.data().len(), 27);
         let n = Frame::new(PixelFormat::Nv12, 5, 3).unwrap();
@@ -390,8 +375,7 @@ mod tests {
     fn aligned_strides_and_packing() {
         let mut f = Frame::with_row_align(PixelFormat::Rgb8, 3, 2, 16).unwrap();
         assert_eq!(f.planes()[0].stride, 16);
-        f.row_mut(0, 1)
-            .copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        f.row_mut(0, 1).copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8, 9]);
         assert_eq!(f.to_packed()[9..], [1, 2, 3, 4, 5, 6, 7, 8, 9]);
         let g = Frame::from_parts(PixelFormat::Rgb8, 3, 2, &[9], f.to_packed()).unwrap();
         assert!(f.same_pixels(&g));

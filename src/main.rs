@@ -64,12 +64,7 @@ enum Command {
 struct KernelChoice {
     /// Kernel spec, e.g. gaussian:9, box:5x3, sobel-x, custom:3x3:0,1,0,1,-4,1,0,1,0
     /// (`convflow kernels` lists the grammar).
-    #[arg(
-        short,
-        long,
-        value_name = "SPEC",
-        required_unless_present = "kernel_file"
-    )]
+    #[arg(short, long, value_name = "SPEC", required_unless_present = "kernel_file")]
     kernel: Option<String>,
     /// Kernel file: rows of numbers, optional `divisor D` and `offset O` lines, `#` comments.
     #[arg(long, value_name = "PATH", conflicts_with = "kernel")]
@@ -210,9 +205,7 @@ fn filter(a: FilterArgs) -> Result<()> {
     let mut source = io::open_source(&a.input)?;
     let sink = io::open_sink(&a.output, &a.input, a.input.is_dir())?;
     let sink_name = sink.describe();
-    let check = check
-        .as_mut()
-        .map(|b| b.as_mut() as &mut dyn convflow::Backend);
+    let check = check.as_mut().map(|b| b.as_mut() as &mut dyn convflow::Backend);
     let stats = pipeline::run(source.as_mut(), sink, backend.as_mut(), &plan, check)
         .with_context(|| format!("filtering {}", source.describe()))?;
     if !a.quiet {
@@ -250,7 +243,10 @@ fn kernels(spec_text: Option<&str>, file: Option<&Path>) -> Result<()> {
             for (form, what) in library::CATALOGUE {
                 writeln!(out, "  {form:<42} {what}")?;
             }
-            writeln!(out, "\nKernel files: rows of numbers (blank or comma separated), optional 'divisor D' and")?;
+            writeln!(
+                out,
+                "\nKernel files: rows of numbers (blank or comma separated), optional 'divisor D' and"
+            )?;
             writeln!(
                 out,
                 "'offset O' lines, '#' comments. Run 'convflow kernels SPEC' to print the weights."
@@ -289,9 +285,7 @@ fn info() -> Result<()> {
     writeln!(
         out,
         "logical CPUs: {}",
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
     )?;
     writeln!(out, "backends:")?;
     writeln!(out, "  cpu-seq  sequential reference")?;

@@ -90,12 +90,12 @@ pub fn run(
                     Some(f) if f.same_shape(&frame) => reference.insert(f),
                     _ => reference.insert(Frame::like(&frame)),
                 };
-                check.filter_frame(plan, &frame, want).map_err(|source| {
-                    PipelineError::Backend {
+                check
+                    .filter_frame(plan, &frame, want)
+                    .map_err(|source| PipelineError::Backend {
                         index: meta.index,
                         source,
-                    }
-                })?;
+                    })?;
                 compare(meta.index, dst, want)?;
             }
 

@@ -117,14 +117,11 @@ impl Backend for CpuPar {
         let band = h.div_ceil(self.threads() * 4).max(job.kh.max(16)).min(h);
         let chunk = job.dst_stride * band;
         self.pool.install(|| {
-            dst.data
-                .par_chunks_mut(chunk)
-                .enumerate()
-                .for_each(|(i, out)| {
-                    let y0 = i * band;
-                    let y1 = (y0 + band).min(h);
-                    SCRATCH.with(|s| run_band(&job, out, y0, y1, &mut s.borrow_mut()));
-                });
+            dst.data.par_chunks_mut(chunk).enumerate().for_each(|(i, out)| {
+                let y0 = i * band;
+                let y1 = (y0 + band).min(h);
+                SCRATCH.with(|s| run_band(&job, out, y0, y1, &mut s.borrow_mut()));
+            });
         });
         Ok(())
     }
@@ -217,10 +214,7 @@ fn pad_row(job: &Job<'_>, r: usize, dst: &mut [f32]) {
     for px in edges {
         let d = &mut dst[px * ch..][..ch];
         match job.border.map(px as isize - job.ax as isize, l.width) {
-            Some(sx) => d
-                .iter_mut()
-                .zip(&src[sx * ch..])
-                .for_each(|(d, &v)| *d = v as f32),
+            Some(sx) => d.iter_mut().zip(&src[sx * ch..]).for_each(|(d, &v)| *d = v as f32),
             None => d.fill(0.0),
         }
     }
@@ -284,14 +278,7 @@ fn horizontal(padded: &[f32], row: &[f32], ch: usize, dst: &mut [f32]) {
 
 /// Vertical pass: `out[e] = finish(Σ_ky col[ky]·rows[ky][e])`.
 #[inline(always)]
-fn vertical_row(
-    job: &Job<'_>,
-    ring: &[f32],
-    slots: &[usize],
-    col: &[f32],
-    n: usize,
-    out: &mut [u8],
-) {
+fn vertical_row(job: &Job<'_>, ring: &[f32], slots: &[usize], col: &[f32], n: usize, out: &mut [u8]) {
     let mut e = 0;
     while e + LANES <= n {
         let mut acc = [0f32; LANES];

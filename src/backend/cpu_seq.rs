@@ -43,15 +43,11 @@ impl Backend for CpuSeq {
                             } else {
                                 let mut acc = 0f32;
                                 for ky in 0..kh {
-                                    let Some(sy) =
-                                        border.map(y as isize + ky as isize - ay as isize, h)
-                                    else {
+                                    let Some(sy) = border.map(y as isize + ky as isize - ay as isize, h) else {
                                         continue;
                                     };
                                     for kx in 0..kw {
-                                        let Some(sx) =
-                                            border.map(x as isize + kx as isize - ax as isize, w)
-                                        else {
+                                        let Some(sx) = border.map(x as isize + kx as isize - ax as isize, w) else {
                                             continue;
                                         };
                                         acc = k.weights()[ky * kw + kx].mul_add(px(sx, sy, c), acc);
@@ -72,9 +68,7 @@ impl Backend for CpuSeq {
                         for c in 0..ch {
                             let mut acc = 0f32;
                             for (kx, &wt) in row.iter().enumerate() {
-                                let Some(sx) =
-                                    border.map(x as isize + kx as isize - ax as isize, w)
-                                else {
+                                let Some(sx) = border.map(x as isize + kx as isize - ax as isize, w) else {
                                     continue;
                                 };
                                 acc = wt.mul_add(px(sx, y, c), acc);
@@ -92,9 +86,7 @@ impl Backend for CpuSeq {
                             } else {
                                 let mut acc = 0f32;
                                 for (ky, &wt) in col.iter().enumerate() {
-                                    let Some(sy) =
-                                        border.map(y as isize + ky as isize - ay as isize, h)
-                                    else {
+                                    let Some(sy) = border.map(y as isize + ky as isize - ay as isize, h) else {
                                         continue;
                                     };
                                     acc = wt.mul_add(tmp[(sy * w + x) * ch + c], acc);

@@ -84,21 +84,11 @@ pub trait Backend: Send {
 
     /// Filters one plane. Channels whose bit is clear in `mask` are copied from `src`.
     /// `src` and `dst` have the same width, height and channels (strides may differ).
-    fn filter_plane(
-        &mut self,
-        plan: &Plan,
-        src: PlaneRef<'_>,
-        dst: PlaneMut<'_>,
-        mask: u8,
-    ) -> Result<(), BackendError>;
+    fn filter_plane(&mut self, plan: &Plan, src: PlaneRef<'_>, dst: PlaneMut<'_>, mask: u8)
+        -> Result<(), BackendError>;
 
     /// Filters a whole frame into `dst`, which must have the same format and size.
-    fn filter_frame(
-        &mut self,
-        plan: &Plan,
-        src: &Frame,
-        dst: &mut Frame,
-    ) -> Result<(), BackendError> {
+    fn filter_frame(&mut self, plan: &Plan, src: &Frame, dst: &mut Frame) -> Result<(), BackendError> {
         check_shapes(src, dst)?;
         for p in 0..src.planes().len() {
             let mask = plan.channel_mask(src.format(), p);

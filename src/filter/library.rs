@@ -13,17 +13,19 @@ pub fn default_sigma(n: usize) -> f64 {
 }
 
 /// The 1D Gaussian exactly as OpenCV's `getGaussianKernel(n, sigma, CV_64F)` computes it,
-/// including its fixed tables for odd n ≤ 7 when no σ is given.
+/// including its fixed tables for odd n ≤ 9 when no σ is given (9 taps: {4,13,30,51,60,…}/256)
+/// and its flat top for even n.
 pub fn gaussian_1d(n: usize, sigma: Option<f64>) -> Vec<f64> {
-    const SMALL: [&[f64]; 4] = [
+    const SMALL: [&[f64]; 5] = [
         &[1.0],
         &[0.25, 0.5, 0.25],
         &[0.0625, 0.25, 0.375, 0.25, 0.0625],
+        &[0.03125, 0.109375, 0.21875, 0.28125, 0.21875, 0.109375, 0.03125],
         &[
-            0.03125, 0.109375, 0.21875, 0.28125, 0.21875, 0.109375, 0.03125,
+            0.015625, 0.05078125, 0.1171875, 0.19921875, 0.234375, 0.19921875, 0.1171875, 0.05078125, 0.015625,
         ],
     ];
-    if sigma.is_none() && n % 2 == 1 && n <= 7 {
+    if sigma.is_none() && n % 2 == 1 && n <= 9 {
         return SMALL[n / 2].to_vec();
     }
     let s = sigma.unwrap_or_else(|| default_sigma(n));
@@ -31,7 +33,13 @@ pub fn gaussian_1d(n: usize, sigma: Option<f64>) -> Vec<f64> {
     let raw: Vec<f64> = (0..n)
         .map(|i| {
             let x = i as f64 - (n as f64 - 1.0) * 0.5;
-            (scale2 * x * x).exp()
+            // OpenCV quirk kept for compatibility: for even n the two centre taps are
+            // exp(0) = 1 rather than exp(scale2 · 0.25), giving a flat top.
+            if x.abs() == 0.5 {
+                1.0
+            } else {
+                (scale2 * x * x).exp()
+            }
         })
         .collect();
     let sum: f64 = raw.iter().sum();
@@ -52,12 +60,7 @@ pub fn binomial_1d(n: usize) -> Vec<f64> {
     row.into_iter().map(|v| v / sum).collect()
 }
 
-pub fn gaussian(
-    w: usize,
-    h: usize,
-    sigma: Option<f64>,
-    name: String,
-) -> Result<Kernel, FilterError> {
+pub fn gaussian(w: usize, h: usize, sigma: Option<f64>, name: String) -> Result<Kernel, FilterError> {
     Kernel::from_factors(name, &gaussian_1d(h, sigma), &gaussian_1d(w, sigma))
 }
 
@@ -83,30 +86,16 @@ pub fn log(n: usize, sigma: Option<f64>, name: String) -> Result<Kernel, FilterE
         }
     }
     let mean = w.iter().sum::<f64>() / w.len() as f64;
-    Kernel::new(
-        name,
-        n,
-        n,
-        w.into_iter().map(|v| (v - mean) as f32).collect(),
-    )
+    Kernel::new(name, n, n, w.into_iter().map(|v| (v - mean) as f32).collect())
 }
 
 /// Unsharp ("sharp") mask: (1 + a)·δ − a·G with G the n×n Gaussian.
-pub fn unsharp(
-    n: usize,
-    sigma: Option<f64>,
-    amount: f64,
-    name: String,
-) -> Result<Kernel, FilterError> {
+pub fn unsharp(n: usize, sigma: Option<f64>, amount: f64, name: String) -> Result<Kernel, FilterError> {
     let g = gaussian_1d(n, sigma);
     let mut w = Vec::with_capacity(n * n);
     for y in 0..n {
         for x in 0..n {
-            let delta = if x == n / 2 && y == n / 2 {
-                1.0 + amount
-            } else {
-                0.0
-            };
+            let delta = if x == n / 2 && y == n / 2 { 1.0 + amount } else { 0.0 };
             w.push((delta - amount * g[y] * g[x]) as f32);
         }
     }
@@ -133,14 +122,23 @@ pub const CATALOGUE: &[(&str, &str)] = &[
         "gaussian:N[:SIGMA] | gaussian:WxH[:SIGMA]",
         "sampled Gaussian, normalized; SIGMA as OpenCV getGaussianKernel (0.3·((N−1)·0.5−1)+0.8); separable",
     ),
-    ("binomial:N | binomial:WxH", "Pascal row outer product / 4^(N−1); separable"),
+    (
+        "binomial:N | binomial:WxH",
+        "Pascal row outer product / 4^(N−1); separable",
+    ),
     ("log:N[:SIGMA]", "Laplacian of Gaussian, positive centre, sums to zero"),
-    ("unsharp:N[:SIGMA[:AMOUNT]]", "sharp mask (1+AMOUNT)·δ − AMOUNT·gaussian (AMOUNT defaults to 1)"),
+    (
+        "unsharp:N[:SIGMA[:AMOUNT]]",
+        "sharp mask (1+AMOUNT)·δ − AMOUNT·gaussian (AMOUNT defaults to 1)",
+    ),
     ("edge", "[-1 -1 -1; -1 8 -1; -1 -1 -1]"),
     ("laplacian", "[0 -1 0; -1 4 -1; 0 -1 0]"),
     ("sharpen", "[0 -1 0; -1 5 -1; 0 -1 0]"),
     ("emboss", "[-2 -1 0; -1 1 1; 0 1 2]"),
     ("sobel-x", "[-1 0 1; -2 0 2; -1 0 1]; separable"),
     ("sobel-y", "[-1 -2 -1; 0 0 0; 1 2 1]; separable"),
-    ("custom:WxH:v1,v2,...", "W·H weights, row-major; a value may be a fraction like 1/16"),
+    (
+        "custom:WxH:v1,v2,...",
+        "W·H weights, row-major; a value may be a fraction like 1/16",
+    ),
 ];

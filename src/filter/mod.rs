@@ -31,11 +31,7 @@ pub enum FilterError {
     #[error("kernel spec '{spec}': {msg}")]
     Spec { spec: String, msg: String },
     #[error("kernel file {path}{}: {msg}", if *line > 0 { format!(" line {line}") } else { String::new() })]
-    File {
-        path: String,
-        line: usize,
-        msg: String,
-    },
+    File { path: String, line: usize, msg: String },
     #[error("{0}")]
     Invalid(String),
     #[error("kernel '{0}' is not separable (rank > 1); use --mode full or auto")]
@@ -59,9 +55,7 @@ impl FromStr for Mode {
             "auto" => Ok(Mode::Auto),
             "full" => Ok(Mode::Full),
             "separable" => Ok(Mode::Separable),
-            _ => Err(format!(
-                "unknown mode '{s}' (expected auto, full or separable)"
-            )),
+            _ => Err(format!("unknown mode '{s}' (expected auto, full or separable)")),
         }
     }
 }
@@ -81,9 +75,7 @@ impl FromStr for PlaneSel {
         match s {
             "luma" => Ok(PlaneSel::Luma),
             "all" => Ok(PlaneSel::All),
-            _ => Err(format!(
-                "unknown plane selection '{s}' (expected luma or all)"
-            )),
+            _ => Err(format!("unknown plane selection '{s}' (expected luma or all)")),
         }
     }
 }
@@ -103,9 +95,7 @@ impl FromStr for AlphaMode {
         match s {
             "keep" => Ok(AlphaMode::Keep),
             "filter" => Ok(AlphaMode::Filter),
-            _ => Err(format!(
-                "unknown alpha mode '{s}' (expected keep or filter)"
-            )),
+            _ => Err(format!("unknown alpha mode '{s}' (expected keep or filter)")),
         }
     }
 }
@@ -197,13 +187,12 @@ impl Plan {
                 AlphaMode::Keep => 0b0111,
                 AlphaMode::Filter => 0b1111,
             },
-            PixelFormat::Yuv420p
-            | PixelFormat::Yuv422p
-            | PixelFormat::Yuv444p
-            | PixelFormat::Nv12 => match (plane, self.planes) {
-                (0, _) | (_, PlaneSel::All) => (1u8 << format.plane_channels(plane)) - 1,
-                _ => 0,
-            },
+            PixelFormat::Yuv420p | PixelFormat::Yuv422p | PixelFormat::Yuv444p | PixelFormat::Nv12 => {
+                match (plane, self.planes) {
+                    (0, _) | (_, PlaneSel::All) => (1u8 << format.plane_channels(plane)) - 1,
+                    _ => 0,
+                }
+            }
         }
     }
 }

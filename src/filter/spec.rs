@@ -22,14 +22,8 @@ fn number(s: &str) -> Result<f64, String> {
     let s = s.trim();
     let v = match s.split_once('/') {
         Some((a, b)) => {
-            let a: f64 = a
-                .trim()
-                .parse()
-                .map_err(|_| format!("'{s}' is not a number"))?;
-            let b: f64 = b
-                .trim()
-                .parse()
-                .map_err(|_| format!("'{s}' is not a number"))?;
+            let a: f64 = a.trim().parse().map_err(|_| format!("'{s}' is not a number"))?;
+            let b: f64 = b.trim().parse().map_err(|_| format!("'{s}' is not a number"))?;
             if b == 0.0 {
                 return Err(format!("'{s}' divides by zero"));
             }
@@ -70,10 +64,7 @@ fn size(spec: &str, s: Option<&str>) -> Result<(usize, usize), FilterError> {
 fn square(spec: &str, s: Option<&str>) -> Result<usize, FilterError> {
     let (w, h) = size(spec, s)?;
     if w != h {
-        return Err(spec_err(
-            spec,
-            "this kernel must be square (give one size N)",
-        ));
+        return Err(spec_err(spec, "this kernel must be square (give one size N)"));
     }
     Ok(w)
 }
@@ -100,22 +91,12 @@ pub fn parse_spec(spec: &str) -> Result<Kernel, FilterError> {
     if spec.is_empty() {
         return Err(spec_err(spec, "empty kernel spec"));
     }
-    let mut parts = spec.splitn(
-        if spec.starts_with("custom:") {
-            3
-        } else {
-            usize::MAX
-        },
-        ':',
-    );
+    let mut parts = spec.splitn(if spec.starts_with("custom:") { 3 } else { usize::MAX }, ':');
     let name = parts.next().unwrap_or_default();
     let args: Vec<&str> = parts.collect();
     let max_args = |n: usize| {
         if args.len() > n {
-            Err(spec_err(
-                spec,
-                format!("too many fields for '{name}' (at most {n})"),
-            ))
+            Err(spec_err(spec, format!("too many fields for '{name}' (at most {n})")))
         } else {
             Ok(())
         }
@@ -141,10 +122,7 @@ pub fn parse_spec(spec: &str) -> Result<Kernel, FilterError> {
             max_args(1)?;
             let (w, h) = size(spec, args.first().copied())?;
             if w.max(h) > 1024 {
-                return Err(spec_err(
-                    spec,
-                    "binomial kernels are limited to 1024 taps per side",
-                ));
+                return Err(spec_err(spec, "binomial kernels are limited to 1024 taps per side"));
             }
             library::binomial(w, h, label)
         }
@@ -208,11 +186,7 @@ pub fn parse_kernel_text(origin: &str, text: &str) -> Result<Kernel, FilterError
                 return Err(err(line_no, format!("'{first}' takes exactly one number")));
             }
             let v = number(rest[0]).map_err(|m| err(line_no, m))?;
-            let slot = if first == "divisor" {
-                &mut divisor
-            } else {
-                &mut offset
-            };
+            let slot = if first == "divisor" { &mut divisor } else { &mut offset };
             if slot.replace(v).is_some() {
                 return Err(err(line_no, format!("'{first}' given twice")));
             }
@@ -228,11 +202,7 @@ pub fn parse_kernel_text(origin: &str, text: &str) -> Result<Kernel, FilterError
             if row.len() != first_row.len() {
                 return Err(err(
                     line_no,
-                    format!(
-                        "row has {} values but the first row has {}",
-                        row.len(),
-                        first_row.len()
-                    ),
+                    format!("row has {} values but the first row has {}", row.len(), first_row.len()),
                 ));
             }
         }
@@ -258,6 +228,5 @@ pub fn parse_kernel_file(path: &Path) -> Result<Kernel, FilterError> {
         line: 0,
         msg: e.to_string(),
     })?;
-    Ok(parse_kernel_text(&path.display().to_string(), &text)?
-        .with_name(format!("file:{}", path.display())))
+    Ok(parse_kernel_text(&path.display().to_string(), &text)?.with_name(format!("file:{}", path.display())))
 }

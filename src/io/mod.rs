@@ -24,11 +24,7 @@ pub enum IoError {
     #[error("{path}: {msg}")]
     Write { path: PathBuf, msg: String },
     #[error("{path}: image is {got} but earlier frames are {want}")]
-    MixedSizes {
-        path: PathBuf,
-        got: String,
-        want: String,
-    },
+    MixedSizes { path: PathBuf, got: String, want: String },
     #[error("output '{path}': {msg}")]
     Output { path: PathBuf, msg: String },
     #[error("directory '{0}' holds no image files")]
@@ -76,11 +72,7 @@ pub fn open_source(input: &Path) -> Result<Box<dyn Source>, IoError> {
 
 /// Opens the sink that matches `source_is_dir`: a directory, or one image file (when `output`
 /// is an existing directory, the file keeps the input's name inside it).
-pub fn open_sink(
-    output: &Path,
-    input: &Path,
-    source_is_dir: bool,
-) -> Result<Box<dyn Sink>, IoError> {
+pub fn open_sink(output: &Path, input: &Path, source_is_dir: bool) -> Result<Box<dyn Sink>, IoError> {
     if source_is_dir {
         Ok(Box::new(dir::DirSink::create(output)?))
     } else {

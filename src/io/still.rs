@@ -21,9 +21,7 @@ pub fn load(path: &Path) -> Result<Frame, IoError> {
         path: path.to_path_buf(),
         msg: e.to_string(),
     })?;
-    let reader = reader
-        .with_guessed_format()
-        .map_err(|e| decode_err(e.to_string()))?;
+    let reader = reader.with_guessed_format().map_err(|e| decode_err(e.to_string()))?;
     if reader.format().is_none() {
         return Err(decode_err("unknown image format".into()));
     }
@@ -34,9 +32,7 @@ pub fn load(path: &Path) -> Result<Frame, IoError> {
         DynamicImage::ImageLuma16(_) => (PixelFormat::Gray8, img.to_luma8().into_raw()),
         DynamicImage::ImageRgb8(b) => (PixelFormat::Rgb8, b.into_raw()),
         DynamicImage::ImageRgba8(b) => (PixelFormat::Rgba8, b.into_raw()),
-        DynamicImage::ImageRgb16(_) | DynamicImage::ImageRgb32F(_) => {
-            (PixelFormat::Rgb8, img.to_rgb8().into_raw())
-        }
+        DynamicImage::ImageRgb16(_) | DynamicImage::ImageRgb32F(_) => (PixelFormat::Rgb8, img.to_rgb8().into_raw()),
         _ => (PixelFormat::Rgba8, img.to_rgba8().into_raw()),
     };
     let stride = w * format.plane_channels(0);
@@ -69,30 +65,17 @@ pub fn save(frame: &Frame, path: &Path, format: ImageFormat) -> Result<(), IoErr
         PixelFormat::Gray8 => ExtendedColorType::L8,
         PixelFormat::Rgb8 => ExtendedColorType::Rgb8,
         PixelFormat::Rgba8 if format == ImageFormat::Jpeg => {
-            data = data
-                .chunks_exact(4)
-                .flat_map(|p| [p[0], p[1], p[2]])
-                .collect();
+            data = data.chunks_exact(4).flat_map(|p| [p[0], p[1], p[2]]).collect();
             ExtendedColorType::Rgb8
         }
         PixelFormat::Rgba8 => ExtendedColorType::Rgba8,
-        other => {
-            return Err(write_err(format!(
-                "cannot store a {other} frame as an image file"
-            )))
-        }
+        other => return Err(write_err(format!("cannot store a {other} frame as an image file"))),
     };
     let tmp = temp_sibling(path, "tmp");
-    let result = image::save_buffer_with_format(
-        &tmp,
-        &data,
-        frame.width() as u32,
-        frame.height() as u32,
-        color,
-        format,
-    )
-    .map_err(|e| write_err(e.to_string()))
-    .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| write_err(e.to_string())));
+    let result =
+        image::save_buffer_with_format(&tmp, &data, frame.width() as u32, frame.height() as u32, color, format)
+            .map_err(|e| write_err(e.to_string()))
+            .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| write_err(e.to_string())));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -125,10 +108,7 @@ impl Source for StillSource {
         if std::mem::replace(&mut self.done, true) {
             return Ok(None);
         }
-        let name = self
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned());
+        let name = self.path.file_name().map(|n| n.to_string_lossy().into_owned());
         Ok(Some((load(&self.path)?, FrameMeta { index: 0, name })))
     }
 }

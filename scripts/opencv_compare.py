@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Side-by-side CPU reference: OpenCV's filter2D (full kernel) and sepFilter2D (separable)
+on the same sizes, formats and kernel sizes as `convflow bench kernels`, with the same number
+of threads. Prints a markdown table (median / min / max of N runs after warm-up).
+
+    pip install opencv-python-headless numpy
+    python3 scripts/opencv_compare.py --threads 2 --sizes 1080p,4k --ks 3,5,7,9,15,25
+"""
+import argparse
+import statistics
+import time
+
+import cv2
+import numpy as np
+
+SIZES = {"720p": (1280, 720), "1080p": (1920, 1080), "1440p": (2560, 1440), "4k": (3840, 2160), "8k": (7680, 4320)}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=0, help="0 = OpenCV default")
+    ap.add_argument("--sizes", default="1080p,4k")
+    ap.add_argument("--formats", default="gray,rgb")
+    ap.add_argument("--ks", default="3,5,7,9,15,25")
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--budget", type=float, default=10.0, help="seconds of timed runs per point at most")
+    a = ap.parse_args()
+    if a.threads:
+        cv2.setNumThreads(a.threads)
+    print(f"OpenCV {cv2.__version__}, threads {cv2.getNumThreads()}")
+    print("| op | size | format | k | runs | median ms | min ms | max ms | MPix/s |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    rng = np.random.default_rng(1)
+    for size in a.sizes.split(","):
+        w, h = SIZES[size]
+        for fmt in a.formats.split(","):
+            shape = (h, w) if fmt == "gray" else (h, w, 3)
+            img = rng.integers(0, 256, size=shape, dtype=np.uint8)
+            for k in map(int, a.ks.split(",")):
+                g = cv2.getGaussianKernel(k, 0, ktype=cv2.CV_32F)
+                full = (g @ g.T).astype(np.float32)
+                ops = {
+                    "filter2D": lambda: cv2.filter2D(img, -1, full, borderType=cv2.BORDER_REPLICATE),
+                    "sepFilter2D": lambda: cv2.sepFilter2D(img, -1, g, g, borderType=cv2.BORDER_REPLICATE),
+                }
+                for name, op in ops.items():
+                    for _ in range(a.warmup):
+                        op()
+                    times, start = [], time.perf_counter()
+                    while len(times) < a.runs and (not times or time.perf_counter() - start < a.budget):
+                        t = time.perf_counter()
+                        op()
+                        times.append(time.perf_counter() - t)
+                    med = statistics.median(times)
+                    print(
+                        f"| {name} | {size} | {fmt} | {k} | {len(times)} | {med*1e3:.3f} | {min(times)*1e3:.3f} "
+                        f"| {max(times)*1e3:.3f} | {w*h/med/1e6:.1f} |",
+                        flush=True,
+                    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,263 @@
+//! The command line as a user meets it: every bad input gives a one-line cause, a non-zero
+//! exit and no output that looks complete; good inputs (large kernels, kernels larger than the
+//! image, directories) work.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_convflow"))
+}
+
+/// A fresh scratch directory per test, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Scratch {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let p = std::env::temp_dir().join(format!(
+            "convflow-cli-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Scratch(p)
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+    /// Everything in the scratch directory, recursively (to prove nothing was left behind).
+    fn listing(&self) -> Vec<String> {
+        fn walk(dir: &Path, base: &Path, out: &mut Vec<String>) {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                out.push(p.strip_prefix(base).unwrap().display().to_string());
+                if p.is_dir() {
+                    walk(&p, base, out);
+                }
+            }
+        }
+        let mut v = Vec::new();
+        walk(&self.0, &self.0, &mut v);
+        v.sort();
+        v
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn write_png(path: &Path, w: u32, h: u32, rgb: bool) {
+    let n = (w * h * if rgb { 3 } else { 1 }) as usize;
+    let data: Vec<u8> = (0..n).map(|i| (i * 37 % 251) as u8).collect();
+    let color = if rgb { image::ExtendedColorType::Rgb8 } else { image::ExtendedColorType::L8 };
+    image::save_buffer(path, &data, w, h, color).unwrap();
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().unwrap()
+}
+
+/// Asserts failure with exactly one line on stderr containing every `needle`.
+fn assert_fails(out: &Output, needles: &[&str]) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "expected failure, got success; stderr: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one-line cause expected, got:\n{err}");
+    for n in needles {
+        assert!(err.contains(n), "expected '{n}' in: {err}");
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn missing_input_file() {
+    let t = Scratch::new();
+    let out = run(&["filter", s(&t.path("nope.png")), "-o", s(&t.path("o.png")), "--kernel", "box:3"]);
+    assert_fails(&out, &["nope.png", "does not exist"]);
+    assert!(t.listing().is_empty());
+}
+
+#[test]
+fn directory_with_a_non_image_file_names_it_and_leaves_nothing() {
+    let t = Scratch::new();
+    std::fs::create_dir(t.path("in")).unwrap();
+    write_png(&t.path("in/a1.png"), 8, 6, true);
+    write_png(&t.path("in/a3.png"), 8, 6, true);
+    std::fs::write(t.path("in/a2.txt"), "not an image").unwrap();
+    let out = run(&["filter", s(&t.path("in")), "-o", s(&t.path("out")), "--kernel", "box:3"]);
+    assert_fails(&out, &["a2.txt", "not a readable image"]);
+    assert_eq!(t.listing(), vec!["in", "in/a1.png", "in/a2.txt", "in/a3.png"]);
+}
+
+#[test]
+fn directory_with_mixed_sizes_names_the_file() {
+    let t = Scratch::new();
+    std::fs::create_dir(t.path("in")).unwrap();
+    write_png(&t.path("in/f1.png"), 8, 6, true);
+    write_png(&t.path("in/f2.png"), 8, 6, true);
+    write_png(&t.path("in/f10.png"), 9, 6, true);
+    let out = run(&["filter", s(&t.path("in")), "-o", s(&t.path("out")), "--kernel", "box:3"]);
+    assert_fails(&out, &["f10.png", "9x6", "8x6"]);
+    assert!(!t.path("out").exists());
+    assert_eq!(t.listing().len(), 4, "no staging directory left: {:?}", t.listing());
+}
+
+#[test]
+fn directory_round_trip_keeps_names_and_order() {
+    let t = Scratch::new();
+    std::fs::create_dir(t.path("in")).unwrap();
+    for name in ["f1.png", "f2.bmp", "f10.png", ".hidden"] {
+        if name.starts_with('.') {
+            std::fs::write(t.path(&format!("in/{name}")), "x").unwrap();
+        } else {
+            write_png(&t.path(&format!("in/{name}")), 12, 7, false);
+        }
+    }
+    let out = run(&["filter", s(&t.path("in")), "-o", s(&t.path("out")), "--kernel", "gaussian:5", "--check"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut names: Vec<_> = std::fs::read_dir(t.path("out")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    assert_eq!(names, ["f1.png", "f10.png", "f2.bmp"]);
+    let img = image::open(t.path("out/f2.bmp")).unwrap();
+    assert_eq!((img.width(), img.height()), (12, 7));
+}
+
+#[test]
+fn malformed_kernel_specs() {
+    let t = Scratch::new();
+    write_png(&t.path("a.png"), 8, 8, false);
+    let cases = [
+        ("blur:3", "unknown kernel"),
+        ("gaussian", "missing kernel size"),
+        ("gaussian:0", "at least 1"),
+        ("box:x", "not a positive integer"),
+        ("gaussian:5:-2", "sigma must be positive"),
+        ("custom:2x2:1,2", "needs 4 values"),
+        ("edge:3", "too many fields"),
+        ("log:3x5", "must be square"),
+    ];
+    for (spec, want) in cases {
+        let out = run(&["filter", s(&t.path("a.png")), "-o", s(&t.path("o.png")), "--kernel", spec]);
+        assert_fails(&out, &[spec, want]);
+        assert!(!t.path("o.png").exists());
+    }
+}
+
+#[test]
+fn forcing_separable_on_a_rank2_kernel_is_an_error() {
+    let t = Scratch::new();
+    write_png(&t.path("a.png"), 8, 8, false);
+    let out = run(&["filter", s(&t.path("a.png")), "-o", s(&t.path("o.png")), "--kernel", "laplacian", "--mode", "separable"]);
+    assert_fails(&out, &["not separable"]);
+}
+
+#[test]
+fn kernel_file_errors_name_file_and_line() {
+    let t = Scratch::new();
+    write_png(&t.path("a.png"), 8, 8, false);
+    std::fs::write(t.path("k.txt"), "1 2 1\n2 4\n").unwrap();
+    let out = run(&["filter", s(&t.path("a.png")), "-o", s(&t.path("o.png")), "--kernel-file", s(&t.path("k.txt"))]);
+    assert_fails(&out, &["k.txt line 2", "row has 2 values"]);
+    let out = run(&["filter", s(&t.path("a.png")), "-o", s(&t.path("o.png")), "--kernel-file", s(&t.path("none.txt"))]);
+    assert_fails(&out, &["none.txt"]);
+}
+
+#[test]
+fn kernel_size_64_and_beyond_works() {
+    let t = Scratch::new();
+    write_png(&t.path("a.png"), 40, 30, true);
+    for spec in ["box:64", "gaussian:151"] {
+        let out = run(&["filter", s(&t.path("a.png")), "-o", s(&t.path("o.png")), "--kernel", spec, "--check"]);
+        assert!(out.status.success(), "{spec}: {}", String::from_utf8_lossy(&out.stderr));
+        let img = image::open(t.path("o.png")).unwrap();
+        assert_eq!((img.width(), img.height()), (40, 30));
+    }
+}
+
+#[test]
+fn kernel_larger_than_image_uses_borders() {
+    let t = Scratch::new();
+    write_png(&t.path("a.png"), 3, 2, false);
+    for border in ["clamp", "zero", "reflect", "wrap"] {
+        let out = run(&[
+            "filter",
+            s(&t.path("a.png")),
+            "-o",
+            s(&t.path("o.png")),
+            "--kernel",
+            "gaussian:9x7",
+            "--border",
+            border,
+            "--backend",
+            "cpu-par",
+            "--check",
+        ]);
+        assert!(out.status.success(), "{border}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+#[test]
+fn unwritable_output_paths() {
+    let t = Scratch::new();
+    write_png(&t.path("a.png"), 8, 8, false);
+    std::fs::write(t.path("file"), "x").unwrap();
+    let out = run(&["filter", s(&t.path("a.png")), "-o", s(&t.path("file/o.png")), "--kernel", "box:3"]);
+    assert_fails(&out, &["does not exist"]);
+    let out = run(&["filter", s(&t.path("a.png")), "-o", s(&t.path("nodir/o.png")), "--kernel", "box:3"]);
+    assert_fails(&out, &["nodir", "does not exist"]);
+    let out = run(&["filter", s(&t.path("a.png")), "-o", s(&t.path("o.xyz")), "--kernel", "box:3"]);
+    assert_fails(&out, &["o.xyz", "extension"]);
+    assert_eq!(t.listing(), vec!["a.png", "file"]);
+}
+
+#[test]
+fn not_an_image_file() {
+    let t = Scratch::new();
+    std::fs::write(t.path("a.png"), "this is text").unwrap();
+    let out = run(&["filter", s(&t.path("a.png")), "-o", s(&t.path("o.png")), "--kernel", "box:3"]);
+    assert_fails(&out, &["a.png", "not a readable image"]);
+    assert!(!t.path("o.png").exists());
+}
+
+#[test]
+fn bad_flag_values_are_usage_errors() {
+    let out = run(&["filter", "a.png", "-o", "o.png", "--kernel", "box:3", "--border", "mirror"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown border mode 'mirror'"));
+    let out = run(&["filter", "a.png", "-o", "o.png"]);
+    assert_eq!(out.status.code(), Some(2), "a kernel is required");
+}
+
+#[test]
+fn filters_rgba_keeping_alpha_and_jpeg_output() {
+    let t = Scratch::new();
+    let data: Vec<u8> = (0..16 * 9 * 4).map(|i| (i * 13 % 256) as u8).collect();
+    image::save_buffer(t.path("a.png"), &data, 16, 9, image::ExtendedColorType::Rgba8).unwrap();
+    let out = run(&["filter", s(&t.path("a.png")), "-o", s(&t.path("o.png")), "--kernel", "box:5"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let o = image::open(t.path("o.png")).unwrap().to_rgba8().into_raw();
+    assert!(o.chunks(4).zip(data.chunks(4)).all(|(a, b)| a[3] == b[3]), "alpha passes through");
+    let out = run(&["filter", s(&t.path("a.png")), "-o", s(&t.path("o.jpg")), "--kernel", "box:5", "-q"]);
+    assert!(out.status.success() && out.stderr.is_empty());
+}
+
+#[test]
+fn kernels_and_info_commands() {
+    let out = run(&["kernels"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("gaussian:N[:SIGMA]"));
+    let out = run(&["kernels", "sobel-x"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("separable") && text.contains("-2.0"), "{text}");
+    assert_fails(&run(&["kernels", "nope"]), &["unknown kernel 'nope'"]);
+    let out = run(&["info"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("cpu-par"));
+}

@@ -1,0 +1,212 @@
+//! Shared test helpers: a seeded random generator (fresh seed per run, printed on failure),
+//! random frames with padded strides, and the independent brute-force f64 oracle.
+#![allow(dead_code)]
+
+use convflow::filter::{Decomposition, Plan};
+use convflow::frame::{Frame, PixelFormat};
+use convflow::Border;
+
+/// xorshift64*; seeded from CONVFLOW_TEST_SEED or the clock, so every run draws fresh inputs.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn fresh(salt: u64) -> (Rng, u64) {
+        let seed = std::env::var("CONVFLOW_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
+        }) ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (Rng(seed | 1), seed)
+    }
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    /// Uniform in lo..=hi.
+    pub fn range(&mut self, lo: usize, hi: usize) -> usize {
+        lo + (self.next() % (hi - lo + 1) as u64) as usize
+    }
+    pub fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    pub fn pick<T: Copy>(&mut self, v: &[T]) -> T {
+        v[self.range(0, v.len() - 1)]
+    }
+    pub fn bytes(&mut self, buf: &mut [u8]) {
+        for b in buf {
+            *b = self.next() as u8;
+        }
+    }
+}
+
+/// A random frame whose planes have random stride padding (padding bytes random too).
+pub fn random_frame(rng: &mut Rng, format: PixelFormat, w: usize, h: usize) -> Frame {
+    let strides: Vec<usize> = (0..format.plane_count())
+        .map(|p| {
+            let (pw, _) = format.plane_size(p, w, h);
+            pw * format.plane_channels(p) + rng.pick(&[0, 0, 1, 3, 16, 61])
+        })
+        .collect();
+    let len: usize = (0..format.plane_count()).map(|p| strides[p] * format.plane_size(p, w, h).1).sum();
+    let mut data = vec![0u8; len];
+    rng.bytes(&mut data);
+    Frame::from_parts(format, w, h, &strides, data).unwrap()
+}
+
+/// A destination with different padding, filled with random bytes (poisoned), so unwritten
+/// pixels are caught.
+pub fn poisoned_like(rng: &mut Rng, src: &Frame) -> Frame {
+    random_frame(rng, src.format(), src.width(), src.height())
+}
+
+/// Border mapping written independently of `convflow::border` (loops instead of modular
+/// arithmetic).
+pub fn oracle_index(b: Border, i: i64, n: i64) -> Option<i64> {
+    match b {
+        Border::Clamp => Some(i.clamp(0, n - 1)),
+        Border::Zero => (0..n).contains(&i).then_some(i),
+        Border::Wrap => {
+            let mut j = i;
+            while j < 0 {
+                j += n;
+            }
+            while j >= n {
+                j -= n;
+            }
+            Some(j)
+        }
+        Border::Reflect => {
+            if n == 1 {
+                return Some(0);
+            }
+            let mut j = i;
+            loop {
+                if j < 0 {
+                    j = -j;
+                } else if j >= n {
+                    j = 2 * (n - 1) - j;
+                } else {
+                    return Some(j);
+                }
+            }
+        }
+    }
+}
+
+/// Checks every sample of `got` against the exact f64 result of `plan` on `src`.
+///
+/// Samples of filtered channels must equal round-half-even(clamp(v)) of the exact value v,
+/// except where v lies within a rounding margin of a .5 tie: there either neighbour is accepted
+/// (f32 accumulation may land on either side). Pass-through channels must equal the source.
+/// Returns a description of the first failure.
+pub fn check_against_oracle(plan: &Plan, src: &Frame, got: &Frame) -> Result<usize, String> {
+    let k = &plan.kernel;
+    let (kw, kh) = (k.width(), k.height());
+    let (ax, ay) = (kw / 2, kh / 2);
+    let weights: Vec<f64> = match &plan.decomposition {
+        Decomposition::Full => k.weights().iter().map(|&w| w as f64).collect(),
+        Decomposition::Separable { col, row } => {
+            col.iter().flat_map(|&c| row.iter().map(move |&r| c as f64 * r as f64)).collect()
+        }
+    };
+    let abs_sum: f64 = weights.iter().map(|w| w.abs()).sum();
+    let passes = if matches!(plan.decomposition, Decomposition::Full) { 1.0 } else { 2.0 };
+    let margin = if exact_in_f32(plan) {
+        0.0 // every f32 partial sum is exact: a tie must round to even
+    } else {
+        passes * (kw * kh + 4) as f64 * 1.2e-7 * (abs_sum * 255.0 + k.offset().abs() as f64) + 1e-9
+    };
+    let mut ties = 0;
+    for (p, l) in src.planes().iter().enumerate() {
+        let mask = plan.channel_mask(src.format(), p);
+        let ch = l.channels;
+        for y in 0..l.height {
+            for x in 0..l.width {
+                for c in 0..ch {
+                    let g = got.row(p, y)[x * ch + c];
+                    let s = src.row(p, y)[x * ch + c];
+                    if mask == 0 || mask & (1 << c) == 0 {
+                        if g != s {
+                            return Err(format!("plane {p} ({x},{y}) ch {c}: pass-through {g} != source {s}"));
+                        }
+                        continue;
+                    }
+                    let mut v = 0f64;
+                    for ky in 0..kh {
+                        let Some(sy) = oracle_index(plan.border, y as i64 + ky as i64 - ay as i64, l.height as i64)
+                        else {
+                            continue;
+                        };
+                        for kx in 0..kw {
+                            let Some(sx) = oracle_index(plan.border, x as i64 + kx as i64 - ax as i64, l.width as i64)
+                            else {
+                                continue;
+                            };
+                            v += weights[ky * kw + kx] * src.row(p, sy as usize)[sx as usize * ch + c] as f64;
+                        }
+                    }
+                    v += k.offset() as f64;
+                    if plan.abs {
+                        v = v.abs();
+                    }
+                    let exact = v.clamp(0.0, 255.0);
+                    let want = exact.round_ties_even();
+                    if g as f64 == want {
+                        continue;
+                    }
+                    let near_tie = margin > 0.0 && (exact.fract() - 0.5).abs() <= margin;
+                    if near_tie && (g as f64 - exact).abs() <= 0.5 + margin {
+                        ties += 1;
+                        continue;
+                    }
+                    return Err(format!(
+                        "plane {p} ({x},{y}) ch {c}: got {g}, exact value {v:.6} rounds to {want} (margin {margin:.2e})"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(ties)
+}
+
+/// Smallest e ≤ 12 with every `v·2^e` an integer.
+fn dyadic_exponent(values: &[f32]) -> Option<i32> {
+    (0..=12).find(|&e| values.iter().all(|&v| (v as f64 * 2f64.powi(e)).fract() == 0.0))
+}
+
+/// True when the contract's f32 arithmetic is exact for this plan on any 8-bit input: dyadic
+/// weights with few enough bits that no partial sum needs more than f32's 24-bit significand.
+pub fn exact_in_f32(plan: &Plan) -> bool {
+    let k = &plan.kernel;
+    let limit = (1u64 << 24) as f64;
+    let abs_sum = |v: &[f32]| v.iter().map(|w| w.abs() as f64).sum::<f64>();
+    let Some(eo) = dyadic_exponent(&[k.offset()]) else { return false };
+    match &plan.decomposition {
+        Decomposition::Full => dyadic_exponent(k.weights())
+            .is_some_and(|e| (abs_sum(k.weights()) * 255.0 + k.offset().abs() as f64) * 2f64.powi(e.max(eo)) < limit),
+        Decomposition::Separable { col, row } => match (dyadic_exponent(col), dyadic_exponent(row)) {
+            (Some(ec), Some(er)) => {
+                let e = (ec + er).max(eo);
+                e <= 12 && (abs_sum(col) * abs_sum(row) * 255.0 + k.offset().abs() as f64) * 2f64.powi(e) < limit
+            }
+            _ => false,
+        },
+    }
+}
+
+/// Plane-by-plane comparison of pixel bytes (padding ignored); the first difference, if any.
+pub fn first_difference(a: &Frame, b: &Frame) -> Option<String> {
+    for (p, l) in a.planes().iter().enumerate() {
+        for y in 0..l.height {
+            let (ra, rb) = (a.row(p, y), b.row(p, y));
+            if let Some(i) = ra.iter().zip(rb).position(|(x, y)| x != y) {
+                let n = ra.iter().zip(rb).filter(|(x, y)| x != y).count();
+                return Some(format!(
+                    "plane {p} row {y} byte {i}: {} vs {} ({n} differing bytes in that row)",
+                    ra[i], rb[i]
+                ));
+            }
+        }
+    }
+    None
+}
