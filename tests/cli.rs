@@ -55,7 +55,11 @@ impl Drop for Scratch {
 fn write_png(path: &Path, w: u32, h: u32, rgb: bool) {
     let n = (w * h * if rgb { 3 } else { 1 }) as usize;
     let data: Vec<u8> = (0..n).map(|i| (i * 37 % 251) as u8).collect();
-    let color = if rgb { image::ExtendedColorType::Rgb8 } else { image::ExtendedColorType::L8 };
+    let color = if rgb {
+        image::ExtendedColorType::Rgb8
+    } else {
+        image::ExtendedColorType::L8
+    };
     image::save_buffer(path, &data, w, h, color).unwrap();
 }
 
@@ -67,7 +71,11 @@ fn run(args: &[&str]) -> Output {
 fn assert_fails(out: &Output, needles: &[&str]) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "expected failure, got success; stderr: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one-line cause expected, got:\n{err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "one-line cause expected, got:\n{err}"
+    );
     for n in needles {
         assert!(err.contains(n), "expected '{n}' in: {err}");
     }
@@ -80,7 +88,14 @@ fn s(p: &Path) -> &str {
 #[test]
 fn missing_input_file() {
     let t = Scratch::new();
-    let out = run(&["filter", s(&t.path("nope.png")), "-o", s(&t.path("o.png")), "--kernel", "box:3"]);
+    let out = run(&[
+        "filter",
+        s(&t.path("nope.png")),
+        "-o",
+        s(&t.path("o.png")),
+        "--kernel",
+        "box:3",
+    ]);
     assert_fails(&out, &["nope.png", "does not exist"]);
     assert!(t.listing().is_empty());
 }
@@ -121,9 +136,20 @@ fn directory_round_trip_keeps_names_and_order() {
             write_png(&t.path(&format!("in/{name}")), 12, 7, false);
         }
     }
-    let out = run(&["filter", s(&t.path("in")), "-o", s(&t.path("out")), "--kernel", "gaussian:5", "--check"]);
+    let out = run(&[
+        "filter",
+        s(&t.path("in")),
+        "-o",
+        s(&t.path("out")),
+        "--kernel",
+        "gaussian:5",
+        "--check",
+    ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let mut names: Vec<_> = std::fs::read_dir(t.path("out")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let mut names: Vec<_> = std::fs::read_dir(t.path("out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     names.sort();
     assert_eq!(names, ["f1.png", "f10.png", "f2.bmp"]);
     let img = image::open(t.path("out/f2.bmp")).unwrap();
@@ -145,7 +171,14 @@ fn malformed_kernel_specs() {
         ("log:3x5", "must be square"),
     ];
     for (spec, want) in cases {
-        let out = run(&["filter", s(&t.path("a.png")), "-o", s(&t.path("o.png")), "--kernel", spec]);
+        let out = run(&[
+            "filter",
+            s(&t.path("a.png")),
+            "-o",
+            s(&t.path("o.png")),
+            "--kernel",
+            spec,
+        ]);
         assert_fails(&out, &[spec, want]);
         assert!(!t.path("o.png").exists());
     }
@@ -155,7 +188,16 @@ fn malformed_kernel_specs() {
 fn forcing_separable_on_a_rank2_kernel_is_an_error() {
     let t = Scratch::new();
     write_png(&t.path("a.png"), 8, 8, false);
-    let out = run(&["filter", s(&t.path("a.png")), "-o", s(&t.path("o.png")), "--kernel", "laplacian", "--mode", "separable"]);
+    let out = run(&[
+        "filter",
+        s(&t.path("a.png")),
+        "-o",
+        s(&t.path("o.png")),
+        "--kernel",
+        "laplacian",
+        "--mode",
+        "separable",
+    ]);
     assert_fails(&out, &["not separable"]);
 }
 
@@ -164,9 +206,23 @@ fn kernel_file_errors_name_file_and_line() {
     let t = Scratch::new();
     write_png(&t.path("a.png"), 8, 8, false);
     std::fs::write(t.path("k.txt"), "1 2 1\n2 4\n").unwrap();
-    let out = run(&["filter", s(&t.path("a.png")), "-o", s(&t.path("o.png")), "--kernel-file", s(&t.path("k.txt"))]);
+    let out = run(&[
+        "filter",
+        s(&t.path("a.png")),
+        "-o",
+        s(&t.path("o.png")),
+        "--kernel-file",
+        s(&t.path("k.txt")),
+    ]);
     assert_fails(&out, &["k.txt line 2", "row has 2 values"]);
-    let out = run(&["filter", s(&t.path("a.png")), "-o", s(&t.path("o.png")), "--kernel-file", s(&t.path("none.txt"))]);
+    let out = run(&[
+        "filter",
+        s(&t.path("a.png")),
+        "-o",
+        s(&t.path("o.png")),
+        "--kernel-file",
+        s(&t.path("none.txt")),
+    ]);
     assert_fails(&out, &["none.txt"]);
 }
 
@@ -175,7 +231,15 @@ fn kernel_size_64_and_beyond_works() {
     let t = Scratch::new();
     write_png(&t.path("a.png"), 40, 30, true);
     for spec in ["box:64", "gaussian:151"] {
-        let out = run(&["filter", s(&t.path("a.png")), "-o", s(&t.path("o.png")), "--kernel", spec, "--check"]);
+        let out = run(&[
+            "filter",
+            s(&t.path("a.png")),
+            "-o",
+            s(&t.path("o.png")),
+            "--kernel",
+            spec,
+            "--check",
+        ]);
         assert!(out.status.success(), "{spec}: {}", String::from_utf8_lossy(&out.stderr));
         let img = image::open(t.path("o.png")).unwrap();
         assert_eq!((img.width(), img.height()), (40, 30));
@@ -200,7 +264,11 @@ fn kernel_larger_than_image_uses_borders() {
             "cpu-par",
             "--check",
         ]);
-        assert!(out.status.success(), "{border}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{border}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }
 
@@ -209,11 +277,32 @@ fn unwritable_output_paths() {
     let t = Scratch::new();
     write_png(&t.path("a.png"), 8, 8, false);
     std::fs::write(t.path("file"), "x").unwrap();
-    let out = run(&["filter", s(&t.path("a.png")), "-o", s(&t.path("file/o.png")), "--kernel", "box:3"]);
+    let out = run(&[
+        "filter",
+        s(&t.path("a.png")),
+        "-o",
+        s(&t.path("file/o.png")),
+        "--kernel",
+        "box:3",
+    ]);
     assert_fails(&out, &["does not exist"]);
-    let out = run(&["filter", s(&t.path("a.png")), "-o", s(&t.path("nodir/o.png")), "--kernel", "box:3"]);
+    let out = run(&[
+        "filter",
+        s(&t.path("a.png")),
+        "-o",
+        s(&t.path("nodir/o.png")),
+        "--kernel",
+        "box:3",
+    ]);
     assert_fails(&out, &["nodir", "does not exist"]);
-    let out = run(&["filter", s(&t.path("a.png")), "-o", s(&t.path("o.xyz")), "--kernel", "box:3"]);
+    let out = run(&[
+        "filter",
+        s(&t.path("a.png")),
+        "-o",
+        s(&t.path("o.xyz")),
+        "--kernel",
+        "box:3",
+    ]);
     assert_fails(&out, &["o.xyz", "extension"]);
     assert_eq!(t.listing(), vec!["a.png", "file"]);
 }
@@ -222,14 +311,23 @@ fn unwritable_output_paths() {
 fn not_an_image_file() {
     let t = Scratch::new();
     std::fs::write(t.path("a.png"), "this is text").unwrap();
-    let out = run(&["filter", s(&t.path("a.png")), "-o", s(&t.path("o.png")), "--kernel", "box:3"]);
+    let out = run(&[
+        "filter",
+        s(&t.path("a.png")),
+        "-o",
+        s(&t.path("o.png")),
+        "--kernel",
+        "box:3",
+    ]);
     assert_fails(&out, &["a.png", "not a readable image"]);
     assert!(!t.path("o.png").exists());
 }
 
 #[test]
 fn bad_flag_values_are_usage_errors() {
-    let out = run(&["filter", "a.png", "-o", "o.png", "--kernel", "box:3", "--border", "mirror"]);
+    let out = run(&[
+        "filter", "a.png", "-o", "o.png", "--kernel", "box:3", "--border", "mirror",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown border mode 'mirror'"));
     let out = run(&["filter", "a.png", "-o", "o.png"]);
@@ -241,11 +339,29 @@ fn filters_rgba_keeping_alpha_and_jpeg_output() {
     let t = Scratch::new();
     let data: Vec<u8> = (0..16 * 9 * 4).map(|i| (i * 13 % 256) as u8).collect();
     image::save_buffer(t.path("a.png"), &data, 16, 9, image::ExtendedColorType::Rgba8).unwrap();
-    let out = run(&["filter", s(&t.path("a.png")), "-o", s(&t.path("o.png")), "--kernel", "box:5"]);
+    let out = run(&[
+        "filter",
+        s(&t.path("a.png")),
+        "-o",
+        s(&t.path("o.png")),
+        "--kernel",
+        "box:5",
+    ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let o = image::open(t.path("o.png")).unwrap().to_rgba8().into_raw();
-    assert!(o.chunks(4).zip(data.chunks(4)).all(|(a, b)| a[3] == b[3]), "alpha passes through");
-    let out = run(&["filter", s(&t.path("a.png")), "-o", s(&t.path("o.jpg")), "--kernel", "box:5", "-q"]);
+    assert!(
+        o.chunks(4).zip(data.chunks(4)).all(|(a, b)| a[3] == b[3]),
+        "alpha passes through"
+    );
+    let out = run(&[
+        "filter",
+        s(&t.path("a.png")),
+        "-o",
+        s(&t.path("o.jpg")),
+        "--kernel",
+        "box:5",
+        "-q",
+    ]);
     assert!(out.status.success() && out.stderr.is_empty());
 }
 

@@ -18,19 +18,27 @@ const CASE_BUDGET: usize = 3_000_000;
 
 fn random_kernel(rng: &mut Rng, max_side: usize) -> Kernel {
     let kw = rng.range(1, max_side);
-    let kh = if rng.range(0, 2) == 0 { rng.range(1, max_side) } else { kw };
+    let kh = if rng.range(0, 2) == 0 {
+        rng.range(1, max_side)
+    } else {
+        kw
+    };
     match rng.range(0, 3) {
         0 => library::gaussian(kw, kh, None, format!("gaussian:{kw}x{kh}")).unwrap(),
         1 => {
             // Rank 1 built from random factors: exercises numerical factorization.
             let col: Vec<f64> = (0..kh).map(|_| rng.unit() * 2.0 - 0.5).collect();
             let row: Vec<f64> = (0..kw).map(|_| rng.unit() * 2.0 - 0.5).collect();
-            let w = col.iter().flat_map(|c| row.iter().map(move |r| (c * r / (kw * kh) as f64 * 3.0) as f32));
+            let w = col
+                .iter()
+                .flat_map(|c| row.iter().map(move |r| (c * r / (kw * kh) as f64 * 3.0) as f32));
             Kernel::new("rank1", kw, kh, w.collect()).unwrap()
         }
         _ => {
             let n = kw * kh;
-            let w = (0..n).map(|_| ((rng.unit() * 2.0 - 0.7) * 4.0 / n as f64) as f32).collect();
+            let w = (0..n)
+                .map(|_| ((rng.unit() * 2.0 - 0.7) * 4.0 / n as f64) as f32)
+                .collect();
             let offset = rng.pick(&[0.0, 0.0, 128.0, -17.25]);
             Kernel::new("random", kw, kh, w).unwrap().with_offset(offset)
         }
@@ -43,7 +51,11 @@ fn random_filter(rng: &mut Rng, kernel: Kernel, border: Border) -> Filter {
     f.abs = rng.range(0, 3) == 0;
     f.planes = rng.pick(&[PlaneSel::All, PlaneSel::Luma]);
     f.alpha = rng.pick(&[AlphaMode::Keep, AlphaMode::Filter]);
-    f.mode = if f.kernel.is_separable() { rng.pick(&[Mode::Full, Mode::Separable, Mode::Auto]) } else { Mode::Full };
+    f.mode = if f.kernel.is_separable() {
+        rng.pick(&[Mode::Full, Mode::Separable, Mode::Auto])
+    } else {
+        Mode::Full
+    };
     f
 }
 
@@ -51,7 +63,9 @@ fn random_filter(rng: &mut Rng, kernel: Kernel, border: Border) -> Filter {
 fn check_case(backend: &mut dyn Backend, filter: &Filter, src: &Frame, rng: &mut Rng, ctx: &str) {
     let plan = filter.plan().unwrap();
     let mut got = poisoned_like(rng, src);
-    backend.filter_frame(&plan, src, &mut got).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+    backend
+        .filter_frame(&plan, src, &mut got)
+        .unwrap_or_else(|e| panic!("{ctx}: {e}"));
     let mut want = poisoned_like(rng, src);
     CpuSeq::new().filter_frame(&plan, src, &mut want).unwrap();
     if let Some(d) = first_difference(&got, &want) {
@@ -91,11 +105,21 @@ pub fn random_cases(make: &dyn Fn() -> Option<Box<dyn Backend>>, salt: u64) {
                 let ch = format.plane_channels(0).max(2);
                 let taps = kernel.width() * kernel.height() * ch;
                 let max_area = (CASE_BUDGET / taps).clamp(1, 300 * 300);
-                let w = if rng.range(0, 4) == 0 { rng.range(1, 9) } else { rng.range(1, max_area.min(300)) };
+                let w = if rng.range(0, 4) == 0 {
+                    rng.range(1, 9)
+                } else {
+                    rng.range(1, max_area.min(300))
+                };
                 let h = rng.range(1, (max_area / w).clamp(1, 300));
                 let src = random_frame(&mut rng, format, w, h);
                 let filter = random_filter(&mut rng, kernel, border);
-                check_case(backend.as_mut(), &filter, &src, &mut rng, &describe(seed, &filter, &src));
+                check_case(
+                    backend.as_mut(),
+                    &filter,
+                    &src,
+                    &mut rng,
+                    &describe(seed, &filter, &src),
+                );
             }
         }
     }
@@ -114,11 +138,22 @@ pub fn tiny_images_and_kernels_larger_than_image(make: &dyn Fn() -> Option<Box<d
                     library::box_filter(kw, kh, format!("box:{kw}x{kh}")).unwrap()
                 } else {
                     let n = kw * kh;
-                    Kernel::new("random", kw, kh, (0..n).map(|_| (rng.unit() * 2.0 / n as f64) as f32).collect())
-                        .unwrap()
+                    Kernel::new(
+                        "random",
+                        kw,
+                        kh,
+                        (0..n).map(|_| (rng.unit() * 2.0 / n as f64) as f32).collect(),
+                    )
+                    .unwrap()
                 };
                 let filter = random_filter(&mut rng, kernel, border);
-                check_case(backend.as_mut(), &filter, &src, &mut rng, &describe(seed, &filter, &src));
+                check_case(
+                    backend.as_mut(),
+                    &filter,
+                    &src,
+                    &mut rng,
+                    &describe(seed, &filter, &src),
+                );
             }
         }
     }
@@ -133,7 +168,13 @@ pub fn kernels_beyond_63_taps(make: &dyn Fn() -> Option<Box<dyn Backend>>, salt:
             let mut filter = Filter::new(library::gaussian(k, k, None, format!("gaussian:{k}")).unwrap());
             filter.border = border;
             filter.mode = mode;
-            check_case(backend.as_mut(), &filter, &src, &mut rng, &describe(seed, &filter, &src));
+            check_case(
+                backend.as_mut(),
+                &filter,
+                &src,
+                &mut rng,
+                &describe(seed, &filter, &src),
+            );
         }
     }
 }
@@ -142,7 +183,14 @@ pub fn kernels_beyond_63_taps(make: &dyn Fn() -> Option<Box<dyn Backend>>, salt:
 pub fn separable_within_one_lsb_of_full(make: &dyn Fn() -> Option<Box<dyn Backend>>, salt: u64) {
     let Some(mut backend) = make() else { return };
     let (mut rng, seed) = Rng::fresh(salt);
-    for spec in ["gaussian:5", "gaussian:9:2.5", "box:7x3", "binomial:6", "sobel-x", "gaussian:15"] {
+    for spec in [
+        "gaussian:5",
+        "gaussian:9:2.5",
+        "box:7x3",
+        "binomial:6",
+        "sobel-x",
+        "gaussian:15",
+    ] {
         for border in Border::ALL {
             let kernel = convflow::filter::spec::parse_spec(spec).unwrap();
             let format = rng.pick(&[PixelFormat::Gray8, PixelFormat::Rgb8, PixelFormat::Yuv420p]);
@@ -159,8 +207,17 @@ pub fn separable_within_one_lsb_of_full(make: &dyn Fn() -> Option<Box<dyn Backen
             let (mut a, mut b) = (Frame::like(&src), Frame::like(&src));
             backend.filter_frame(&full, &src, &mut a).unwrap();
             backend.filter_frame(&sep, &src, &mut b).unwrap();
-            let worst = a.data().iter().zip(b.data()).map(|(x, y)| x.abs_diff(*y)).max().unwrap_or(0);
-            assert!(worst <= 1, "seed {seed}: {spec} {border} {format}: full vs separable differ by {worst}");
+            let worst = a
+                .data()
+                .iter()
+                .zip(b.data())
+                .map(|(x, y)| x.abs_diff(*y))
+                .max()
+                .unwrap_or(0);
+            assert!(
+                worst <= 1,
+                "seed {seed}: {spec} {border} {format}: full vs separable differ by {worst}"
+            );
         }
     }
 }
@@ -175,7 +232,13 @@ pub fn reused_across_shapes(make: &dyn Fn() -> Option<Box<dyn Backend>>, salt: u
         let src = random_frame(&mut rng, format, w, h);
         let (kernel, border) = (random_kernel(&mut rng, 9), rng.pick(&Border::ALL));
         let filter = random_filter(&mut rng, kernel, border);
-        check_case(backend.as_mut(), &filter, &src, &mut rng, &describe(seed, &filter, &src));
+        check_case(
+            backend.as_mut(),
+            &filter,
+            &src,
+            &mut rng,
+            &describe(seed, &filter, &src),
+        );
     }
 }
 
@@ -183,7 +246,9 @@ pub fn reused_across_shapes(make: &dyn Fn() -> Option<Box<dyn Backend>>, salt: u
 pub fn exact_ties_round_half_to_even(make: &dyn Fn() -> Option<Box<dyn Backend>>, salt: u64) {
     let Some(mut backend) = make() else { return };
     let (mut rng, seed) = Rng::fresh(salt);
-    let half_offset = Kernel::new("custom:2x1:1/2,1/2", 2, 1, vec![0.5, 0.5]).unwrap().with_offset(0.5);
+    let half_offset = Kernel::new("custom:2x1:1/2,1/2", 2, 1, vec![0.5, 0.5])
+        .unwrap()
+        .with_offset(0.5);
     let kernels = [
         convflow::filter::spec::parse_spec("binomial:2").unwrap(),
         convflow::filter::spec::parse_spec("box:4x2").unwrap(),
@@ -198,8 +263,18 @@ pub fn exact_ties_round_half_to_even(make: &dyn Fn() -> Option<Box<dyn Backend>>
             let mut filter = Filter::new(kernel.clone());
             filter.mode = mode;
             filter.border = rng.pick(&Border::ALL);
-            assert!(common::exact_in_f32(&filter.plan().unwrap()), "{} should be exact", kernel.name);
-            check_case(backend.as_mut(), &filter, &src, &mut rng, &describe(seed, &filter, &src));
+            assert!(
+                common::exact_in_f32(&filter.plan().unwrap()),
+                "{} should be exact",
+                kernel.name
+            );
+            check_case(
+                backend.as_mut(),
+                &filter,
+                &src,
+                &mut rng,
+                &describe(seed, &filter, &src),
+            );
         }
     }
 }

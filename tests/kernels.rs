@@ -18,9 +18,20 @@ fn gaussian_matches_opencv_get_gaussian_kernel() {
         (
             9,
             None,
-            &[0.015625, 0.05078125, 0.1171875, 0.19921875, 0.234375, 0.19921875, 0.1171875, 0.05078125, 0.015625],
+            &[
+                0.015625, 0.05078125, 0.1171875, 0.19921875, 0.234375, 0.19921875, 0.1171875, 0.05078125, 0.015625,
+            ],
         ),
-        (4, None, &[0.11165005380519624, 0.38834994619480373, 0.38834994619480373, 0.11165005380519624]),
+        (
+            4,
+            None,
+            &[
+                0.11165005380519624,
+                0.38834994619480373,
+                0.38834994619480373,
+                0.11165005380519624,
+            ],
+        ),
         (
             15,
             None,
@@ -71,7 +82,10 @@ fn gaussian_matches_opencv_get_gaussian_kernel() {
 fn binomial_5_is_the_1_over_256_matrix() {
     let k = parse_spec("binomial:5").unwrap();
     let p = [1.0, 4.0, 6.0, 4.0, 1.0];
-    let want: Vec<f32> = p.iter().flat_map(|a| p.iter().map(move |b| (a * b / 256.0) as f32)).collect();
+    let want: Vec<f32> = p
+        .iter()
+        .flat_map(|a| p.iter().map(move |b| (a * b / 256.0) as f32))
+        .collect();
     assert_eq!(k.weights(), want.as_slice());
     assert_eq!(parse_spec("binomial:1").unwrap().weights(), &[1.0]);
 }
@@ -83,15 +97,27 @@ fn log_sums_to_zero_with_positive_centre() {
         assert!(k.sum().abs() < 1e-6, "{spec} sums to {}", k.sum());
         let max = k.weights().iter().cloned().fold(f32::MIN, f32::max);
         let centre = k.weights()[k.anchor().1 * k.width() + k.anchor().0];
-        assert!(centre > 0.0 && (centre - max).abs() < 1e-6 || k.width() % 2 == 0, "{spec}: centre {centre}");
+        assert!(
+            centre > 0.0 && (centre - max).abs() < 1e-6 || k.width() % 2 == 0,
+            "{spec}: centre {centre}"
+        );
     }
 }
 
 #[test]
 fn fixed_stencils_and_unsharp() {
-    assert_eq!(parse_spec("edge").unwrap().weights(), &[-1., -1., -1., -1., 8., -1., -1., -1., -1.]);
-    assert_eq!(parse_spec("sobel-y").unwrap().weights(), &[-1., -2., -1., 0., 0., 0., 1., 2., 1.]);
-    assert_eq!(parse_spec("emboss").unwrap().weights(), &[-2., -1., 0., -1., 1., 1., 0., 1., 2.]);
+    assert_eq!(
+        parse_spec("edge").unwrap().weights(),
+        &[-1., -1., -1., -1., 8., -1., -1., -1., -1.]
+    );
+    assert_eq!(
+        parse_spec("sobel-y").unwrap().weights(),
+        &[-1., -2., -1., 0., 0., 0., 1., 2., 1.]
+    );
+    assert_eq!(
+        parse_spec("emboss").unwrap().weights(),
+        &[-2., -1., 0., -1., 1., 1., 0., 1., 2.]
+    );
     let u = parse_spec("unsharp:3::0.5").err();
     assert!(u.is_some(), "empty sigma field is an error");
     let u = parse_spec("unsharp:3:1:0.5").unwrap();
@@ -104,14 +130,27 @@ fn fixed_stencils_and_unsharp() {
 #[test]
 fn rank1_detection_accepts_separable_and_rejects_the_rest() {
     // Detection runs on the weights alone, as for a custom kernel typed by a user.
-    for spec in ["gaussian:7", "gaussian:6x3:1.2", "box:5", "binomial:7", "sobel-x", "sobel-y"] {
+    for spec in [
+        "gaussian:7",
+        "gaussian:6x3:1.2",
+        "box:5",
+        "binomial:7",
+        "sobel-x",
+        "sobel-y",
+    ] {
         let k = parse_spec(spec).unwrap();
-        assert!(factor_rank1(k.width(), k.height(), k.weights()).is_some(), "{spec} should be separable");
+        assert!(
+            factor_rank1(k.width(), k.height(), k.weights()).is_some(),
+            "{spec} should be separable"
+        );
         assert!(k.is_separable());
     }
     for spec in ["laplacian", "log:5", "log:9", "edge", "sharpen", "emboss", "unsharp:5"] {
         let k = parse_spec(spec).unwrap();
-        assert!(factor_rank1(k.width(), k.height(), k.weights()).is_none(), "{spec} should not be separable");
+        assert!(
+            factor_rank1(k.width(), k.height(), k.weights()).is_none(),
+            "{spec} should not be separable"
+        );
         let mut f = Filter::new(k);
         f.mode = Mode::Separable;
         assert!(matches!(f.plan(), Err(FilterError::NotSeparable(_))));
@@ -165,7 +204,11 @@ fn every_grammar_error_is_reported() {
 
 #[test]
 fn kernel_file_format() {
-    let k = parse_kernel_text("k.txt", "# Gaussian 3x3\ndivisor 16\noffset 0.5\n1 2 1\n2, 4, 2\n1 2 1 # last\n").unwrap();
+    let k = parse_kernel_text(
+        "k.txt",
+        "# Gaussian 3x3\ndivisor 16\noffset 0.5\n1 2 1\n2, 4, 2\n1 2 1 # last\n",
+    )
+    .unwrap();
     assert_eq!(k.weights()[4], 0.25);
     assert_eq!(k.offset(), 0.5);
     assert!(k.is_separable());
@@ -178,7 +221,10 @@ fn kernel_file_format() {
         ("# nothing\n", "no kernel rows"),
     ];
     for (text, want) in bad {
-        let err = parse_kernel_text("k.txt", text).map(|_| ()).expect_err(text).to_string();
+        let err = parse_kernel_text("k.txt", text)
+            .map(|_| ())
+            .expect_err(text)
+            .to_string();
         assert!(err.contains(want), "expected '{want}' in '{err}'");
     }
 }

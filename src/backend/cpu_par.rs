@@ -1,10 +1,11 @@
 //! `cpu-par`: rayon over row bands, bit-identical to `cpu-seq`.
 //!
-//! Each band keeps a ring of `kh` rows: for the full path, source rows converted to f32 and
+//! Each band keeps a ring of `kh + GROUP − 1` rows: for the full path, source rows converted to f32 and
 //! padded horizontally by the border rule; for the separable path, horizontal-pass results.
 //! Border handling thus happens once per row, outside the hot loop, and the hot loop is a plain
 //! multiply-add over contiguous f32 (all channels interleaved alike), blocked [`LANES`] samples
-//! wide so the accumulators stay in vector registers. The per-sample tap order is the contract's
+//! wide so the accumulators stay in vector registers, for [`GROUP`] output rows at a time so the
+//! rows they share are read from L1. The per-sample tap order is the contract's
 //! row-major order, so vectorizing across samples changes no result.
 //!
 //! On x86-64 the band code is compiled a second time with AVX2+FMA enabled and chosen at run
@@ -22,6 +23,9 @@ use crate::frame::{PlaneMut, PlaneRef};
 
 /// Samples computed together per block: 8 AVX registers of 8 f32.
 const LANES: usize = 64;
+
+/// Output rows computed together, sharing the rows they read while those are in L1.
+const GROUP: usize = 8;
 
 pub struct CpuPar {
     pool: rayon::ThreadPool,
@@ -149,43 +153,78 @@ fn run_band_impl(job: &Job<'_>, out: &mut [u8], y0: usize, y1: usize, s: &mut Sc
     let n = l.width * l.channels; // samples per row
     let padded_len = (l.width + job.kw - 1) * l.channels;
     let ring_row = if job.factors.is_some() { n } else { padded_len };
-    s.ring.resize(ring_row * job.kh, 0.0);
+    let slots_n = job.kh + GROUP - 1;
+    s.ring.resize(ring_row * slots_n, 0.0);
     s.padded.resize(padded_len, 0.0);
     let Scratch { ring, padded } = s;
 
     let first = y0 as isize - job.ay as isize;
     for sy in first..first + job.kh as isize - 1 {
-        fill(job, ring, padded, ring_row, sy);
+        fill(job, ring, padded, ring_row, slots_n, sy);
     }
-    let mut slots = vec![0usize; job.kh];
-    for y in y0..y1 {
+    // slots[r * kh + ky]: ring offset of the row read by tap row ky of output row y + r.
+    let mut slots = vec![0usize; GROUP * job.kh];
+    let mut y = y0;
+    while y < y1 {
+        let g = GROUP.min(y1 - y);
         let top = y as isize - job.ay as isize;
-        fill(job, ring, padded, ring_row, top + job.kh as isize - 1);
-        for (ky, slot) in slots.iter_mut().enumerate() {
-            *slot = (top + ky as isize).rem_euclid(job.kh as isize) as usize * ring_row;
+        for r in 0..g as isize {
+            fill(job, ring, padded, ring_row, slots_n, top + job.kh as isize - 1 + r);
         }
-        let orow = &mut out[(y - y0) * job.dst_stride..][..n];
-        match job.factors {
-            None => full_row(job, ring, &slots, l.channels, n, orow),
-            Some((col, _)) => vertical_row(job, ring, &slots, col, n, orow),
+        for (i, slot) in slots[..g * job.kh].iter_mut().enumerate() {
+            let sy = top + (i / job.kh) as isize + (i % job.kh) as isize;
+            *slot = sy.rem_euclid(slots_n as isize) as usize * ring_row;
         }
-        if job.mask != (1u8 << l.channels) - 1 {
-            let srow = job.src.row(y);
-            for (i, o) in orow.iter_mut().enumerate() {
-                if job.mask & (1 << (i % l.channels)) == 0 {
-                    *o = srow[i];
+        let rows = &mut out[(y - y0) * job.dst_stride..];
+        // Blocks outermost, rows innermost: the kh + g − 1 row segments of one block stay in
+        // L1 while the g output rows of the group read them.
+        let mut e = 0;
+        while e + LANES <= n {
+            for r in 0..g {
+                let taps = &slots[r * job.kh..][..job.kh];
+                let acc = match job.factors {
+                    None => full_block(job, ring, taps, l.channels, e),
+                    Some((col, _)) => vertical_block(ring, taps, col, e),
+                };
+                let o: &mut [u8; LANES] = (&mut rows[r * job.dst_stride + e..][..LANES]).try_into().unwrap();
+                for i in 0..LANES {
+                    o[i] = finish(acc[i], job.offset, job.abs);
+                }
+            }
+            e += LANES;
+        }
+        for r in 0..g {
+            let taps = &slots[r * job.kh..][..job.kh];
+            let orow = &mut rows[r * job.dst_stride..][..n];
+            for (e, o) in orow.iter_mut().enumerate().skip(e) {
+                let acc = match job.factors {
+                    None => full_sample(job, ring, taps, l.channels, e),
+                    Some((col, _)) => taps
+                        .iter()
+                        .zip(col)
+                        .fold(0f32, |acc, (&b, &w)| w.mul_add(ring[b + e], acc)),
+                };
+                *o = finish(acc, job.offset, job.abs);
+            }
+            if job.mask != (1u8 << l.channels) - 1 {
+                let srow = job.src.row(y + r);
+                for (i, o) in orow.iter_mut().enumerate() {
+                    if job.mask & (1 << (i % l.channels)) == 0 {
+                        *o = srow[i];
+                    }
                 }
             }
         }
+        y += g;
     }
 }
 
 /// Fills the ring slot for source row `sy` (which may lie outside the image). A function, not a
 /// closure: closures do not inherit the caller's `target_feature`s.
 #[inline(always)]
-fn fill(job: &Job<'_>, ring: &mut [f32], padded: &mut [f32], ring_row: usize, sy: isize) {
+fn fill(job: &Job<'_>, ring: &mut [f32], padded: &mut [f32], ring_row: usize, slots_n: usize, sy: isize) {
     let l = job.src.layout;
-    let slot = sy.rem_euclid(job.kh as isize) as usize;
+    let slot = sy.rem_euclid(slots_n as isize) as usize;
     let dst = &mut ring[slot * ring_row..][..ring_row];
     let Some(r) = job.border.map(sy, l.height) else {
         dst.fill(0.0);
@@ -220,35 +259,33 @@ fn pad_row(job: &Job<'_>, r: usize, dst: &mut [f32]) {
     }
 }
 
-/// One full-kernel output row: `out[e] = finish(Σ_ky Σ_kx w·rows[ky][e + kx·ch])`.
+/// One block of a full-kernel output row: `acc[i] = Σ_ky Σ_kx w·rows[ky][e + i + kx·ch]`.
 #[inline(always)]
-fn full_row(job: &Job<'_>, ring: &[f32], slots: &[usize], ch: usize, n: usize, out: &mut [u8]) {
+fn full_block(job: &Job<'_>, ring: &[f32], taps: &[usize], ch: usize, e: usize) -> [f32; LANES] {
     let (kw, w) = (job.kw, job.weights);
-    let mut e = 0;
-    while e + LANES <= n {
-        let mut acc = [0f32; LANES];
-        for (ky, &base) in slots.iter().enumerate() {
-            for (kx, &wt) in w[ky * kw..][..kw].iter().enumerate() {
-                let s: &[f32; LANES] = ring[base + e + kx * ch..][..LANES].try_into().unwrap();
-                for i in 0..LANES {
-                    acc[i] = wt.mul_add(s[i], acc[i]);
-                }
+    let mut acc = [0f32; LANES];
+    for (ky, &base) in taps.iter().enumerate() {
+        for (kx, &wt) in w[ky * kw..][..kw].iter().enumerate() {
+            let s: &[f32; LANES] = ring[base + e + kx * ch..][..LANES].try_into().unwrap();
+            for i in 0..LANES {
+                acc[i] = wt.mul_add(s[i], acc[i]);
             }
         }
-        for i in 0..LANES {
-            out[e + i] = finish(acc[i], job.offset, job.abs);
-        }
-        e += LANES;
     }
-    for e in e..n {
-        let mut acc = 0f32;
-        for (ky, &base) in slots.iter().enumerate() {
-            for (kx, &wt) in w[ky * kw..][..kw].iter().enumerate() {
-                acc = wt.mul_add(ring[base + e + kx * ch], acc);
-            }
+    acc
+}
+
+/// One sample of a full-kernel output row (the tail after the last whole block).
+#[inline(always)]
+fn full_sample(job: &Job<'_>, ring: &[f32], taps: &[usize], ch: usize, e: usize) -> f32 {
+    let (kw, w) = (job.kw, job.weights);
+    let mut acc = 0f32;
+    for (ky, &base) in taps.iter().enumerate() {
+        for (kx, &wt) in w[ky * kw..][..kw].iter().enumerate() {
+            acc = wt.mul_add(ring[base + e + kx * ch], acc);
         }
-        out[e] = finish(acc, job.offset, job.abs);
     }
+    acc
 }
 
 /// Horizontal pass of one padded row: `dst[e] = Σ_kx row[kx]·padded[e + kx·ch]`.
@@ -276,28 +313,15 @@ fn horizontal(padded: &[f32], row: &[f32], ch: usize, dst: &mut [f32]) {
     }
 }
 
-/// Vertical pass: `out[e] = finish(Σ_ky col[ky]·rows[ky][e])`.
+/// One block of the vertical pass: `acc[i] = Σ_ky col[ky]·rows[ky][e + i]`.
 #[inline(always)]
-fn vertical_row(job: &Job<'_>, ring: &[f32], slots: &[usize], col: &[f32], n: usize, out: &mut [u8]) {
-    let mut e = 0;
-    while e + LANES <= n {
-        let mut acc = [0f32; LANES];
-        for (&base, &wt) in slots.iter().zip(col) {
-            let s: &[f32; LANES] = ring[base + e..][..LANES].try_into().unwrap();
-            for i in 0..LANES {
-                acc[i] = wt.mul_add(s[i], acc[i]);
-            }
-        }
+fn vertical_block(ring: &[f32], taps: &[usize], col: &[f32], e: usize) -> [f32; LANES] {
+    let mut acc = [0f32; LANES];
+    for (&base, &wt) in taps.iter().zip(col) {
+        let s: &[f32; LANES] = ring[base + e..][..LANES].try_into().unwrap();
         for i in 0..LANES {
-            out[e + i] = finish(acc[i], job.offset, job.abs);
+            acc[i] = wt.mul_add(s[i], acc[i]);
         }
-        e += LANES;
     }
-    for e in e..n {
-        let mut acc = 0f32;
-        for (&base, &wt) in slots.iter().zip(col) {
-            acc = wt.mul_add(ring[base + e], acc);
-        }
-        out[e] = finish(acc, job.offset, job.abs);
-    }
+    acc
 }

@@ -205,5 +205,9 @@ pub fn finish(acc: f32, offset: f32, abs: bool) -> u8 {
     if abs {
         v = v.abs();
     }
-    v.round_ties_even().clamp(0.0, 255.0) as u8
+    // `max` before `min` also maps a NaN (possible only through overflow with absurd weights)
+    // to 0, so the value is always in 0…255 and the unchecked conversion is exact.
+    let r = v.round_ties_even().max(0.0).min(255.0);
+    // SAFETY: `r` is finite and within 0…255, representable in i32.
+    unsafe { r.to_int_unchecked::<i32>() as u8 }
 }

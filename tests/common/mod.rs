@@ -11,9 +11,16 @@ pub struct Rng(pub u64);
 
 impl Rng {
     pub fn fresh(salt: u64) -> (Rng, u64) {
-        let seed = std::env::var("CONVFLOW_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
-        }) ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let seed = std::env::var("CONVFLOW_TEST_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos() as u64
+            })
+            ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         (Rng(seed | 1), seed)
     }
     pub fn next(&mut self) -> u64 {
@@ -47,7 +54,9 @@ pub fn random_frame(rng: &mut Rng, format: PixelFormat, w: usize, h: usize) -> F
             pw * format.plane_channels(p) + rng.pick(&[0, 0, 1, 3, 16, 61])
         })
         .collect();
-    let len: usize = (0..format.plane_count()).map(|p| strides[p] * format.plane_size(p, w, h).1).sum();
+    let len: usize = (0..format.plane_count())
+        .map(|p| strides[p] * format.plane_size(p, w, h).1)
+        .sum();
     let mut data = vec![0u8; len];
     rng.bytes(&mut data);
     Frame::from_parts(format, w, h, &strides, data).unwrap()
@@ -105,12 +114,17 @@ pub fn check_against_oracle(plan: &Plan, src: &Frame, got: &Frame) -> Result<usi
     let (ax, ay) = (kw / 2, kh / 2);
     let weights: Vec<f64> = match &plan.decomposition {
         Decomposition::Full => k.weights().iter().map(|&w| w as f64).collect(),
-        Decomposition::Separable { col, row } => {
-            col.iter().flat_map(|&c| row.iter().map(move |&r| c as f64 * r as f64)).collect()
-        }
+        Decomposition::Separable { col, row } => col
+            .iter()
+            .flat_map(|&c| row.iter().map(move |&r| c as f64 * r as f64))
+            .collect(),
     };
     let abs_sum: f64 = weights.iter().map(|w| w.abs()).sum();
-    let passes = if matches!(plan.decomposition, Decomposition::Full) { 1.0 } else { 2.0 };
+    let passes = if matches!(plan.decomposition, Decomposition::Full) {
+        1.0
+    } else {
+        2.0
+    };
     let margin = if exact_in_f32(plan) {
         0.0 // every f32 partial sum is exact: a tie must round to even
     } else {
@@ -180,7 +194,9 @@ pub fn exact_in_f32(plan: &Plan) -> bool {
     let k = &plan.kernel;
     let limit = (1u64 << 24) as f64;
     let abs_sum = |v: &[f32]| v.iter().map(|w| w.abs() as f64).sum::<f64>();
-    let Some(eo) = dyadic_exponent(&[k.offset()]) else { return false };
+    let Some(eo) = dyadic_exponent(&[k.offset()]) else {
+        return false;
+    };
     match &plan.decomposition {
         Decomposition::Full => dyadic_exponent(k.weights())
             .is_some_and(|e| (abs_sum(k.weights()) * 255.0 + k.offset().abs() as f64) * 2f64.powi(e.max(eo)) < limit),
