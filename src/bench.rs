@@ -1,14 +1,17 @@
-//! Benchmarks run from the CLI (`convflow bench kernels`): filter-only time per backend, frame
-//! size, format, kernel size and decomposition.
+//! Benchmarks run from the CLI (`convflow bench kernels`): filter time per backend (and CUDA
+//! variant), frame size, format, kernel size and decomposition.
 //!
-//! Method: random input (never zeros), the output buffer allocated once, `warmup` untimed runs,
-//! then timed runs until `runs` are done or the per-point time budget is spent (at least one);
-//! the median is reported with the min and max. CPU backends are synchronous, so a wall clock
-//! around `filter_frame` measures them exactly.
+//! Method: random input (never zeros), buffers allocated once, `warmup` untimed runs, then
+//! timed runs until `runs` are done or the per-point time budget is spent (at least one); the
+//! median is reported with the min and max. GPU backends report kernel-only time from CUDA
+//! events (the frame is uploaded once, outside the timed region); CPU backends are synchronous,
+//! so a wall clock around `filter_frame` measures them. Where a backend reports its measured
+//! ceilings, each point also gets its floor, max(bytes / copy bandwidth, FMAs / FMA rate), and
+//! the ratio time / floor.
 
 use std::time::{Duration, Instant};
 
-use crate::backend::{self, Backend, BackendError, BackendKind, Schedule};
+use crate::backend::{self, Backend, BackendError, BackendKind, Schedule, Support};
 use crate::border::Border;
 use crate::filter::{library, Decomposition, Filter, FilterError, Mode};
 use crate::frame::{Frame, PixelFormat};
@@ -19,13 +22,13 @@ pub enum BenchError {
     Backend(#[from] BackendError),
     #[error(transparent)]
     Filter(#[from] FilterError),
-    #[error("bad frame size '{0}' (use 720p, 1080p, 1440p, 4k, 8k or WxH)")]
+    #[error("bad frame size '{0}' (use vga, 720p, 1080p, 1440p, 4k, 8k, 10k or WxH)")]
     Size(String),
     #[error(transparent)]
     Frame(#[from] crate::frame::FrameError),
 }
 
-/// Parses `720p`, `1080p`, `1440p`, `4k`, `8k`, `10k` or `WxH`.
+/// Parses `vga`, `720p`, `1080p`, `1440p`, `4k`, `8k`, `10k` or `WxH`.
 pub fn parse_size(s: &str) -> Result<(usize, usize), BenchError> {
     Ok(match s.to_ascii_lowercase().as_str() {
         "vga" => (640, 480),
@@ -49,8 +52,8 @@ pub fn parse_size(s: &str) -> Result<(usize, usize), BenchError> {
 
 #[derive(Clone, Debug)]
 pub struct KernelBench {
-    pub backends: Vec<BackendKind>,
-    pub schedule: Schedule,
+    /// Backends to measure, each with its schedule (CUDA variants are separate entries).
+    pub backends: Vec<(BackendKind, Schedule)>,
     pub sizes: Vec<String>,
     pub formats: Vec<PixelFormat>,
     pub ks: Vec<usize>,
@@ -72,16 +75,32 @@ pub struct Sample {
     pub format: PixelFormat,
     pub k: usize,
     pub decomposition: String,
+    /// "events" (device kernel time) or "wall".
+    pub clock: &'static str,
     pub runs: usize,
     pub median: Duration,
     pub min: Duration,
     pub max: Duration,
+    /// Bytes read + written (input and output frames once each).
+    pub bytes: f64,
+    pub fmas: f64,
+    /// Floor from the backend's measured ceilings, if any.
+    pub floor: Option<Duration>,
 }
 
 impl Sample {
     /// Megapixels per second at the median.
     pub fn mpix_per_s(&self) -> f64 {
         (self.width * self.height) as f64 / self.median.as_secs_f64() / 1e6
+    }
+    pub fn gb_per_s(&self) -> f64 {
+        self.bytes / self.median.as_secs_f64() / 1e9
+    }
+    pub fn gflop_per_s(&self) -> f64 {
+        2.0 * self.fmas / self.median.as_secs_f64() / 1e9
+    }
+    pub fn floor_ratio(&self) -> Option<f64> {
+        self.floor.map(|f| self.median.as_secs_f64() / f.as_secs_f64())
     }
 }
 
@@ -96,7 +115,8 @@ pub fn fill_random(frame: &mut Frame, seed: u64) {
     }
 }
 
-/// Times `backend` filtering `src` with `filter` and returns (runs, median, min, max).
+/// Times `backend` filtering `src`: device events when the backend has them, else wall clock.
+/// Returns (clock, sorted times).
 pub fn time_filter(
     backend: &mut dyn Backend,
     filter: &Filter,
@@ -104,9 +124,13 @@ pub fn time_filter(
     warmup: usize,
     runs: usize,
     budget: Duration,
-) -> Result<(usize, Duration, Duration, Duration), BenchError> {
-    let plan = filter.plan()?;
+) -> Result<(&'static str, Vec<Duration>), BenchError> {
+    let plan = filter.plan_for(backend.support())?;
     let mut dst = Frame::like(src);
+    if let Some(mut t) = backend.kernel_times(&plan, src, &mut dst, warmup, runs.max(1))? {
+        t.sort_by(|a, b| a.total_cmp(b));
+        return Ok(("events", t.into_iter().map(Duration::from_secs_f64).collect()));
+    }
     for _ in 0..warmup {
         backend.filter_frame(&plan, src, &mut dst)?;
     }
@@ -118,30 +142,43 @@ pub fn time_filter(
         times.push(t.elapsed());
     }
     times.sort();
-    Ok((times.len(), times[times.len() / 2], times[0], *times.last().unwrap()))
+    Ok(("wall", times))
 }
 
 /// Runs every configured point, calling `report` as each finishes.
 pub fn run_kernels(cfg: &KernelBench, mut report: impl FnMut(&Sample)) -> Result<Vec<Sample>, BenchError> {
     let mut out = Vec::new();
-    for &kind in &cfg.backends {
-        let mut backend = backend::create(kind, &cfg.schedule)?;
+    for (kind, schedule) in &cfg.backends {
+        let mut backend = backend::create(*kind, schedule)?;
+        let ceilings = backend.ceilings();
         for size in &cfg.sizes {
             let (w, h) = parse_size(size)?;
             for &format in &cfg.formats {
                 let mut src = Frame::new(format, w, h)?;
                 fill_random(&mut src, (w * 31 + h) as u64);
+                let samples: usize = src.planes().iter().map(|l| l.width * l.height * l.channels).sum();
                 for &k in &cfg.ks {
                     for &mode in &cfg.modes {
+                        let skip = matches!(
+                            (backend.support(), mode),
+                            (Support::FullOnly, Mode::Separable) | (Support::SeparableOnly, Mode::Full)
+                        );
+                        if skip {
+                            continue;
+                        }
                         let mut filter = Filter::new(library::gaussian(k, k, None, format!("gaussian:{k}"))?);
                         filter.border = cfg.border;
                         filter.mode = mode;
-                        let decomposition = match filter.plan()?.decomposition {
-                            Decomposition::Full => "full",
-                            Decomposition::Separable { .. } => "separable",
+                        let plan = filter.plan_for(backend.support())?;
+                        let (decomposition, taps) = match plan.decomposition {
+                            Decomposition::Full => ("full", k * k),
+                            Decomposition::Separable { .. } => ("separable", 2 * k),
                         };
-                        let (runs, median, min, max) =
+                        let (clock, times) =
                             time_filter(backend.as_mut(), &filter, &src, cfg.warmup, cfg.runs, cfg.budget)?;
+                        let bytes = 2.0 * src.data().len() as f64;
+                        let fmas = (samples * taps) as f64;
+                        let floor = ceilings.map(|(bw, fma)| Duration::from_secs_f64((bytes / bw).max(fmas / fma)));
                         let s = Sample {
                             backend: backend.name(),
                             size: size.clone(),
@@ -150,10 +187,14 @@ pub fn run_kernels(cfg: &KernelBench, mut report: impl FnMut(&Sample)) -> Result
                             format,
                             k,
                             decomposition: decomposition.into(),
-                            runs,
-                            median,
-                            min,
-                            max,
+                            clock,
+                            runs: times.len(),
+                            median: times[times.len() / 2],
+                            min: times[0],
+                            max: *times.last().unwrap(),
+                            bytes,
+                            fmas,
+                            floor,
                         };
                         report(&s);
                         out.push(s);
@@ -165,30 +206,36 @@ pub fn run_kernels(cfg: &KernelBench, mut report: impl FnMut(&Sample)) -> Result
     Ok(out)
 }
 
-pub const TABLE_HEADER: &str = "| backend | size | format | k | path | runs | median ms | min ms | max ms | MPix/s |\n|---|---|---|---|---|---|---|---|---|---|";
+pub const TABLE_HEADER: &str = "| backend | size | format | k | path | clock | runs | median µs | min µs | max µs | MPix/s | GB/s | GFLOP/s | floor µs | ×floor |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
 
 pub fn table_row(s: &Sample) -> String {
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
     format!(
-        "| {} | {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.1} |",
+        "| {} | {} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} |",
         s.backend,
         s.size,
         s.format,
         s.k,
         s.decomposition,
+        s.clock,
         s.runs,
-        ms(s.median),
-        ms(s.min),
-        ms(s.max),
-        s.mpix_per_s()
+        us(s.median),
+        us(s.min),
+        us(s.max),
+        s.mpix_per_s(),
+        s.gb_per_s(),
+        s.gflop_per_s(),
+        s.floor.map(|f| format!("{:.1}", us(f))).unwrap_or_else(|| "-".into()),
+        s.floor_ratio().map(|r| format!("{r:.2}")).unwrap_or_else(|| "-".into()),
     )
 }
 
-pub const CSV_HEADER: &str = "backend,size,width,height,format,k,path,runs,median_s,min_s,max_s,mpix_per_s";
+pub const CSV_HEADER: &str =
+    "backend,size,width,height,format,k,path,clock,runs,median_s,min_s,max_s,mpix_per_s,gb_per_s,gflop_per_s,floor_s,floor_ratio";
 
 pub fn csv_row(s: &Sample) -> String {
     format!(
-        "\"{}\",{},{},{},{},{},{},{},{:.9},{:.9},{:.9},{:.3}",
+        "\"{}\",{},{},{},{},{},{},{},{},{:.9},{:.9},{:.9},{:.3},{:.3},{:.3},{},{}",
         s.backend,
         s.size,
         s.width,
@@ -196,10 +243,15 @@ pub fn csv_row(s: &Sample) -> String {
         s.format,
         s.k,
         s.decomposition,
+        s.clock,
         s.runs,
         s.median.as_secs_f64(),
         s.min.as_secs_f64(),
         s.max.as_secs_f64(),
-        s.mpix_per_s()
+        s.mpix_per_s(),
+        s.gb_per_s(),
+        s.gflop_per_s(),
+        s.floor.map(|f| format!("{:.9}", f.as_secs_f64())).unwrap_or_default(),
+        s.floor_ratio().map(|r| format!("{r:.4}")).unwrap_or_default(),
     )
 }

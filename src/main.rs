@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 
-use convflow::backend::{self, cpu_par, BackendKind, Schedule};
+use convflow::backend::{self, cpu_par, parse_block, BackendKind, Schedule};
 use convflow::bench::{self, KernelBench};
 use convflow::filter::{library, spec, AlphaMode, Filter, Kernel, Mode, PlaneSel};
 use convflow::frame::PixelFormat;
@@ -102,6 +102,8 @@ struct FilterArgs {
     /// Worker threads for cpu-par (0 = one per logical CPU).
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    #[command(flatten)]
+    gpu: GpuArgs,
     /// Planes of YUV frames to filter: luma or all.
     #[arg(long, default_value = "all")]
     planes: PlaneSel,
@@ -119,6 +121,39 @@ struct FilterArgs {
     quiet: bool,
 }
 
+/// CUDA schedule options.
+#[derive(Args, Clone)]
+struct GpuArgs {
+    /// CUDA memory variant: auto, global, constant, shared, shared-constant, texture,
+    /// separable-global, separable-shared or fast.
+    #[arg(long, default_value = "auto")]
+    variant: String,
+    /// CUDA block shape WxH (default 32x8; `fast` shrinks it to fit shared memory).
+    #[arg(long, value_parser = parse_block)]
+    block: Option<(u32, u32)>,
+    /// CUDA device ordinal.
+    #[arg(long, default_value_t = 0)]
+    device: usize,
+}
+
+impl GpuArgs {
+    fn schedule(&self, threads: usize, variant: &str) -> Result<Schedule> {
+        #[cfg(feature = "cuda")]
+        let v: convflow::backend::cuda::Variant = variant.parse().map_err(anyhow::Error::msg)?;
+        #[cfg(not(feature = "cuda"))]
+        if variant != "auto" {
+            bail!("--variant {variant}: this convflow was built without the 'cuda' feature");
+        }
+        Ok(Schedule {
+            threads,
+            #[cfg(feature = "cuda")]
+            variant: v,
+            block: self.block,
+            device: self.device,
+        })
+    }
+}
+
 #[derive(Subcommand)]
 enum BenchCommand {
     /// Filter-only time per backend × size × format × kernel size × path (gaussian:k).
@@ -131,6 +166,14 @@ struct BenchKernelsArgs {
     backend: Vec<BackendKind>,
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// CUDA variants to measure (each a separate row).
+    #[arg(long, value_delimiter = ',', default_value = "global,constant,shared,shared-constant,texture,separable-global,separable-shared,fast")]
+    variants: Vec<String>,
+    /// CUDA block shape WxH.
+    #[arg(long, value_parser = parse_block)]
+    block: Option<(u32, u32)>,
+    #[arg(long, default_value_t = 0)]
+    device: usize,
     #[arg(long, value_delimiter = ',', default_value = "1080p,4k")]
     sizes: Vec<String>,
     #[arg(long, value_delimiter = ',', default_value = "gray,rgb")]
@@ -193,9 +236,10 @@ fn filter(a: FilterArgs) -> Result<()> {
         planes: a.planes,
         alpha: a.alpha,
     };
-    let plan = filter.plan()?;
-    let schedule = Schedule { threads: a.threads };
+    filter.plan()?; // kernel and mode errors first, before any device is opened
+    let schedule = a.gpu.schedule(a.threads, &a.gpu.variant)?;
     let mut backend = backend::create(a.backend, &schedule)?;
+    let plan = filter.plan_for(backend.support())?;
     let mut check = if a.check {
         Some(backend::create(BackendKind::CpuSeq, &schedule)?)
     } else {
@@ -299,6 +343,11 @@ fn info() -> Result<()> {
         Ok(b) => writeln!(out, "  cuda     {}", b.name())?,
         Err(e) => writeln!(out, "  cuda     unavailable: {e}")?,
     }
+    #[cfg(feature = "cuda")]
+    {
+        let names: Vec<_> = convflow::backend::cuda::Variant::ALL.iter().map(|v| v.name()).collect();
+        writeln!(out, "cuda variants: {}", names.join(", "))?;
+    }
     writeln!(
         out,
         "default (--backend auto): {}",
@@ -314,9 +363,19 @@ fn bench_kernels(a: BenchKernelsArgs) -> Result<()> {
     if a.ks.contains(&0) {
         bail!("kernel size 0 in --ks");
     }
+    let gpu = GpuArgs { variant: "auto".into(), block: a.block, device: a.device };
+    let mut backends = Vec::new();
+    for kind in &a.backend {
+        if *kind == BackendKind::Cuda {
+            for v in &a.variants {
+                backends.push((*kind, gpu.schedule(a.threads, v)?));
+            }
+        } else {
+            backends.push((*kind, gpu.schedule(a.threads, "auto")?));
+        }
+    }
     let cfg = KernelBench {
-        backends: a.backend,
-        schedule: Schedule { threads: a.threads },
+        backends,
         sizes: a.sizes,
         formats: a.formats,
         ks: a.ks,

@@ -8,7 +8,7 @@
 mod common;
 
 use common::{check_against_oracle, first_difference, poisoned_like, random_frame, Rng};
-use convflow::backend::{Backend, CpuPar, CpuSeq};
+use convflow::backend::{Backend, CpuPar, CpuSeq, Support};
 use convflow::filter::{library, AlphaMode, Decomposition, Filter, Kernel, Mode, PlaneSel};
 use convflow::frame::{Frame, PixelFormat};
 use convflow::Border;
@@ -59,8 +59,27 @@ fn random_filter(rng: &mut Rng, kernel: Kernel, border: Border) -> Filter {
     f
 }
 
+/// Makes `filter` one that `support` runs: the direct CUDA variants sum the full kernel, the
+/// two-pass variants need a rank-1 kernel (a Gaussian of the same size stands in).
+fn adapt(filter: &Filter, support: Support) -> Filter {
+    let mut f = filter.clone();
+    match support {
+        Support::Both => {}
+        Support::FullOnly => f.mode = Mode::Full,
+        Support::SeparableOnly => {
+            if !f.kernel.is_separable() {
+                let (w, h) = (f.kernel.width(), f.kernel.height());
+                f.kernel = library::gaussian(w, h, None, format!("gaussian:{w}x{h}")).unwrap();
+            }
+            f.mode = Mode::Separable;
+        }
+    }
+    f
+}
+
 /// The one test body: `backend` on `src` vs cpu-seq (bit for bit) vs the oracle.
 fn check_case(backend: &mut dyn Backend, filter: &Filter, src: &Frame, rng: &mut Rng, ctx: &str) {
+    let filter = &adapt(filter, backend.support());
     let plan = filter.plan().unwrap();
     let mut got = poisoned_like(rng, src);
     backend
@@ -182,6 +201,9 @@ pub fn kernels_beyond_63_taps(make: &dyn Fn() -> Option<Box<dyn Backend>>, salt:
 /// The separable path equals the full path within ±1 LSB (same backend).
 pub fn separable_within_one_lsb_of_full(make: &dyn Fn() -> Option<Box<dyn Backend>>, salt: u64) {
     let Some(mut backend) = make() else { return };
+    if backend.support() != Support::Both {
+        return; // a variant that runs one decomposition only has nothing to compare
+    }
     let (mut rng, seed) = Rng::fresh(salt);
     for spec in [
         "gaussian:5",
@@ -279,6 +301,25 @@ pub fn exact_ties_round_half_to_even(make: &dyn Fn() -> Option<Box<dyn Backend>>
     }
 }
 
+/// Frames of awkward large sizes (odd, one row, 4K), every border.
+pub fn awkward_large_frames(make: &dyn Fn() -> Option<Box<dyn Backend>>, salt: u64) {
+    let Some(mut backend) = make() else { return };
+    let (mut rng, seed) = Rng::fresh(salt);
+    let cases = [
+        (PixelFormat::Rgb8, 1921, 1081, 5),
+        (PixelFormat::Gray8, 3840, 2160, 3),
+        (PixelFormat::Nv12, 1921, 1081, 4),
+        (PixelFormat::Gray8, 1000, 1, 7),
+    ];
+    for (i, (format, w, h, k)) in cases.into_iter().enumerate() {
+        let src = random_frame(&mut rng, format, w, h);
+        let mut filter = Filter::new(library::gaussian(k, k, None, format!("gaussian:{k}")).unwrap());
+        filter.border = Border::ALL[i % 4];
+        filter.mode = if i % 2 == 0 { Mode::Full } else { Mode::Separable };
+        check_case(backend.as_mut(), &filter, &src, &mut rng, &describe(seed, &filter, &src));
+    }
+}
+
 macro_rules! backend_suite {
     ($($name:ident => $make:expr;)*) => {$(
         mod $name {
@@ -307,6 +348,10 @@ macro_rules! backend_suite {
                 super::exact_ties_round_half_to_even(&make, 6);
             }
             #[test]
+            fn awkward_large_frames() {
+                super::awkward_large_frames(&make, 7);
+            }
+            #[test]
             fn one_backend_reused_across_shapes_and_formats() {
                 reused_across_shapes(&make, 5);
             }
@@ -318,4 +363,35 @@ backend_suite! {
     cpu_seq => Some(Box::new(CpuSeq::new()));
     cpu_par_2_threads => Some(Box::new(CpuPar::new(2).unwrap()));
     cpu_par_3_threads => Some(Box::new(CpuPar::new(3).unwrap()));
+}
+
+/// A CUDA backend, or None (test skipped) without a usable GPU; with CONVFLOW_REQUIRE_GPU=1 a
+/// missing GPU fails the test instead.
+#[cfg(feature = "cuda")]
+fn cuda(variant: &str, block: Option<(u32, u32)>) -> Option<Box<dyn Backend>> {
+    use convflow::backend::cuda::CudaBackend;
+    match CudaBackend::new(0, variant.parse().unwrap(), block) {
+        Ok(b) => Some(Box::new(b)),
+        Err(e) => {
+            let required = std::env::var("CONVFLOW_REQUIRE_GPU").is_ok_and(|v| v == "1");
+            assert!(!required, "CONVFLOW_REQUIRE_GPU=1 but the CUDA backend is unavailable: {e}");
+            eprintln!("skipped (no GPU): {e}");
+            None
+        }
+    }
+}
+
+#[cfg(feature = "cuda")]
+backend_suite! {
+    cuda_global => cuda("global", None);
+    cuda_constant => cuda("constant", None);
+    cuda_shared => cuda("shared", None);
+    cuda_shared_constant => cuda("shared-constant", None);
+    cuda_texture => cuda("texture", None);
+    cuda_separable_global => cuda("separable-global", None);
+    cuda_separable_shared => cuda("separable-shared", None);
+    cuda_fast => cuda("fast", None);
+    cuda_fast_block_16x4 => cuda("fast", Some((16, 4)));
+    cuda_shared_block_8x8 => cuda("shared", Some((8, 8)));
+    cuda_auto => cuda("auto", None);
 }

@@ -7,6 +7,8 @@
 
 pub mod cpu_par;
 pub mod cpu_seq;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 
 use std::fmt;
 use std::str::FromStr;
@@ -25,6 +27,19 @@ pub enum BackendError {
     Unavailable(&'static str, String),
     #[error("could not start the CPU thread pool: {0}")]
     ThreadPool(String),
+    #[cfg(feature = "cuda")]
+    #[error(transparent)]
+    Cuda(#[from] cuda::CudaError),
+}
+
+/// Which decompositions a backend (or CUDA variant) runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Support {
+    Both,
+    /// The direct variants of the literature: they sum the full 2D kernel.
+    FullOnly,
+    /// The two-pass variants: they need a rank-1 kernel.
+    SeparableOnly,
 }
 
 /// Backend names accepted by `--backend`.
@@ -70,11 +85,31 @@ impl FromStr for BackendKind {
     }
 }
 
+/// Parses a CUDA block shape `WxH` (or `N` for Nx1); W·H must be 1…1024.
+pub fn parse_block(s: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("bad block shape '{s}' (write WxH with W·H between 1 and 1024, e.g. 32x8)");
+    let (w, h) = match s.split_once('x') {
+        Some((w, h)) => (w.parse::<u32>().map_err(|_| bad())?, h.parse::<u32>().map_err(|_| bad())?),
+        None => (s.parse::<u32>().map_err(|_| bad())?, 1),
+    };
+    if w == 0 || h == 0 || w.saturating_mul(h) > 1024 {
+        return Err(bad());
+    }
+    Ok((w, h))
+}
+
 /// How to run, chosen apart from what to compute.
 #[derive(Clone, Debug, Default)]
 pub struct Schedule {
     /// Worker threads for cpu-par; 0 means one per logical CPU.
     pub threads: usize,
+    /// CUDA memory variant.
+    #[cfg(feature = "cuda")]
+    pub variant: cuda::Variant,
+    /// CUDA block shape (width, height); None for each variant's default.
+    pub block: Option<(u32, u32)>,
+    /// CUDA device ordinal.
+    pub device: usize,
 }
 
 /// The one interface every backend implements.
@@ -86,6 +121,30 @@ pub trait Backend: Send {
     /// `src` and `dst` have the same width, height and channels (strides may differ).
     fn filter_plane(&mut self, plan: &Plan, src: PlaneRef<'_>, dst: PlaneMut<'_>, mask: u8)
         -> Result<(), BackendError>;
+
+    /// Which decompositions this backend runs (`--mode auto` adapts to it).
+    fn support(&self) -> Support {
+        Support::Both
+    }
+
+    /// Device-side times in seconds of `runs` filter passes after `warmup`, excluding
+    /// transfers, for backends that can measure them (CUDA events); None for the CPU.
+    fn kernel_times(
+        &mut self,
+        _plan: &Plan,
+        _src: &Frame,
+        _dst: &mut Frame,
+        _warmup: usize,
+        _runs: usize,
+    ) -> Result<Option<Vec<f64>>, BackendError> {
+        Ok(None)
+    }
+
+    /// Measured ceilings (bytes/s of a device-to-device copy counting read + written bytes,
+    /// fp32 FMA/s) for roofline ratios; None where not measured.
+    fn ceilings(&mut self) -> Option<(f64, f64)> {
+        None
+    }
 
     /// Filters a whole frame into `dst`, which must have the same format and size.
     fn filter_frame(&mut self, plan: &Plan, src: &Frame, dst: &mut Frame) -> Result<(), BackendError> {
@@ -118,10 +177,16 @@ pub fn check_shapes(src: &Frame, dst: &Frame) -> Result<(), BackendError> {
 pub fn create(kind: BackendKind, schedule: &Schedule) -> Result<Box<dyn Backend>, BackendError> {
     match kind {
         BackendKind::CpuSeq => Ok(Box::new(CpuSeq::new())),
-        BackendKind::CpuPar | BackendKind::Auto => Ok(Box::new(CpuPar::new(schedule.threads)?)),
-        BackendKind::Cuda => Err(BackendError::Unavailable(
-            "cuda",
-            "this convflow was built without the 'cuda' feature".into(),
-        )),
+        BackendKind::CpuPar => Ok(Box::new(CpuPar::new(schedule.threads)?)),
+        BackendKind::Auto => match create(BackendKind::Cuda, schedule) {
+            Ok(b) => Ok(b),
+            Err(_) => Ok(Box::new(CpuPar::new(schedule.threads)?)),
+        },
+        #[cfg(feature = "cuda")]
+        BackendKind::Cuda => Ok(Box::new(cuda::CudaBackend::new(schedule.device, schedule.variant, schedule.block)?)),
+        #[cfg(not(feature = "cuda"))]
+        BackendKind::Cuda => {
+            Err(BackendError::Unavailable("cuda", "this convflow was built without the 'cuda' feature".into()))
+        }
     }
 }

@@ -125,8 +125,20 @@ impl Filter {
 
     /// Resolves the decomposition. Forcing `separable` on a rank > 1 kernel is an error.
     pub fn plan(&self) -> Result<Plan, FilterError> {
+        self.plan_for(crate::backend::Support::Both)
+    }
+
+    /// Resolves the decomposition for a backend that runs `support`: `--mode auto` picks what
+    /// the backend runs; an explicit mode it cannot run is left for the backend to refuse.
+    pub fn plan_for(&self, support: crate::backend::Support) -> Result<Plan, FilterError> {
+        use crate::backend::Support;
         let k = &self.kernel;
-        let decomposition = match (self.mode, k.factors()) {
+        let mode = match (self.mode, support) {
+            (Mode::Auto, Support::FullOnly) => Mode::Full,
+            (Mode::Auto, Support::SeparableOnly) => Mode::Separable,
+            (m, _) => m,
+        };
+        let decomposition = match (mode, k.factors()) {
             (Mode::Full, _) | (Mode::Auto, None) => Decomposition::Full,
             (Mode::Separable, None) => return Err(FilterError::NotSeparable(k.name.clone())),
             (Mode::Auto, Some(_)) if k.width() == 1 || k.height() == 1 => Decomposition::Full,

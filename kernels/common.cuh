@@ -1,0 +1,57 @@
+// Shared by every convflow kernel: the parameter block, the border rule and the output rule.
+// These mirror src/border.rs and filter::finish in Rust exactly; change them together.
+#pragma once
+
+typedef unsigned char u8;
+
+// One plane to filter. Pointers are device addresses; strides are in bytes. Layout matches
+// `PlaneParams` in src/backend/cuda/mod.rs (#[repr(C)]).
+struct PlaneParams {
+    unsigned long long src;
+    unsigned long long dst;
+    int width;       // pixels
+    int height;      // rows
+    int src_stride;  // bytes
+    int dst_stride;  // bytes
+    int channels;    // interleaved samples per pixel
+    int mask;        // bit c set: channel c is filtered, else copied
+    int kw, kh;      // kernel size
+    int ax, ay;      // anchor (kw/2, kh/2)
+    int abs_out;     // --abs
+    float offset;    // added to every sum
+};
+
+enum { BORDER_CLAMP = 0, BORDER_ZERO = 1, BORDER_REFLECT = 2, BORDER_WRAP = 3 };
+
+// Maps coordinate i on an axis of length n to 0..n-1, or -1 for the constant zero.
+// Reflect-101 has period 2(n-1) (n = 1 maps everything to 0); wrap has period n.
+template <int B>
+__device__ __forceinline__ int map_index(int i, int n) {
+    if ((unsigned)i < (unsigned)n) return i;
+    if (B == BORDER_CLAMP) return i < 0 ? 0 : n - 1;
+    if (B == BORDER_ZERO) return -1;
+    if (B == BORDER_REFLECT) {
+        if (n == 1) return 0;
+        int period = 2 * (n - 1);
+        int m = i % period;
+        if (m < 0) m += period;
+        return m < n ? m : period - m;
+    }
+    int m = i % n;  // BORDER_WRAP
+    return m < 0 ? m + n : m;
+}
+
+// Output rule: v = acc + offset; |v| if abs; round half to even; saturate to 0..255.
+// fmaxf(NaN, 0) is 0, as Rust's f32::max, so the conversion below is always in range.
+__device__ __forceinline__ u8 finish(float acc, float offset, int abs_out) {
+    float v = __fadd_rn(acc, offset);
+    if (abs_out) v = fabsf(v);
+    v = fminf(fmaxf(rintf(v), 0.0f), 255.0f);
+    return (u8)(int)v;
+}
+
+__device__ __forceinline__ bool filtered(const PlaneParams& p, int c) { return (p.mask >> c) & 1; }
+
+// Declares `extern "C"` entry points NAME_clamp, NAME_zero, NAME_reflect, NAME_wrap, each
+// calling BODY<border>(ARGS...). Rust builds these names in `cuda::entry_name`.
+#define CONVFLOW_FOR_BORDERS(M) M(clamp, BORDER_CLAMP) M(zero, BORDER_ZERO) M(reflect, BORDER_REFLECT) M(wrap, BORDER_WRAP)

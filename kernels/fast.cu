@@ -1,0 +1,200 @@
+// convflow's own kernel family ("fast"), specialized at NVRTC compile time.
+//
+// Defines supplied by the host (src/backend/cuda/registry.rs): KW, KH (kernel size), AX, AY
+// (anchor), CH (interleaved channels), BORDER, PX (output samples per thread along a row, a
+// multiple of 4 and of CH), PY (output rows per thread, separable kernel), KY_UNROLL (1 to
+// unroll the kernel rows of fast_full fully), SEPARABLE (1: build fast_sep, whose weights are
+// the column factor then the row factor; 0: fast_full, row-major weights). Weights live in __constant__ memory and are
+// indexed with compile-time offsets, so they become FFMA constant operands.
+//
+// Both kernels stage the block's input as f32 in shared memory (row stride TS, a multiple of 4
+// for float4 reads), then each thread keeps the row segment it needs in registers and computes
+// PX (x PY) outputs: register blocking. The per-sample tap order is the contract's order.
+#include "common.cuh"
+
+#define SEG (PX + (KW - 1) * CH)          // samples one thread reads from a tile row
+#define SEG4 ((SEG + 3) & ~3)
+#define SEG_IN_REGS (SEG4 <= 96)
+
+#if SEPARABLE
+__constant__ float c_w[KH + KW];
+#else
+__constant__ float c_w[KH * KW];
+#endif
+
+__device__ __forceinline__ int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// Tile row stride for a tile of `tw` samples: room for the float4 over-read of the last thread.
+__device__ __forceinline__ int tile_stride(int tw) { return (tw + 3 + 3) & ~3; }
+
+// Fills th rows x ts samples of f32: tile sample (r, j) is image sample s0 + j of row y0 + r,
+// mapped by the border rule per pixel (zero border and padding columns are 0).
+__device__ __forceinline__ void load_tile(const PlaneParams& p, float* tile, int tw, int ts, int th, int s0, int y0) {
+    const u8* src = (const u8*)p.src;
+    const int n = p.width * CH;
+    const int tid = threadIdx.y * blockDim.x + threadIdx.x, nthreads = blockDim.x * blockDim.y;
+    const bool interior = y0 >= 0 && y0 + th <= p.height && s0 >= 0 && s0 + tw <= n;
+    if (interior && (p.src_stride & 3) == 0 && (p.src & 3) == 0) {
+        // Aligned 4-byte loads from a0 = s0 rounded down; the host allocates 64 bytes of slack
+        // after every device frame, so the last word of the last row stays in bounds.
+        const int a0 = s0 & ~3, shift = s0 - a0, nw = (shift + tw + 3) >> 2;
+        for (int r = threadIdx.y; r < th; r += blockDim.y) {
+            const unsigned* row = (const unsigned*)(src + (size_t)(y0 + r) * p.src_stride + a0);
+            float* trow = tile + r * ts;
+            for (int wi = threadIdx.x; wi < nw; wi += blockDim.x) {
+                const unsigned v = __ldg(row + wi);
+                const int j = 4 * wi - shift;
+#pragma unroll
+                for (int t = 0; t < 4; ++t)
+                    if (j + t >= 0 && j + t < ts) trow[j + t] = j + t < tw ? (float)((v >> (8 * t)) & 0xff) : 0.0f;
+            }
+            for (int j = 4 * nw - shift + threadIdx.x; j < ts; j += blockDim.x) trow[j] = 0.0f;
+        }
+        return;
+    }
+    if (interior) {
+        for (int i = tid; i < ts * th; i += nthreads) {
+            int r = i / ts, j = i - r * ts;
+            tile[i] = j < tw ? (float)src[(size_t)(y0 + r) * p.src_stride + s0 + j] : 0.0f;
+        }
+        return;
+    }
+    for (int i = tid; i < ts * th; i += nthreads) {
+        int r = i / ts, j = i - r * ts;
+        float v = 0.0f;
+        if (j < tw) {
+            int s = s0 + j;
+            int px = floor_div(s, CH);
+            int c = s - px * CH;
+            int sy = map_index<BORDER>(y0 + r, p.height), sx = map_index<BORDER>(px, p.width);
+            if (sy >= 0 && sx >= 0) v = (float)src[(size_t)sy * p.src_stride + (size_t)sx * CH + c];
+        }
+        tile[i] = v;
+    }
+}
+
+// One row segment (SEG samples from `t`) times the horizontal taps w[0..KW) into acc[PX].
+__device__ __forceinline__ void row_taps(const float* __restrict__ t, const float* w, float acc[PX]) {
+#if SEG_IN_REGS
+    float v[SEG4];
+#pragma unroll
+    for (int j = 0; j < SEG4; j += 4) {
+        float4 q = *(const float4*)(t + j);
+        v[j] = q.x;
+        v[j + 1] = q.y;
+        v[j + 2] = q.z;
+        v[j + 3] = q.w;
+    }
+#pragma unroll
+    for (int kx = 0; kx < KW; ++kx) {
+        const float wv = w[kx];
+#pragma unroll
+        for (int i = 0; i < PX; ++i) acc[i] = fmaf(wv, v[i + kx * CH], acc[i]);
+    }
+#else
+#pragma unroll 4
+    for (int kx = 0; kx < KW; ++kx) {
+        const float wv = w[kx];
+#pragma unroll
+        for (int i = 0; i < PX; ++i) acc[i] = fmaf(wv, t[i + kx * CH], acc[i]);
+    }
+#endif
+}
+
+// Writes PX output samples starting at sample e of row y (4-byte stores when aligned).
+__device__ __forceinline__ void store_samples(const PlaneParams& p, int e, int y, const float acc[PX]) {
+    const int n = p.width * CH;
+    const u8* srow = (const u8*)p.src + (size_t)y * p.src_stride;
+    u8* drow = (u8*)p.dst + (size_t)y * p.dst_stride;
+    u8 out[PX];
+#pragma unroll
+    for (int i = 0; i < PX; ++i) {
+        const int c = (e + i) % CH;  // e is a pixel boundary, so this is i % CH
+        out[i] = filtered(p, c) ? finish(acc[i], p.offset, p.abs_out) : (e + i < n ? srow[e + i] : 0);
+    }
+    if (e + PX <= n && ((unsigned long long)(drow + e) & 3) == 0) {
+#pragma unroll
+        for (int i = 0; i < PX; i += 4)
+            *(unsigned int*)(drow + e + i) = out[i] | (out[i + 1] << 8) | (out[i + 2] << 16) | ((unsigned)out[i + 3] << 24);
+    } else {
+        for (int i = 0; i < PX && e + i < n; ++i) drow[e + i] = out[i];
+    }
+}
+
+#if !SEPARABLE
+// Full kernel: block = blockDim.x threads x PX samples wide, blockDim.y rows high.
+extern "C" __global__ void fast_full(PlaneParams p) {
+    extern __shared__ float tile[];
+    const int bw = blockDim.x * PX;
+    const int tw = bw + (KW - 1) * CH, ts = tile_stride(tw), th = blockDim.y + KH - 1;
+    const int e0 = blockIdx.x * bw, y0 = blockIdx.y * blockDim.y;
+    load_tile(p, tile, tw, ts, th, e0 - AX * CH, y0 - AY);
+    __syncthreads();
+    const int ex = threadIdx.x * PX, y = y0 + threadIdx.y;
+    if (y >= p.height || e0 + ex >= p.width * CH) return;
+    float acc[PX];
+#pragma unroll
+    for (int i = 0; i < PX; ++i) acc[i] = 0.0f;
+#pragma unroll KY_UNROLL
+    for (int ky = 0; ky < KH; ++ky) row_taps(tile + (threadIdx.y + ky) * ts + ex, c_w + ky * KW, acc);
+    store_samples(p, e0 + ex, y, acc);
+}
+
+#endif  // !SEPARABLE
+
+#if SEPARABLE
+// Separable, fused: horizontal results for blockDim.y*PY + KH - 1 rows go to shared memory
+// after the tile; each thread then runs the vertical pass for PY rows x PX samples.
+extern "C" __global__ void fast_sep(PlaneParams p) {
+    extern __shared__ float smem[];
+    const int bw = blockDim.x * PX;
+    const int tw = bw + (KW - 1) * CH, ts = tile_stride(tw);
+    const int rows = blockDim.y * PY, th = rows + KH - 1;
+    float* tile = smem;
+    float* hs = smem + ts * th;  // th x bw
+    const int e0 = blockIdx.x * bw, y0 = blockIdx.y * rows;
+    load_tile(p, tile, tw, ts, th, e0 - AX * CH, y0 - AY);
+    __syncthreads();
+    const int ex = threadIdx.x * PX;
+    const float* roww = c_w + KH;
+    for (int r = threadIdx.y; r < th; r += blockDim.y) {
+        float acc[PX];
+#pragma unroll
+        for (int i = 0; i < PX; ++i) acc[i] = 0.0f;
+        row_taps(tile + r * ts + ex, roww, acc);
+#pragma unroll
+        for (int i = 0; i < PX; i += 4) *(float4*)(hs + r * bw + ex + i) = make_float4(acc[i], acc[i + 1], acc[i + 2], acc[i + 3]);
+    }
+    __syncthreads();
+    const int e = e0 + ex, ybase = threadIdx.y * PY;
+    if (e >= p.width * CH || y0 + ybase >= p.height) return;
+    float acc[PY][PX];
+#pragma unroll
+    for (int py = 0; py < PY; ++py)
+#pragma unroll
+        for (int i = 0; i < PX; ++i) acc[py][i] = 0.0f;
+#pragma unroll
+    for (int r = 0; r < PY + KH - 1; ++r) {
+        float v[PX];
+#pragma unroll
+        for (int i = 0; i < PX; i += 4) {
+            float4 q = *(const float4*)(hs + (ybase + r) * bw + ex + i);
+            v[i] = q.x;
+            v[i + 1] = q.y;
+            v[i + 2] = q.z;
+            v[i + 3] = q.w;
+        }
+#pragma unroll
+        for (int py = 0; py < PY; ++py) {
+            const int ky = r - py;  // rows arrive in increasing ky for every output: contract order
+            if (ky >= 0 && ky < KH) {
+#pragma unroll
+                for (int i = 0; i < PX; ++i) acc[py][i] = fmaf(c_w[ky], v[i], acc[py][i]);
+            }
+        }
+    }
+#pragma unroll
+    for (int py = 0; py < PY; ++py)
+        if (y0 + ybase + py < p.height) store_samples(p, e, y0 + ybase + py, acc[py]);
+}
+#endif  // SEPARABLE

@@ -1,0 +1,101 @@
+//! The few driver calls cudarc has no safe API for: texture objects over pitched memory and 2D
+//! device-to-device copies. Every `unsafe` block here is reviewed with a `// SAFETY:` line; the
+//! rest of the CUDA backend stays in safe cudarc.
+
+use cudarc::driver::sys;
+use cudarc::driver::DriverError;
+
+/// A texture object over a pitched 2D region of 8-bit elements; destroyed on drop.
+pub struct Texture(sys::CUtexObject);
+
+impl Texture {
+    /// Creates an unnormalized, point-sampled texture reading one `u8` element per texel
+    /// (`read as integer`) from `width × height` elements, rows `pitch` bytes apart at `ptr`.
+    /// `address` resolves out-of-range coordinates; with BORDER the border colour is 0.
+    pub fn pitch2d_u8(
+        ptr: sys::CUdeviceptr,
+        width: usize,
+        height: usize,
+        pitch: usize,
+        address: sys::CUaddress_mode,
+    ) -> Result<Texture, DriverError> {
+        // SAFETY: all-zero bytes are valid for this descriptor (its enum CUresourcetype has a
+        // 0 variant, the union holds plain data); the fields that matter are set below.
+        let mut res: sys::CUDA_RESOURCE_DESC = unsafe { std::mem::zeroed() };
+        res.resType = sys::CUresourcetype::CU_RESOURCE_TYPE_PITCH2D;
+        res.res.pitch2D = sys::CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_4 {
+            devPtr: ptr,
+            format: sys::CUarray_format::CU_AD_FORMAT_UNSIGNED_INT8,
+            numChannels: 1,
+            width,
+            height,
+            pitchInBytes: pitch,
+        };
+        // SAFETY: all-zero bytes are valid here too (CUaddress_mode and CUfilter_mode have 0
+        // variants: WRAP and POINT); address and filter modes are set explicitly below.
+        let mut tex: sys::CUDA_TEXTURE_DESC = unsafe { std::mem::zeroed() };
+        tex.addressMode = [address; 3];
+        tex.filterMode = sys::CUfilter_mode::CU_TR_FILTER_MODE_POINT;
+        tex.flags = sys::CU_TRSF_READ_AS_INTEGER;
+        let mut obj: sys::CUtexObject = 0;
+        // SAFETY: the descriptors live for the call; `ptr` is a live device allocation the
+        // caller keeps alive (and unmodified by other streams) while the texture is used.
+        unsafe { sys::cuTexObjectCreate(&mut obj, &res, &tex, std::ptr::null()) }.result()?;
+        Ok(Texture(obj))
+    }
+
+    pub fn handle(&self) -> sys::CUtexObject {
+        self.0
+    }
+}
+
+impl Drop for Texture {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from cuTexObjectCreate and is destroyed exactly once; callers
+        // drop textures only after the stream that used them has synchronized.
+        let _ = unsafe { sys::cuTexObjectDestroy(self.0) }.result();
+    }
+}
+
+/// Copies `height` rows of `width_bytes` between pitched device regions on `stream`.
+pub fn copy_2d_d2d(
+    src: sys::CUdeviceptr,
+    src_pitch: usize,
+    dst: sys::CUdeviceptr,
+    dst_pitch: usize,
+    width_bytes: usize,
+    height: usize,
+    stream: sys::CUstream,
+) -> Result<(), DriverError> {
+    // Built field by field: all-zero bytes are not a valid CUDA_MEMCPY2D (its memory-type
+    // enums start at 1).
+    let c = sys::CUDA_MEMCPY2D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        srcHost: std::ptr::null(),
+        srcDevice: src,
+        srcArray: std::ptr::null_mut(),
+        srcPitch: src_pitch,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        dstHost: std::ptr::null_mut(),
+        dstDevice: dst,
+        dstArray: std::ptr::null_mut(),
+        dstPitch: dst_pitch,
+        WidthInBytes: width_bytes,
+        Height: height,
+    };
+    // SAFETY: the caller guarantees both regions are live device allocations large enough for
+    // `height` rows at their pitches.
+    unsafe { sys::cuMemcpy2DAsync_v2(&c, stream) }.result()
+}
+
+/// NVRTC's version as (major, minor).
+pub fn nvrtc_version() -> (i32, i32) {
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: plain out-parameters; the library was checked present before any NVRTC call.
+    let _ = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+    (major, minor)
+}

@@ -1,0 +1,232 @@
+//! Kernel sources, NVRTC compilation and the module cache.
+//!
+//! The .cu files in `kernels/` are embedded with `include_str!`, joined with `common.cuh`, and
+//! compiled with the device's NVRTC to PTX for the device's compute capability. Compiled PTX is
+//! cached on disk (keyed by source, options and NVRTC version), so a second run skips NVRTC;
+//! loaded modules and functions are cached per process.
+
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
+use cudarc::nvrtc::Ptx;
+
+use super::{raw, CudaError};
+use crate::border::Border;
+
+const COMMON: &str = include_str!("../../../kernels/common.cuh");
+const DIRECT: &str = include_str!("../../../kernels/direct.cu");
+const SEPARABLE: &str = include_str!("../../../kernels/separable.cu");
+const FAST: &str = include_str!("../../../kernels/fast.cu");
+
+/// Registers needed to keep one `fast` row segment in registers (mirrors SEG_IN_REGS).
+pub const FAST_MAX_SEG: usize = 96;
+
+/// A compile-time specialization of the `fast` family.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FastSpec {
+    pub kw: usize,
+    pub kh: usize,
+    pub ch: usize,
+    pub border: Border,
+    /// Output samples per thread along a row (a multiple of 4 and of `ch`).
+    pub px: usize,
+    /// Output rows per thread in the separable kernel.
+    pub py: usize,
+    /// Unroll factor of the kernel-row loop of `fast_full`.
+    pub ky_unroll: usize,
+    /// Build `fast_sep` (weights: column then row) instead of `fast_full`.
+    pub separable: bool,
+}
+
+impl FastSpec {
+    pub fn new(kw: usize, kh: usize, ch: usize, border: Border) -> FastSpec {
+        let px = 4 * ch;
+        // Fully unrolled rows only while the straight-line code stays small.
+        let ky_unroll = if kw * kh * px <= 4096 { kh } else { 1 };
+        FastSpec { kw, kh, ch, border, px, py: 4, ky_unroll, separable: false }
+    }
+
+    fn defines(&self) -> Vec<String> {
+        let border = match self.border {
+            Border::Clamp => 0,
+            Border::Zero => 1,
+            Border::Reflect => 2,
+            Border::Wrap => 3,
+        };
+        vec![
+            format!("-DKW={}", self.kw),
+            format!("-DKH={}", self.kh),
+            format!("-DAX={}", self.kw / 2),
+            format!("-DAY={}", self.kh / 2),
+            format!("-DCH={}", self.ch),
+            format!("-DBORDER={border}"),
+            format!("-DPX={}", self.px),
+            format!("-DPY={}", self.py),
+            format!("-DKY_UNROLL={}", self.ky_unroll),
+            format!("-DSEPARABLE={}", self.separable as u8),
+        ]
+    }
+}
+
+/// Which module: the fixed families, or one `fast` specialization.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ModuleKey {
+    Direct,
+    Separable,
+    Fast(FastSpec),
+}
+
+impl ModuleKey {
+    fn source(&self) -> (&'static str, String) {
+        let (name, file) = match self {
+            ModuleKey::Direct => ("direct.cu", DIRECT),
+            ModuleKey::Separable => ("separable.cu", SEPARABLE),
+            ModuleKey::Fast(_) => ("fast.cu", FAST),
+        };
+        (name, file.replace("#include \"common.cuh\"", COMMON))
+    }
+
+    fn defines(&self) -> Vec<String> {
+        match self {
+            ModuleKey::Fast(spec) => spec.defines(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Name of a border-templated entry point: `FAMILY_BORDER` (see CONVFLOW_FOR_BORDERS).
+pub fn entry_name(family: &str, border: Border) -> String {
+    format!("{family}_{}", border.name())
+}
+
+/// Compiles `key` for compute capability `arch` (e.g. 90) and returns the PTX and NVRTC's log.
+/// The caller must have checked that NVRTC is loadable.
+pub fn compile(key: &ModuleKey, arch: u32) -> Result<(String, String), CudaError> {
+    let (name, src) = key.source();
+    let mut options = vec![format!("--gpu-architecture=compute_{arch}"), "--std=c++17".to_string()];
+    options.extend(key.defines());
+    let csrc = CString::new(src).expect("kernel sources hold no NUL");
+    let cname = CString::new(name).expect("no NUL");
+    let prog = cudarc::nvrtc::result::create_program(&csrc, Some(&cname))
+        .map_err(|e| CudaError::Compile { module: name.into(), log: format!("{e:?}") })?;
+    // SAFETY: `prog` is a live program; options are plain strings; the program is destroyed
+    // exactly once below, after the log and PTX were read.
+    let compiled = unsafe { cudarc::nvrtc::result::compile_program(prog, &options) };
+    // SAFETY: as above.
+    let log = unsafe { cudarc::nvrtc::result::get_program_log(prog) }
+        .map(|l| l.iter().take_while(|&&c| c != 0).map(|&c| c as u8 as char).collect::<String>())
+        .unwrap_or_default();
+    // SAFETY: as above.
+    let ptx = compiled.and_then(|()| unsafe { cudarc::nvrtc::result::get_ptx(prog) });
+    // SAFETY: as above.
+    let _ = unsafe { cudarc::nvrtc::result::destroy_program(prog) };
+    let ptx = ptx.map_err(|e| CudaError::Compile {
+        module: format!("{name} {}", options.join(" ")),
+        log: if log.trim().is_empty() { format!("{e:?}") } else { log.clone() },
+    })?;
+    let ptx: String = ptx.iter().take_while(|&&c| c != 0).map(|&c| c as u8 as char).collect();
+    Ok((ptx, log))
+}
+
+/// Every module family and a spread of `fast` specializations, for build checks (CI compiles
+/// them all with NVRTC, no GPU needed).
+pub fn all_check_keys() -> Vec<ModuleKey> {
+    let mut keys = vec![ModuleKey::Direct, ModuleKey::Separable];
+    let mut i = 0;
+    for ch in 1..=4 {
+        // Sizes cover the register-segment and the streaming path, unrolled and looped rows.
+        for (kw, kh) in [(1, 1), (4, 7), (25, 25), (63, 63)] {
+            for separable in [false, true] {
+                let mut spec = FastSpec::new(kw, kh, ch, Border::ALL[i % 4]);
+                spec.separable = separable;
+                keys.push(ModuleKey::Fast(spec));
+                i += 1;
+            }
+        }
+    }
+    keys
+}
+
+/// 64-bit FNV-1a: a stable cache key (std's hasher may change between Rust releases).
+fn fnv1a(parts: &[&[u8]]) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for p in parts {
+        for &b in *p {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x100_0000_01b3);
+        }
+        h ^= 0xff;
+        h = h.wrapping_mul(0x100_0000_01b3);
+    }
+    h
+}
+
+fn cache_dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("CONVFLOW_CACHE_DIR") {
+        return Some(PathBuf::from(d));
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("convflow").join("ptx"))
+}
+
+/// Loads modules once per process (PTX from the disk cache when present).
+pub struct Registry {
+    ctx: Arc<CudaContext>,
+    arch: u32,
+    modules: HashMap<ModuleKey, Arc<CudaModule>>,
+    functions: HashMap<(ModuleKey, String), CudaFunction>,
+}
+
+impl Registry {
+    pub fn new(ctx: Arc<CudaContext>, arch: u32) -> Self {
+        Registry { ctx, arch, modules: HashMap::new(), functions: HashMap::new() }
+    }
+
+    pub fn module(&mut self, key: &ModuleKey) -> Result<Arc<CudaModule>, CudaError> {
+        if let Some(m) = self.modules.get(key) {
+            return Ok(m.clone());
+        }
+        let (_, src) = key.source();
+        let (major, minor) = raw::nvrtc_version();
+        let id = fnv1a(&[
+            src.as_bytes(),
+            key.defines().join(" ").as_bytes(),
+            format!("{}-{major}.{minor}", self.arch).as_bytes(),
+        ]);
+        let path = cache_dir().map(|d| d.join(format!("{id:016x}.ptx")));
+        let cached = path.as_ref().and_then(|p| std::fs::read_to_string(p).ok());
+        let ptx = match cached {
+            Some(ptx) => ptx,
+            None => {
+                let (ptx, _log) = compile(key, self.arch)?;
+                if let Some(p) = &path {
+                    // A failed cache write only costs a recompile next time.
+                    let _ = std::fs::create_dir_all(p.parent().unwrap());
+                    let tmp = p.with_extension(format!("tmp{}", std::process::id()));
+                    if std::fs::write(&tmp, &ptx).is_ok() {
+                        let _ = std::fs::rename(&tmp, p);
+                    }
+                }
+                ptx
+            }
+        };
+        let module = self.ctx.load_module(Ptx::from_src(ptx)).map_err(|e| CudaError::driver("loading a kernel module", e))?;
+        self.modules.insert(key.clone(), module.clone());
+        Ok(module)
+    }
+
+    pub fn function(&mut self, key: &ModuleKey, name: &str) -> Result<CudaFunction, CudaError> {
+        let k = (key.clone(), name.to_string());
+        if let Some(f) = self.functions.get(&k) {
+            return Ok(f.clone());
+        }
+        let f = self.module(key)?.load_function(name).map_err(|e| CudaError::driver("finding a kernel", e))?;
+        self.functions.insert(k, f.clone());
+        Ok(f)
+    }
+}
