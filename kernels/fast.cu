@@ -2,8 +2,8 @@
 //
 // Defines supplied by the host (src/backend/cuda/registry.rs): KW, KH (kernel size), AX, AY
 // (anchor), CH (interleaved channels), BORDER, PX (output samples per thread along a row, a
-// multiple of 4 and of CH), PY (output rows per thread, separable kernel), KY_UNROLL (1 to
-// unroll the kernel rows of fast_full fully), SEPARABLE (1: build fast_sep, whose weights are
+// multiple of 4 and of CH), PY (output rows per thread), KY_UNROLL (unroll factor of the
+// kernel-row loop of fast_full when PY is 1), SEPARABLE (1: build fast_sep, whose weights are
 // the column factor then the row factor; 0: fast_full, row-major weights). Weights live in __constant__ memory and are
 // indexed with compile-time offsets, so they become FFMA constant operands.
 //
@@ -38,17 +38,33 @@ __device__ __forceinline__ void load_tile(const PlaneParams& p, float* tile, int
         // Aligned 4-byte loads from a0 = s0 rounded down; the host allocates 64 bytes of slack
         // after every device frame, so the last word of the last row stays in bounds.
         const int a0 = s0 & ~3, shift = s0 - a0, nw = (shift + tw + 3) >> 2;
+        const u8* base = src + (size_t)y0 * p.src_stride + a0;
+        // Rows over threadIdx.y, words over threadIdx.x; unrolled so that several independent
+        // loads are in flight before the first is used.
+#pragma unroll 4
         for (int r = threadIdx.y; r < th; r += blockDim.y) {
-            const unsigned* row = (const unsigned*)(src + (size_t)(y0 + r) * p.src_stride + a0);
+            const unsigned* row = (const unsigned*)(base + (size_t)r * p.src_stride);
             float* trow = tile + r * ts;
             for (int wi = threadIdx.x; wi < nw; wi += blockDim.x) {
                 const unsigned v = __ldg(row + wi);
                 const int j = 4 * wi - shift;
+                if (j >= 0 && j + 3 < tw) {
+                    trow[j] = (float)(v & 0xff);
+                    trow[j + 1] = (float)((v >> 8) & 0xff);
+                    trow[j + 2] = (float)((v >> 16) & 0xff);
+                    trow[j + 3] = (float)(v >> 24);
+                } else {
 #pragma unroll
-                for (int t = 0; t < 4; ++t)
-                    if (j + t >= 0 && j + t < ts) trow[j + t] = j + t < tw ? (float)((v >> (8 * t)) & 0xff) : 0.0f;
+                    for (int t = 0; t < 4; ++t)
+                        if (j + t >= 0 && j + t < ts) trow[j + t] = j + t < tw ? (float)((v >> (8 * t)) & 0xff) : 0.0f;
+                }
             }
-            for (int j = 4 * nw - shift + threadIdx.x; j < ts; j += blockDim.x) trow[j] = 0.0f;
+        }
+        // Padding columns past the last word (at most 7 per row).
+        const int pad0 = 4 * nw - shift, padn = ts - pad0;
+        for (int i = tid; i < th * padn; i += nthreads) {
+            const int r = i / padn;
+            tile[r * ts + pad0 + (i - r * padn)] = 0.0f;
         }
         return;
     }
@@ -101,18 +117,21 @@ __device__ __forceinline__ void row_taps(const float* __restrict__ t, const floa
 #endif
 }
 
-// Writes PX output samples starting at sample e of row y (4-byte stores when aligned).
+// Writes PX output samples starting at sample e of row y (4-byte stores when aligned). e is a
+// pixel boundary (PX is a multiple of CH), so sample i is channel i % CH: a constant.
 __device__ __forceinline__ void store_samples(const PlaneParams& p, int e, int y, const float acc[PX]) {
     const int n = p.width * CH;
     const u8* srow = (const u8*)p.src + (size_t)y * p.src_stride;
     u8* drow = (u8*)p.dst + (size_t)y * p.dst_stride;
+    const bool whole = e + PX <= n;
+    const bool all = p.mask == (1 << CH) - 1;
     u8 out[PX];
 #pragma unroll
     for (int i = 0; i < PX; ++i) {
-        const int c = (e + i) % CH;  // e is a pixel boundary, so this is i % CH
-        out[i] = filtered(p, c) ? finish(acc[i], p.offset, p.abs_out) : (e + i < n ? srow[e + i] : 0);
+        out[i] = finish(acc[i], p.offset, p.abs_out);
+        if (!all && !filtered(p, i % CH)) out[i] = (whole || e + i < n) ? srow[e + i] : 0;
     }
-    if (e + PX <= n && ((unsigned long long)(drow + e) & 3) == 0) {
+    if (whole && ((unsigned long long)(drow + e) & 3) == 0) {
 #pragma unroll
         for (int i = 0; i < PX; i += 4)
             *(unsigned int*)(drow + e + i) = out[i] | (out[i + 1] << 8) | (out[i + 2] << 16) | ((unsigned)out[i + 3] << 24);
@@ -122,22 +141,59 @@ __device__ __forceinline__ void store_samples(const PlaneParams& p, int e, int y
 }
 
 #if !SEPARABLE
-// Full kernel: block = blockDim.x threads x PX samples wide, blockDim.y rows high.
+// Full kernel: block = blockDim.x threads x PX samples wide, blockDim.y x PY rows high. With
+// PY > 1 (small kernels: KY_UNROLL covers every row) each tile row segment loaded into
+// registers serves all PY output rows that read it; row r feeds output row py with kernel row
+// ky = r - py, so every output still sees its rows in increasing ky (contract order).
 extern "C" __global__ void fast_full(PlaneParams p) {
     extern __shared__ float tile[];
     const int bw = blockDim.x * PX;
-    const int tw = bw + (KW - 1) * CH, ts = tile_stride(tw), th = blockDim.y + KH - 1;
-    const int e0 = blockIdx.x * bw, y0 = blockIdx.y * blockDim.y;
+    const int tw = bw + (KW - 1) * CH, ts = tile_stride(tw), rows = blockDim.y * PY, th = rows + KH - 1;
+    const int e0 = blockIdx.x * bw, y0 = blockIdx.y * rows;
     load_tile(p, tile, tw, ts, th, e0 - AX * CH, y0 - AY);
     __syncthreads();
-    const int ex = threadIdx.x * PX, y = y0 + threadIdx.y;
-    if (y >= p.height || e0 + ex >= p.width * CH) return;
+    const int ex = threadIdx.x * PX, ybase = threadIdx.y * PY;
+    if (y0 + ybase >= p.height || e0 + ex >= p.width * CH) return;
+#if PY == 1
     float acc[PX];
 #pragma unroll
     for (int i = 0; i < PX; ++i) acc[i] = 0.0f;
 #pragma unroll KY_UNROLL
-    for (int ky = 0; ky < KH; ++ky) row_taps(tile + (threadIdx.y + ky) * ts + ex, c_w + ky * KW, acc);
-    store_samples(p, e0 + ex, y, acc);
+    for (int ky = 0; ky < KH; ++ky) row_taps(tile + (ybase + ky) * ts + ex, c_w + ky * KW, acc);
+    store_samples(p, e0 + ex, y0 + ybase, acc);
+#else
+    float acc[PY][PX];
+#pragma unroll
+    for (int py = 0; py < PY; ++py)
+#pragma unroll
+        for (int i = 0; i < PX; ++i) acc[py][i] = 0.0f;
+#pragma unroll
+    for (int r = 0; r < PY + KH - 1; ++r) {
+        const float* t = tile + (ybase + r) * ts + ex;
+        float v[SEG4];
+#pragma unroll
+        for (int j = 0; j < SEG4; j += 4) {
+            float4 q = *(const float4*)(t + j);
+            v[j] = q.x;
+            v[j + 1] = q.y;
+            v[j + 2] = q.z;
+            v[j + 3] = q.w;
+        }
+#pragma unroll
+        for (int py = 0; py < PY; ++py) {
+            const int ky = r - py;
+            if (ky >= 0 && ky < KH) {
+#pragma unroll
+                for (int kx = 0; kx < KW; ++kx)
+#pragma unroll
+                    for (int i = 0; i < PX; ++i) acc[py][i] = fmaf(c_w[ky * KW + kx], v[i + kx * CH], acc[py][i]);
+            }
+        }
+    }
+#pragma unroll
+    for (int py = 0; py < PY; ++py)
+        if (y0 + ybase + py < p.height) store_samples(p, e0 + ex, y0 + ybase + py, acc[py]);
+#endif
 }
 
 #endif  // !SEPARABLE

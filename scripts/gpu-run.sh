@@ -12,7 +12,7 @@ mkdir -p "$out"
 nvrtc=$(ls -d /usr/local/cuda*/lib64 /usr/local/cuda*/targets/*/lib 2>/dev/null | while read -r d; do
     [ -e "$d/libnvrtc.so.13" ] || [ -e "$d/libnvrtc.so" ] && echo "$d"; done | head -n1)
 export LD_LIBRARY_PATH="${nvrtc:+$nvrtc:}${LD_LIBRARY_PATH:-}"
-export CONVFLOW_REQUIRE_GPU=1 CONVFLOW_CACHE_DIR="$out/ptx-cache"
+export CONVFLOW_REQUIRE_GPU=1 CONVFLOW_CACHE_DIR="${CONVFLOW_CACHE_DIR:-/tmp/convflow-ptx}"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 .carry/convflow info | tee -a "$out/gpu.txt"
 status=0

@@ -127,7 +127,7 @@ pub fn time_filter(
 ) -> Result<(&'static str, Vec<Duration>), BenchError> {
     let plan = filter.plan_for(backend.support())?;
     let mut dst = Frame::like(src);
-    if let Some(mut t) = backend.kernel_times(&plan, src, &mut dst, warmup, runs.max(1))? {
+    if let Some(mut t) = backend.kernel_times(&plan, src, &mut dst, warmup, runs.max(1), budget.as_secs_f64())? {
         t.sort_by(|a, b| a.total_cmp(b));
         return Ok(("events", t.into_iter().map(Duration::from_secs_f64).collect()));
     }

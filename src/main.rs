@@ -167,7 +167,11 @@ struct BenchKernelsArgs {
     #[arg(long, default_value_t = 0)]
     threads: usize,
     /// CUDA variants to measure (each a separate row).
-    #[arg(long, value_delimiter = ',', default_value = "global,constant,shared,shared-constant,texture,separable-global,separable-shared,fast")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "global,constant,shared,shared-constant,texture,separable-global,separable-shared,fast"
+    )]
     variants: Vec<String>,
     /// CUDA block shape WxH.
     #[arg(long, value_parser = parse_block)]
@@ -363,7 +367,11 @@ fn bench_kernels(a: BenchKernelsArgs) -> Result<()> {
     if a.ks.contains(&0) {
         bail!("kernel size 0 in --ks");
     }
-    let gpu = GpuArgs { variant: "auto".into(), block: a.block, device: a.device };
+    let gpu = GpuArgs {
+        variant: "auto".into(),
+        block: a.block,
+        device: a.device,
+    };
     let mut backends = Vec::new();
     for kind in &a.backend {
         if *kind == BackendKind::Cuda {

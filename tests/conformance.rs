@@ -316,7 +316,13 @@ pub fn awkward_large_frames(make: &dyn Fn() -> Option<Box<dyn Backend>>, salt: u
         let mut filter = Filter::new(library::gaussian(k, k, None, format!("gaussian:{k}")).unwrap());
         filter.border = Border::ALL[i % 4];
         filter.mode = if i % 2 == 0 { Mode::Full } else { Mode::Separable };
-        check_case(backend.as_mut(), &filter, &src, &mut rng, &describe(seed, &filter, &src));
+        check_case(
+            backend.as_mut(),
+            &filter,
+            &src,
+            &mut rng,
+            &describe(seed, &filter, &src),
+        );
     }
 }
 
@@ -374,7 +380,10 @@ fn cuda(variant: &str, block: Option<(u32, u32)>) -> Option<Box<dyn Backend>> {
         Ok(b) => Some(Box::new(b)),
         Err(e) => {
             let required = std::env::var("CONVFLOW_REQUIRE_GPU").is_ok_and(|v| v == "1");
-            assert!(!required, "CONVFLOW_REQUIRE_GPU=1 but the CUDA backend is unavailable: {e}");
+            assert!(
+                !required,
+                "CONVFLOW_REQUIRE_GPU=1 but the CUDA backend is unavailable: {e}"
+            );
             eprintln!("skipped (no GPU): {e}");
             None
         }

@@ -7,13 +7,18 @@
 use convflow::backend::cuda::{self, registry};
 
 fn required() -> bool {
-    ["CONVFLOW_REQUIRE_NVRTC", "CONVFLOW_REQUIRE_GPU"].iter().any(|v| std::env::var(v).is_ok_and(|v| v == "1"))
+    ["CONVFLOW_REQUIRE_NVRTC", "CONVFLOW_REQUIRE_GPU"]
+        .iter()
+        .any(|v| std::env::var(v).is_ok_and(|v| v == "1"))
 }
 
 #[test]
 fn every_kernel_compiles_with_nvrtc_for_sm80_and_sm90_without_warnings() {
     if !cuda::nvrtc_present() {
-        assert!(!required(), "NVRTC is required (CONVFLOW_REQUIRE_NVRTC/GPU=1) but libnvrtc could not be loaded");
+        assert!(
+            !required(),
+            "NVRTC is required (CONVFLOW_REQUIRE_NVRTC/GPU=1) but libnvrtc could not be loaded"
+        );
         eprintln!("skipped: libnvrtc not found (set LD_LIBRARY_PATH to the nvidia-cuda-nvrtc wheel's lib/)");
         return;
     }
@@ -32,5 +37,11 @@ fn every_kernel_compiles_with_nvrtc_for_sm80_and_sm90_without_warnings() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {} compiles failed:\n{}", failures.len(), 2 * keys.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} compiles failed:\n{}",
+        failures.len(),
+        2 * keys.len(),
+        failures.join("\n")
+    );
 }

@@ -89,7 +89,10 @@ impl FromStr for BackendKind {
 pub fn parse_block(s: &str) -> Result<(u32, u32), String> {
     let bad = || format!("bad block shape '{s}' (write WxH with W·H between 1 and 1024, e.g. 32x8)");
     let (w, h) = match s.split_once('x') {
-        Some((w, h)) => (w.parse::<u32>().map_err(|_| bad())?, h.parse::<u32>().map_err(|_| bad())?),
+        Some((w, h)) => (
+            w.parse::<u32>().map_err(|_| bad())?,
+            h.parse::<u32>().map_err(|_| bad())?,
+        ),
         None => (s.parse::<u32>().map_err(|_| bad())?, 1),
     };
     if w == 0 || h == 0 || w.saturating_mul(h) > 1024 {
@@ -127,8 +130,9 @@ pub trait Backend: Send {
         Support::Both
     }
 
-    /// Device-side times in seconds of `runs` filter passes after `warmup`, excluding
-    /// transfers, for backends that can measure them (CUDA events); None for the CPU.
+    /// Device-side times in seconds of up to `runs` filter passes after `warmup` (fewer once
+    /// `budget` seconds are spent, at least one), excluding transfers, for backends that can
+    /// measure them (CUDA events); None for the CPU.
     fn kernel_times(
         &mut self,
         _plan: &Plan,
@@ -136,6 +140,7 @@ pub trait Backend: Send {
         _dst: &mut Frame,
         _warmup: usize,
         _runs: usize,
+        _budget: f64,
     ) -> Result<Option<Vec<f64>>, BackendError> {
         Ok(None)
     }
@@ -183,10 +188,15 @@ pub fn create(kind: BackendKind, schedule: &Schedule) -> Result<Box<dyn Backend>
             Err(_) => Ok(Box::new(CpuPar::new(schedule.threads)?)),
         },
         #[cfg(feature = "cuda")]
-        BackendKind::Cuda => Ok(Box::new(cuda::CudaBackend::new(schedule.device, schedule.variant, schedule.block)?)),
+        BackendKind::Cuda => Ok(Box::new(cuda::CudaBackend::new(
+            schedule.device,
+            schedule.variant,
+            schedule.block,
+        )?)),
         #[cfg(not(feature = "cuda"))]
-        BackendKind::Cuda => {
-            Err(BackendError::Unavailable("cuda", "this convflow was built without the 'cuda' feature".into()))
-        }
+        BackendKind::Cuda => Err(BackendError::Unavailable(
+            "cuda",
+            "this convflow was built without the 'cuda' feature".into(),
+        )),
     }
 }

@@ -42,11 +42,33 @@ pub struct FastSpec {
 }
 
 impl FastSpec {
+    /// The specialization for a full kernel; [`FastSpec::separable`] for the fused two-pass one.
     pub fn new(kw: usize, kh: usize, ch: usize, border: Border) -> FastSpec {
         let px = 4 * ch;
-        // Fully unrolled rows only while the straight-line code stays small.
+        // Several rows per thread, fully unrolled, while the straight-line code stays small
+        // (≤ 4096 FMAs); else one row per thread with the kernel rows in a loop.
+        let py = if kw * kh * px <= 1024 { 4 } else { 1 };
         let ky_unroll = if kw * kh * px <= 4096 { kh } else { 1 };
-        FastSpec { kw, kh, ch, border, px, py: 4, ky_unroll, separable: false }
+        FastSpec {
+            kw,
+            kh,
+            ch,
+            border,
+            px,
+            py,
+            ky_unroll,
+            separable: false,
+        }
+    }
+
+    pub fn separable(kw: usize, kh: usize, ch: usize, border: Border) -> FastSpec {
+        // Fewer rows per thread for wide pixels keeps the two shared-memory stages small.
+        let py = if ch >= 3 { 2 } else { 4 };
+        FastSpec {
+            py,
+            separable: true,
+            ..FastSpec::new(kw, kh, ch, border)
+        }
     }
 
     fn defines(&self) -> Vec<String> {
@@ -110,14 +132,21 @@ pub fn compile(key: &ModuleKey, arch: u32) -> Result<(String, String), CudaError
     options.extend(key.defines());
     let csrc = CString::new(src).expect("kernel sources hold no NUL");
     let cname = CString::new(name).expect("no NUL");
-    let prog = cudarc::nvrtc::result::create_program(&csrc, Some(&cname))
-        .map_err(|e| CudaError::Compile { module: name.into(), log: format!("{e:?}") })?;
+    let prog = cudarc::nvrtc::result::create_program(&csrc, Some(&cname)).map_err(|e| CudaError::Compile {
+        module: name.into(),
+        log: format!("{e:?}"),
+    })?;
     // SAFETY: `prog` is a live program; options are plain strings; the program is destroyed
     // exactly once below, after the log and PTX were read.
     let compiled = unsafe { cudarc::nvrtc::result::compile_program(prog, &options) };
     // SAFETY: as above.
     let log = unsafe { cudarc::nvrtc::result::get_program_log(prog) }
-        .map(|l| l.iter().take_while(|&&c| c != 0).map(|&c| c as u8 as char).collect::<String>())
+        .map(|l| {
+            l.iter()
+                .take_while(|&&c| c != 0)
+                .map(|&c| c as u8 as char)
+                .collect::<String>()
+        })
         .unwrap_or_default();
     // SAFETY: as above.
     let ptx = compiled.and_then(|()| unsafe { cudarc::nvrtc::result::get_ptx(prog) });
@@ -125,7 +154,11 @@ pub fn compile(key: &ModuleKey, arch: u32) -> Result<(String, String), CudaError
     let _ = unsafe { cudarc::nvrtc::result::destroy_program(prog) };
     let ptx = ptx.map_err(|e| CudaError::Compile {
         module: format!("{name} {}", options.join(" ")),
-        log: if log.trim().is_empty() { format!("{e:?}") } else { log.clone() },
+        log: if log.trim().is_empty() {
+            format!("{e:?}")
+        } else {
+            log.clone()
+        },
     })?;
     let ptx: String = ptx.iter().take_while(|&&c| c != 0).map(|&c| c as u8 as char).collect();
     Ok((ptx, log))
@@ -140,8 +173,12 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
         // Sizes cover the register-segment and the streaming path, unrolled and looped rows.
         for (kw, kh) in [(1, 1), (4, 7), (25, 25), (63, 63)] {
             for separable in [false, true] {
-                let mut spec = FastSpec::new(kw, kh, ch, Border::ALL[i % 4]);
-                spec.separable = separable;
+                let b = Border::ALL[i % 4];
+                let spec = if separable {
+                    FastSpec::separable(kw, kh, ch, b)
+                } else {
+                    FastSpec::new(kw, kh, ch, b)
+                };
                 keys.push(ModuleKey::Fast(spec));
                 i += 1;
             }
@@ -184,7 +221,12 @@ pub struct Registry {
 
 impl Registry {
     pub fn new(ctx: Arc<CudaContext>, arch: u32) -> Self {
-        Registry { ctx, arch, modules: HashMap::new(), functions: HashMap::new() }
+        Registry {
+            ctx,
+            arch,
+            modules: HashMap::new(),
+            functions: HashMap::new(),
+        }
     }
 
     pub fn module(&mut self, key: &ModuleKey) -> Result<Arc<CudaModule>, CudaError> {
@@ -215,7 +257,10 @@ impl Registry {
                 ptx
             }
         };
-        let module = self.ctx.load_module(Ptx::from_src(ptx)).map_err(|e| CudaError::driver("loading a kernel module", e))?;
+        let module = self
+            .ctx
+            .load_module(Ptx::from_src(ptx))
+            .map_err(|e| CudaError::driver("loading a kernel module", e))?;
         self.modules.insert(key.clone(), module.clone());
         Ok(module)
     }
@@ -225,7 +270,10 @@ impl Registry {
         if let Some(f) = self.functions.get(&k) {
             return Ok(f.clone());
         }
-        let f = self.module(key)?.load_function(name).map_err(|e| CudaError::driver("finding a kernel", e))?;
+        let f = self
+            .module(key)?
+            .load_function(name)
+            .map_err(|e| CudaError::driver("finding a kernel", e))?;
         self.functions.insert(k, f.clone());
         Ok(f)
     }
