@@ -19,6 +19,16 @@ status=0
 .carry/gpu 2>&1 | tee "$out/gpu-tests.log" | tail -n 3 || status=1
 .carry/conformance --test-threads "$(nproc)" 2>&1 | tee "$out/conformance.log" | grep -E "test result|FAILED|panicked" || status=1
 grep -q "test result: ok" "$out/conformance.log" || status=1
+# End to end on the bundled samples, every variant checked against cpu-seq (--check).
+for v in auto global constant shared shared-constant texture separable-global separable-shared fast; do
+    case $v in global|constant|shared|shared-constant|texture) mode=full ;; *) mode=auto ;; esac
+    .carry/convflow filter samples/testsrc2.png -o "$out/testsrc2-$v.png" --kernel gaussian:9 --mode $mode \
+        --backend cuda --variant $v --check 2>&1 | tee -a "$out/samples.log" || status=1
+done
+.carry/convflow filter samples/frames -o "$out/frames-sobel" --kernel sobel-x --abs --backend cuda --check \
+    2>&1 | tee -a "$out/samples.log" || status=1
+rm -rf "$out"/testsrc2-*.png "$out/frames-sobel"
+
 if [ "$#" -gt 0 ]; then
     .carry/convflow bench kernels --backend cuda "$@" --csv "$out/bench.csv" | tee "$out/bench.md"
 fi

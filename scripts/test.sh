@@ -1,8 +1,23 @@
 #!/usr/bin/env bash
 # The whole test suite (what CI runs): installs what is missing, then runs every test.
-# GPU tests skip without a GPU; set CONVFLOW_REQUIRE_GPU=1 to make them fail instead.
+#  - CPU backends, kernels, CLI: always.
+#  - Every CUDA kernel is compiled through NVRTC for sm_80 and sm_90 (no GPU needed): NVRTC
+#    comes from the nvidia-cuda-nvrtc 13.0 wheel, unpacked into .deps/nvrtc.
+#  - GPU tests skip without a GPU; set CONVFLOW_REQUIRE_GPU=1 to make them fail instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
+
+nvrtc_dir=.deps/nvrtc/nvidia/cu13/lib
+if [ ! -e "$nvrtc_dir/libnvrtc.so.13" ]; then
+    echo "test.sh: fetching NVRTC (nvidia-cuda-nvrtc 13.0.x wheel)" >&2
+    rm -rf .deps/wheels .deps/nvrtc
+    python3 -m pip download -q --no-deps --only-binary=:all: --dest .deps/wheels \
+        --platform manylinux_2_12_x86_64 --python-version 3 "nvidia-cuda-nvrtc==13.0.*"
+    python3 -m zipfile -e .deps/wheels/nvidia_cuda_nvrtc-*.whl .deps/nvrtc
+    rm -rf .deps/wheels
+fi
+export LD_LIBRARY_PATH="$PWD/$nvrtc_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export CONVFLOW_REQUIRE_NVRTC=1
 cargo test --release --locked

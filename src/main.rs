@@ -242,7 +242,7 @@ fn filter(a: FilterArgs) -> Result<()> {
     };
     filter.plan()?; // kernel and mode errors first, before any device is opened
     let schedule = a.gpu.schedule(a.threads, &a.gpu.variant)?;
-    let mut backend = backend::create(a.backend, &schedule)?;
+    let mut backend = backend::create(a.backend, &schedule).with_context(|| format!("backend {}", a.backend))?;
     let plan = filter.plan_for(backend.support())?;
     let mut check = if a.check {
         Some(backend::create(BackendKind::CpuSeq, &schedule)?)

@@ -377,3 +377,46 @@ fn kernels_and_info_commands() {
     let out = run(&["info"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("cpu-par"));
 }
+
+#[test]
+fn cuda_backend_without_a_gpu_is_a_clear_error() {
+    let t = Scratch::new();
+    write_png(&t.path("a.png"), 8, 8, false);
+    let out = run(&[
+        "filter",
+        s(&t.path("a.png")),
+        "-o",
+        s(&t.path("o.png")),
+        "--kernel",
+        "box:3",
+        "--backend",
+        "cuda",
+    ]);
+    if !out.status.success() {
+        // No driver, no device or no NVRTC here: one line saying which, and no output file.
+        assert_fails(&out, &["cuda"]);
+        assert!(!t.path("o.png").exists());
+    }
+    let out = run(&[
+        "filter",
+        s(&t.path("a.png")),
+        "-o",
+        s(&t.path("o.png")),
+        "--kernel",
+        "box:3",
+        "--variant",
+        "bogus",
+    ]);
+    assert_fails(&out, &["unknown variant 'bogus'"]);
+    let out = run(&[
+        "filter",
+        s(&t.path("a.png")),
+        "-o",
+        s(&t.path("o.png")),
+        "--kernel",
+        "box:3",
+        "--block",
+        "64x64",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "block over 1024 threads is a usage error");
+}

@@ -212,6 +212,7 @@ impl Plan {
 /// The output rule of the contract: `v = acc + offset`, `|v|` if `abs`, round half to even,
 /// saturate to 0…255. `kernels/common.cuh` implements the same steps with `rintf`.
 #[inline(always)]
+#[allow(clippy::manual_clamp)] // clamp() would keep a NaN; max() maps it to 0 (see below)
 pub fn finish(acc: f32, offset: f32, abs: bool) -> u8 {
     let mut v = acc + offset;
     if abs {
