@@ -52,6 +52,22 @@ __device__ __forceinline__ u8 finish(float acc, float offset, int abs_out) {
 
 __device__ __forceinline__ bool filtered(const PlaneParams& p, int c) { return (p.mask >> c) & 1; }
 
+// Stages the u8 input tile of a block in shared memory: tw x th pixels (all channels) whose
+// top-left is image pixel (x0, y0), mapped by the border rule, loaded by all threads of the
+// block in as many passes as needed; zero-border taps are stored as 0. No barrier inside.
+template <int B>
+__device__ __forceinline__ void stage_tile_u8(const PlaneParams& p, u8* tile, int tw, int th, int x0, int y0) {
+    const u8* src = (const u8*)p.src;
+    const int ch = p.channels;
+    const int nthreads = blockDim.x * blockDim.y;
+    for (int i = threadIdx.y * blockDim.x + threadIdx.x; i < tw * th; i += nthreads) {
+        int ty = i / tw, tx = i - ty * tw;
+        int sy = map_index<B>(y0 + ty, p.height), sx = map_index<B>(x0 + tx, p.width);
+        for (int c = 0; c < ch; ++c)
+            tile[i * ch + c] = (sy < 0 || sx < 0) ? 0 : src[(size_t)sy * p.src_stride + (size_t)sx * ch + c];
+    }
+}
+
 // Declares `extern "C"` entry points NAME_clamp, NAME_zero, NAME_reflect, NAME_wrap, each
 // calling BODY<border>(ARGS...). Rust builds these names in `cuda::entry_name`.
 #define CONVFLOW_FOR_BORDERS(M) M(clamp, BORDER_CLAMP) M(zero, BORDER_ZERO) M(reflect, BORDER_REFLECT) M(wrap, BORDER_WRAP)

@@ -50,13 +50,7 @@ __device__ void conv_tiled(const PlaneParams& p, const float* __restrict__ w) {
     const int ch = p.channels;
     const int tw = blockDim.x + p.kw - 1, th = blockDim.y + p.kh - 1;
     const int x0 = blockIdx.x * blockDim.x - p.ax, y0 = blockIdx.y * blockDim.y - p.ay;
-    const int nthreads = blockDim.x * blockDim.y;
-    for (int i = threadIdx.y * blockDim.x + threadIdx.x; i < tw * th; i += nthreads) {
-        int ty = i / tw, tx = i - ty * tw;
-        int sy = map_index<B>(y0 + ty, p.height), sx = map_index<B>(x0 + tx, p.width);
-        for (int c = 0; c < ch; ++c)
-            tile[i * ch + c] = (sy < 0 || sx < 0) ? 0 : src[(size_t)sy * p.src_stride + (size_t)sx * ch + c];
-    }
+    stage_tile_u8<B>(p, tile, tw, th, x0, y0);
     __syncthreads();
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     int y = blockIdx.y * blockDim.y + threadIdx.y;

@@ -89,18 +89,24 @@ __device__ __forceinline__ void load_tile(const PlaneParams& p, float* tile, int
     }
 }
 
-// One row segment (SEG samples from `t`) times the horizontal taps w[0..KW) into acc[PX].
-__device__ __forceinline__ void row_taps(const float* __restrict__ t, const float* w, float acc[PX]) {
-#if SEG_IN_REGS
-    float v[SEG4];
+// N consecutive floats of shared memory (16-byte aligned, N a multiple of 4) into registers.
+template <int N>
+__device__ __forceinline__ void load_segment(const float* t, float v[N]) {
 #pragma unroll
-    for (int j = 0; j < SEG4; j += 4) {
-        float4 q = *(const float4*)(t + j);
+    for (int j = 0; j < N; j += 4) {
+        const float4 q = *(const float4*)(t + j);
         v[j] = q.x;
         v[j + 1] = q.y;
         v[j + 2] = q.z;
         v[j + 3] = q.w;
     }
+}
+
+// One row segment (SEG samples from `t`) times the horizontal taps w[0..KW) into acc[PX].
+__device__ __forceinline__ void row_taps(const float* __restrict__ t, const float* w, float acc[PX]) {
+#if SEG_IN_REGS
+    float v[SEG4];
+    load_segment<SEG4>(t, v);
 #pragma unroll
     for (int kx = 0; kx < KW; ++kx) {
         const float wv = w[kx];
@@ -171,14 +177,7 @@ extern "C" __global__ void fast_full(PlaneParams p) {
     for (int r = 0; r < PY + KH - 1; ++r) {
         const float* t = tile + (ybase + r) * ts + ex;
         float v[SEG4];
-#pragma unroll
-        for (int j = 0; j < SEG4; j += 4) {
-            float4 q = *(const float4*)(t + j);
-            v[j] = q.x;
-            v[j + 1] = q.y;
-            v[j + 2] = q.z;
-            v[j + 3] = q.w;
-        }
+        load_segment<SEG4>(t, v);
 #pragma unroll
         for (int py = 0; py < PY; ++py) {
             const int ky = r - py;
@@ -232,14 +231,7 @@ extern "C" __global__ void fast_sep(PlaneParams p) {
 #pragma unroll
     for (int r = 0; r < PY + KH - 1; ++r) {
         float v[PX];
-#pragma unroll
-        for (int i = 0; i < PX; i += 4) {
-            float4 q = *(const float4*)(hs + (ybase + r) * bw + ex + i);
-            v[i] = q.x;
-            v[i + 1] = q.y;
-            v[i + 2] = q.z;
-            v[i + 3] = q.w;
-        }
+        load_segment<PX>(hs + (ybase + r) * bw + ex, v);
 #pragma unroll
         for (int py = 0; py < PY; ++py) {
             const int ky = r - py;  // rows arrive in increasing ky for every output: contract order

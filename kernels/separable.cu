@@ -61,12 +61,7 @@ __device__ void sep_fused(const PlaneParams& p, const float* __restrict__ col, c
     const u8* src = (const u8*)p.src;
     const int x0 = blockIdx.x * bx - p.ax, y0 = blockIdx.y * by - p.ay;
     const int tid = threadIdx.y * bx + threadIdx.x, nthreads = bx * by;
-    for (int i = tid; i < tw * th; i += nthreads) {
-        int ty = i / tw, tx = i - ty * tw;
-        int sy = map_index<B>(y0 + ty, p.height), sx = map_index<B>(x0 + tx, p.width);
-        for (int c = 0; c < ch; ++c)
-            tile[i * ch + c] = (sy < 0 || sx < 0) ? 0 : src[(size_t)sy * p.src_stride + (size_t)sx * ch + c];
-    }
+    stage_tile_u8<B>(p, tile, tw, th, x0, y0);
     __syncthreads();
     // Horizontal pass over all th rows; a zero-border row is all zeros, so its sum is 0.
     for (int i = tid; i < th * bx; i += nthreads) {

@@ -20,4 +20,9 @@ if [ ! -e "$nvrtc_dir/libnvrtc.so.13" ]; then
 fi
 export LD_LIBRARY_PATH="$PWD/$nvrtc_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export CONVFLOW_REQUIRE_NVRTC=1
-cargo test --release --locked
+set -o pipefail
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+cargo test --release --locked --all-targets 2>&1 | tee "$log"
+# One closing line over every test binary.
+awk '/^test result:/ { p += $4; f += $6; s += $8 } END { printf "all tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"

@@ -157,9 +157,9 @@ fn rank1_detection_accepts_separable_and_rejects_the_rest() {
     }
     let custom = parse_spec("custom:3x3:1,2,1,2,4,2,1,2,1").unwrap();
     let (col, row) = custom.factors().unwrap();
-    for y in 0..3 {
-        for x in 0..3 {
-            assert!((col[y] * row[x] - custom.weights()[y * 3 + x]).abs() < 1e-6);
+    for (y, c) in col.iter().enumerate() {
+        for (x, r) in row.iter().enumerate() {
+            assert!((c * r - custom.weights()[y * 3 + x]).abs() < 1e-6);
         }
     }
 }
