@@ -446,7 +446,7 @@ impl CudaBackend {
                 } else {
                     (
                         "conv_shared_constant",
-                        (bx as usize + sl_kw(plan) - 1) * (by as usize + sl_kh(plan) - 1) * ch,
+                        (bx as usize + plan.kernel.width() - 1) * (by as usize + plan.kernel.height() - 1) * ch,
                     )
                 };
                 let f = self
@@ -458,7 +458,7 @@ impl CudaBackend {
                 }
             }
             Variant::Shared => {
-                let smem = (bx as usize + sl_kw(plan) - 1) * (by as usize + sl_kh(plan) - 1) * ch;
+                let smem = (bx as usize + plan.kernel.width() - 1) * (by as usize + plan.kernel.height() - 1) * ch;
                 let f = self
                     .registry
                     .function(&ModuleKey::Direct, &entry_name("conv_shared", border))?;
@@ -487,7 +487,10 @@ impl CudaBackend {
                 }
             }
             Variant::SeparableShared => {
-                let (tw, th) = (bx as usize + sl_kw(plan) - 1, by as usize + sl_kh(plan) - 1);
+                let (tw, th) = (
+                    bx as usize + plan.kernel.width() - 1,
+                    by as usize + plan.kernel.height() - 1,
+                );
                 let smem = th * bx as usize * ch * 4 + tw * th * ch;
                 let f = self
                     .registry
@@ -568,7 +571,7 @@ impl CudaBackend {
         weights: &[f32],
         separable: bool,
     ) -> Result<(), CudaError> {
-        let (kw, kh, ch) = (sl_kw(plan), sl_kh(plan), sl.channels);
+        let (kw, kh, ch) = (plan.kernel.width(), plan.kernel.height(), sl.channels);
         let spec = if separable {
             FastSpec::separable(kw, kh, ch, plan.border)
         } else {
@@ -705,13 +708,6 @@ impl CudaBackend {
             .synchronize()
             .map_err(|e| CudaError::driver("running the filter", e))
     }
-}
-
-fn sl_kw(plan: &Plan) -> usize {
-    plan.kernel.width()
-}
-fn sl_kh(plan: &Plan) -> usize {
-    plan.kernel.height()
 }
 
 impl Backend for CudaBackend {
