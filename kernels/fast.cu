@@ -4,7 +4,9 @@
 // (anchor), CH (interleaved channels), BORDER, PX (output samples per thread along a row, a
 // multiple of 4 and of CH), PY (output rows per thread), KY_UNROLL (unroll factor of the
 // kernel-row loop of fast_full when PY is 1), SEPARABLE (1: build fast_sep, whose weights are
-// the column factor then the row factor; 0: fast_full, row-major weights). Weights live in __constant__ memory and are
+// the column factor then the row factor; 0: fast_full, row-major weights), STREAM (1: build
+// fast_stream instead, the shared-memory-free kernel for small kernels, with ROWS output rows
+// per thread). Weights live in __constant__ memory and are
 // indexed with compile-time offsets, so they become FFMA constant operands.
 //
 // Both kernels stage the block's input as f32 in shared memory (row stride TS, a multiple of 4
@@ -146,7 +148,7 @@ __device__ __forceinline__ void store_samples(const PlaneParams& p, int e, int y
     }
 }
 
-#if !SEPARABLE
+#if !SEPARABLE && !STREAM
 // Full kernel: block = blockDim.x threads x PX samples wide, blockDim.y x PY rows high. With
 // PY > 1 (small kernels: KY_UNROLL covers every row) each tile row segment loaded into
 // registers serves all PY output rows that read it; row r feeds output row py with kernel row
@@ -195,9 +197,9 @@ extern "C" __global__ void fast_full(PlaneParams p) {
 #endif
 }
 
-#endif  // !SEPARABLE
+#endif  // !SEPARABLE && !STREAM
 
-#if SEPARABLE
+#if SEPARABLE && !STREAM
 // Separable, fused: horizontal results for blockDim.y*PY + KH - 1 rows go to shared memory
 // after the tile; each thread then runs the vertical pass for PY rows x PX samples.
 extern "C" __global__ void fast_sep(PlaneParams p) {
@@ -245,4 +247,98 @@ extern "C" __global__ void fast_sep(PlaneParams p) {
     for (int py = 0; py < PY; ++py)
         if (y0 + ybase + py < p.height) store_samples(p, e, y0 + ybase + py, acc[py]);
 }
-#endif  // SEPARABLE
+#endif  // SEPARABLE && !STREAM
+
+#if STREAM
+// Streaming kernel for small kernels: no shared memory and no barriers. Each thread owns PX
+// consecutive samples of ROWS consecutive output rows and walks down the image, reading each
+// input row segment straight from global memory (aligned 4-byte loads; neighbours' halos hit
+// L1) into a ring of the last KH rows kept in registers: raw samples (full kernel) or
+// horizontal sums (separable). Ring slots are compile-time indices: the row loop is unrolled
+// by KH, so input row t always lands in slot t % KH.
+#define SHIFT ((4 - (AX * CH) % 4) % 4)  // (e - AX*CH) mod 4 for e a multiple of 4
+#define NW ((SHIFT + SEG + 3) / 4)
+
+// SEG samples of image row y starting at sample s (border rule applied) as floats.
+__device__ __forceinline__ void load_row(const PlaneParams& p, int y, int s, bool fast_x, float v[SEG]) {
+    const int sy = map_index<BORDER>(y, p.height);
+    if (sy < 0) {
+#pragma unroll
+        for (int j = 0; j < SEG; ++j) v[j] = 0.0f;
+        return;
+    }
+    const u8* row = (const u8*)p.src + (size_t)sy * p.src_stride;
+    if (fast_x) {
+        const unsigned* w = (const unsigned*)(row + s - SHIFT);
+        unsigned words[NW];
+#pragma unroll
+        for (int k = 0; k < NW; ++k) words[k] = __ldg(w + k);
+#pragma unroll
+        for (int j = 0; j < SEG; ++j) v[j] = (float)((words[(j + SHIFT) >> 2] >> (8 * ((j + SHIFT) & 3))) & 0xff);
+    } else {
+#pragma unroll
+        for (int j = 0; j < SEG; ++j) {
+            const int px = floor_div(s + j, CH);
+            const int sx = map_index<BORDER>(px, p.width);
+            v[j] = sx < 0 ? 0.0f : (float)row[(size_t)sx * CH + (s + j - px * CH)];
+        }
+    }
+}
+
+extern "C" __global__ void fast_stream(PlaneParams p) {
+    const int n = p.width * CH;
+    const int e = (blockIdx.x * blockDim.x + threadIdx.x) * PX;
+    if (e >= n) return;
+    const int y0 = blockIdx.y * ROWS;
+    const int s = e - AX * CH;
+    const bool fast_x = s - SHIFT >= 0 && s + SEG <= n && (p.src_stride & 3) == 0 && (p.src & 3ull) == 0;
+#if SEPARABLE
+    float ring[KH][PX];
+#else
+    float ring[KH][SEG];
+#endif
+    const int last = min(ROWS, p.height - y0) + KH - 1;  // input rows this thread reads
+    for (int t0 = 0; t0 < last; t0 += KH) {
+#pragma unroll
+        for (int j = 0; j < KH; ++j) {
+            const int t = t0 + j;
+            if (t >= last) return;
+            const int iy = y0 - AY + t;
+#if SEPARABLE
+            {
+                float v[SEG];
+                load_row(p, iy, s, fast_x, v);
+#pragma unroll
+                for (int i = 0; i < PX; ++i) {
+                    float h = 0.0f;
+#pragma unroll
+                    for (int kx = 0; kx < KW; ++kx) h = fmaf(c_w[KH + kx], v[i + kx * CH], h);
+                    ring[j][i] = h;
+                }
+            }
+#else
+            load_row(p, iy, s, fast_x, ring[j]);
+#endif
+            if (t >= KH - 1) {
+                float acc[PX];
+#pragma unroll
+                for (int i = 0; i < PX; ++i) acc[i] = 0.0f;
+#pragma unroll
+                for (int ky = 0; ky < KH; ++ky) {
+                    const int slot = (j + 1 + ky) % KH;  // oldest row first: contract order
+#if SEPARABLE
+#pragma unroll
+                    for (int i = 0; i < PX; ++i) acc[i] = fmaf(c_w[ky], ring[slot][i], acc[i]);
+#else
+#pragma unroll
+                    for (int kx = 0; kx < KW; ++kx)
+#pragma unroll
+                        for (int i = 0; i < PX; ++i) acc[i] = fmaf(c_w[ky * KW + kx], ring[slot][i + kx * CH], acc[i]);
+#endif
+                }
+                store_samples(p, e, y0 + t - (KH - 1), acc);
+            }
+        }
+    }
+}
+#endif  // STREAM

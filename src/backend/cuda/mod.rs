@@ -572,6 +572,22 @@ impl CudaBackend {
         separable: bool,
     ) -> Result<(), CudaError> {
         let (kw, kh, ch) = (plan.kernel.width(), plan.kernel.height(), sl.channels);
+        // Small kernels: the streaming kernel (1D blocks of 128 threads), unless a block shape
+        // was asked for, which only the tiled kernels take.
+        let size = (sl.width, sl.height);
+        if let Some(spec) = FastSpec::stream(kw, kh, ch, plan.border, separable, size).filter(|_| self.block.is_none())
+        {
+            let key = ModuleKey::Fast(spec.clone());
+            self.upload_constant(&key, "c_w", weights)?;
+            let f = self.registry.function(&key, "fast_stream")?;
+            let threads = 128u32;
+            let grid = (
+                (sl.width * ch).div_ceil(spec.px).div_ceil(threads as usize) as u32,
+                sl.height.div_ceil(spec.stream_rows) as u32,
+            );
+            let cfg = self.config(&f, grid, (threads, 1), 0)?;
+            return launch!(self, f, cfg, p);
+        }
         let spec = if separable {
             FastSpec::separable(kw, kh, ch, plan.border)
         } else {

@@ -39,6 +39,8 @@ pub struct FastSpec {
     pub ky_unroll: usize,
     /// Build `fast_sep` (weights: column then row) instead of `fast_full`.
     pub separable: bool,
+    /// Output rows per thread of `fast_stream`; 0 builds the shared-memory kernels instead.
+    pub stream_rows: usize,
 }
 
 impl FastSpec {
@@ -58,7 +60,35 @@ impl FastSpec {
             py,
             ky_unroll,
             separable: false,
+            stream_rows: 0,
         }
+    }
+
+    /// The streaming specialization (`fast_stream`) where it measured faster than the tiled
+    /// kernels on an H200 (docs/PERFORMANCE.md): kernels up to 3×3, and separable ones only
+    /// for 1–2 channels; else None (from k = 5 on, the tiled kernels were as fast or faster).
+    ///
+    /// `threads_per_row × height` sizes the grid: each thread takes 16, 8 or 4 rows, the most
+    /// that still gives about 2^18 threads (the chip's resident threads many times over).
+    pub fn stream(
+        kw: usize,
+        kh: usize,
+        ch: usize,
+        border: Border,
+        separable: bool,
+        (width, height): (usize, usize),
+    ) -> Option<FastSpec> {
+        let fits = kw <= 3 && kh <= 3 && (!separable || ch <= 2);
+        let per_row = width.div_ceil(4);
+        let rows = [16, 8, 4]
+            .into_iter()
+            .find(|&r| per_row * height.div_ceil(r) >= 1 << 18)
+            .unwrap_or(4);
+        fits.then(|| FastSpec {
+            separable,
+            stream_rows: rows,
+            ..FastSpec::new(kw, kh, ch, border)
+        })
     }
 
     pub fn separable(kw: usize, kh: usize, ch: usize, border: Border) -> FastSpec {
@@ -89,6 +119,8 @@ impl FastSpec {
             format!("-DPY={}", self.py),
             format!("-DKY_UNROLL={}", self.ky_unroll),
             format!("-DSEPARABLE={}", self.separable as u8),
+            format!("-DSTREAM={}", (self.stream_rows > 0) as u8),
+            format!("-DROWS={}", self.stream_rows.max(1)),
         ]
     }
 }
@@ -171,7 +203,7 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
     let mut i = 0;
     for ch in 1..=4 {
         // Sizes cover the register-segment and the streaming path, unrolled and looped rows.
-        for (kw, kh) in [(1, 1), (4, 7), (25, 25), (63, 63)] {
+        for (kw, kh) in [(1, 1), (3, 2), (4, 7), (25, 25), (63, 63)] {
             for separable in [false, true] {
                 let b = Border::ALL[i % 4];
                 let spec = if separable {
