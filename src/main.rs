@@ -134,6 +134,10 @@ struct GpuArgs {
     /// CUDA device ordinal.
     #[arg(long, default_value_t = 0)]
     device: usize,
+    /// CUDA: copy frames straight from/to pageable memory (the classic loop) instead of
+    /// staging them through page-locked buffers.
+    #[arg(long)]
+    pageable: bool,
 }
 
 impl GpuArgs {
@@ -150,6 +154,7 @@ impl GpuArgs {
             variant: v,
             block: self.block,
             device: self.device,
+            pageable: self.pageable,
         })
     }
 }
@@ -371,6 +376,7 @@ fn bench_kernels(a: BenchKernelsArgs) -> Result<()> {
         variant: "auto".into(),
         block: a.block,
         device: a.device,
+        pageable: false,
     };
     let mut backends = Vec::new();
     for kind in &a.backend {

@@ -375,9 +375,17 @@ backend_suite! {
 /// missing GPU fails the test instead.
 #[cfg(feature = "cuda")]
 fn cuda(variant: &str, block: Option<(u32, u32)>) -> Option<Box<dyn Backend>> {
+    cuda_copies(variant, block, false)
+}
+
+#[cfg(feature = "cuda")]
+fn cuda_copies(variant: &str, block: Option<(u32, u32)>, pageable: bool) -> Option<Box<dyn Backend>> {
     use convflow::backend::cuda::CudaBackend;
     match CudaBackend::new(0, variant.parse().unwrap(), block) {
-        Ok(b) => Some(Box::new(b)),
+        Ok(mut b) => {
+            b.set_pageable(pageable);
+            Some(Box::new(b))
+        }
         Err(e) => {
             let required = std::env::var("CONVFLOW_REQUIRE_GPU").is_ok_and(|v| v == "1");
             assert!(
@@ -403,4 +411,5 @@ backend_suite! {
     cuda_fast_block_16x4 => cuda("fast", Some((16, 4)));
     cuda_shared_block_8x8 => cuda("shared", Some((8, 8)));
     cuda_auto => cuda("auto", None);
+    cuda_fast_pageable_copies => cuda_copies("fast", None, true);
 }

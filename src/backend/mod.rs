@@ -113,6 +113,8 @@ pub struct Schedule {
     pub block: Option<(u32, u32)>,
     /// CUDA device ordinal.
     pub device: usize,
+    /// CUDA: copy frames from/to pageable memory instead of page-locked staging buffers.
+    pub pageable: bool,
 }
 
 /// The one interface every backend implements.
@@ -188,11 +190,11 @@ pub fn create(kind: BackendKind, schedule: &Schedule) -> Result<Box<dyn Backend>
             Err(_) => Ok(Box::new(CpuPar::new(schedule.threads)?)),
         },
         #[cfg(feature = "cuda")]
-        BackendKind::Cuda => Ok(Box::new(cuda::CudaBackend::new(
-            schedule.device,
-            schedule.variant,
-            schedule.block,
-        )?)),
+        BackendKind::Cuda => {
+            let mut b = cuda::CudaBackend::new(schedule.device, schedule.variant, schedule.block)?;
+            b.set_pageable(schedule.pageable);
+            Ok(Box::new(b))
+        }
         #[cfg(not(feature = "cuda"))]
         BackendKind::Cuda => Err(BackendError::Unavailable(
             "cuda",

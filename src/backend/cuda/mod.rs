@@ -17,7 +17,8 @@ use std::sync::Arc;
 
 use cudarc::driver::sys::{self, CUfunction_attribute_enum as FnAttr};
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr, DriverError, LaunchConfig, PushKernelArg,
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr, DriverError, LaunchConfig,
+    PinnedHostSlice, PushKernelArg,
 };
 
 use super::{check_shapes, Backend, BackendError, Support};
@@ -197,6 +198,38 @@ pub struct CudaBackend {
     /// What each module's `__constant__` weights hold.
     const_host: std::collections::HashMap<ModuleKey, Vec<f32>>,
     ceilings: Option<(f64, f64)>,
+    /// Copy frames straight from/to pageable memory (`--pageable`) instead of staging them
+    /// through page-locked buffers.
+    pageable: bool,
+    /// Upload staging: page-locked and write-combined (fast for the CPU to write and for the
+    /// GPU to read; never read on the CPU).
+    pin_up: Option<PinnedHostSlice<u8>>,
+    /// Download staging: plain page-locked memory, which the CPU reads back at full speed.
+    pin_down: Option<PinnedHostSlice<u8>>,
+}
+
+/// A page-locked buffer of exactly `len` bytes in `slot` (reallocated when the size changes).
+fn pinned(
+    ctx: &Arc<CudaContext>,
+    slot: &mut Option<PinnedHostSlice<u8>>,
+    len: usize,
+    write_combined: bool,
+) -> Result<(), CudaError> {
+    if slot.as_ref().is_some_and(|b| b.len() == len) {
+        return Ok(());
+    }
+    *slot = None;
+    let flags = if write_combined {
+        sys::CU_MEMHOSTALLOC_WRITECOMBINED
+    } else {
+        0
+    };
+    // SAFETY: the buffer is fully written (upload: the frame is copied in; download: the copy
+    // from the device fills it) before anything reads it.
+    let buf = unsafe { ctx.alloc_pinned_with_flags::<u8>(len, flags) }
+        .map_err(|e| CudaError::driver("allocating page-locked host memory", e))?;
+    *slot = Some(buf);
+    Ok(())
 }
 
 fn grow<T: DeviceRepr + cudarc::driver::ValidAsZeroBits>(
@@ -279,6 +312,9 @@ impl CudaBackend {
             w_host: Vec::new(),
             const_host: Default::default(),
             ceilings: None,
+            pageable: false,
+            pin_up: None,
+            pin_down: None,
         })
     }
 
@@ -323,6 +359,12 @@ impl CudaBackend {
         let sms = attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as f64;
         let khz = attr(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as f64;
         Ok((bw, sms * 128.0 * khz * 1e3))
+    }
+
+    /// `true`: copy frames directly from/to their pageable memory (the literature's loop, kept
+    /// for comparison); `false` (default): stage through page-locked buffers.
+    pub fn set_pageable(&mut self, pageable: bool) {
+        self.pageable = pageable;
     }
 
     pub fn device_name(&self) -> &str {
@@ -692,9 +734,14 @@ impl CudaBackend {
         grow(&mut self.d_dst, dst.data().len(), &self.stream, &what)?;
         let n = src.data().len();
         let d = self.d_src.as_mut().unwrap();
-        self.stream
-            .memcpy_htod(src.data(), &mut d.slice_mut(..n))
-            .map_err(|e| CudaError::driver("uploading a frame", e))
+        let up = |e| CudaError::driver("uploading a frame", e);
+        if self.pageable {
+            return self.stream.memcpy_htod(src.data(), &mut d.slice_mut(..n)).map_err(up);
+        }
+        pinned(&self.ctx, &mut self.pin_up, n, true)?;
+        let pin = self.pin_up.as_mut().unwrap();
+        pin.as_mut_slice().map_err(up)?.copy_from_slice(src.data());
+        self.stream.memcpy_htod(pin, &mut d.slice_mut(..n)).map_err(up)
     }
 
     /// Launches every plane of an uploaded frame.
@@ -717,18 +764,25 @@ impl CudaBackend {
     fn download(&mut self, dst: &mut Frame) -> Result<(), CudaError> {
         let n = dst.data().len();
         let d = self.d_dst.as_ref().unwrap();
-        self.stream
-            .memcpy_dtoh(&d.slice(..n), dst.data_mut())
-            .map_err(|e| CudaError::driver("downloading a frame", e))?;
-        self.stream
-            .synchronize()
-            .map_err(|e| CudaError::driver("running the filter", e))
+        let down = |e| CudaError::driver("downloading a frame", e);
+        let done = |e| CudaError::driver("running the filter", e);
+        if self.pageable {
+            self.stream.memcpy_dtoh(&d.slice(..n), dst.data_mut()).map_err(down)?;
+            return self.stream.synchronize().map_err(done);
+        }
+        pinned(&self.ctx, &mut self.pin_down, n, false)?;
+        let pin = self.pin_down.as_mut().unwrap();
+        self.stream.memcpy_dtoh(&d.slice(..n), pin).map_err(down)?;
+        self.stream.synchronize().map_err(done)?;
+        dst.data_mut().copy_from_slice(pin.as_slice().map_err(down)?);
+        Ok(())
     }
 }
 
 impl Backend for CudaBackend {
     fn name(&self) -> String {
-        format!("cuda {} on {}", self.variant, self.device)
+        let copies = if self.pageable { "pageable" } else { "pinned" };
+        format!("cuda {} on {} ({copies} copies)", self.variant, self.device)
     }
 
     fn support(&self) -> Support {
