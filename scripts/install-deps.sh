@@ -3,7 +3,7 @@
 # Needs root (or sudo) only when a package is missing.
 set -euo pipefail
 
-apt_packages=(build-essential pkg-config ca-certificates curl python3 python3-pip)
+apt_packages=(build-essential pkg-config ca-certificates curl python3 python3-pip ffmpeg)
 
 missing=()
 for p in "${apt_packages[@]}"; do

@@ -3,6 +3,7 @@
 #  - CPU backends, kernels, CLI: always.
 #  - Every CUDA kernel is compiled through NVRTC for sm_80 and sm_90 (no GPU needed): NVRTC
 #    comes from the nvidia-cuda-nvrtc 13.0 wheel, unpacked into .deps/nvrtc.
+#  - y4m round trips run through the real ffmpeg CLI (installed by install-deps).
 #  - GPU tests skip without a GPU; set CONVFLOW_REQUIRE_GPU=1 to make them fail instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +20,7 @@ if [ ! -e "$nvrtc_dir/libnvrtc.so.13" ]; then
     rm -rf .deps/wheels
 fi
 export LD_LIBRARY_PATH="$PWD/$nvrtc_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export CONVFLOW_REQUIRE_NVRTC=1
+export CONVFLOW_REQUIRE_NVRTC=1 CONVFLOW_REQUIRE_FFMPEG=1
 set -o pipefail
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -22,7 +22,8 @@ Examples:
   convflow filter samples/testsrc2.png -o blurred.png --kernel gaussian:9
   convflow filter frames/ -o out/ --kernel sobel-x --abs --backend cpu-par --threads 4
   convflow filter photo.jpg -o edges.png --kernel-file my_kernel.txt --border reflect
-  convflow filter photo.png -o sharp.png --kernel unsharp:5:1.5:0.8 --check";
+  convflow filter photo.png -o sharp.png --kernel unsharp:5:1.5:0.8 --check
+  ffmpeg -i clip.mp4 -f yuv4mpegpipe - | convflow filter - -o - --kernel gaussian:5 | ffplay -";
 
 #[derive(Parser)]
 #[command(
@@ -83,9 +84,10 @@ impl KernelChoice {
 
 #[derive(Args)]
 struct FilterArgs {
-    /// Input image file or directory of frames.
+    /// Input: an image file, a directory of frames, a .y4m file, or - for y4m on stdin.
     input: PathBuf,
-    /// Output file (format from its extension) or directory.
+    /// Output: an image file (format from its extension), a directory, a .y4m file, or - for
+    /// y4m on stdout (y4m inputs give y4m outputs).
     #[arg(short, long)]
     output: PathBuf,
     #[command(flatten)]
@@ -221,6 +223,11 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || matches!(c.downcast_ref::<io::IoError>(), Some(io::IoError::ClosedPipe))
+            || matches!(
+                c.downcast_ref::<pipeline::PipelineError>(),
+                Some(pipeline::PipelineError::Io(io::IoError::ClosedPipe))
+            )
     })
 }
 
@@ -255,8 +262,14 @@ fn filter(a: FilterArgs) -> Result<()> {
         None
     };
 
-    let mut source = io::open_source(&a.input)?;
-    let sink = io::open_sink(&a.output, &a.input, a.input.is_dir())?;
+    let (mut source, header): (Box<dyn io::Source>, _) = if io::is_y4m(&a.input) {
+        let y = io::y4m::Y4mSource::open(&a.input)?;
+        let header = y.header().clone();
+        (Box::new(y), Some(header))
+    } else {
+        (io::open_source(&a.input)?, None)
+    };
+    let sink = io::open_sink(&a.output, &a.input, a.input.is_dir(), header)?;
     let sink_name = sink.describe();
     let check = check.as_mut().map(|b| b.as_mut() as &mut dyn convflow::Backend);
     let stats = pipeline::run(source.as_mut(), sink, backend.as_mut(), &plan, check)

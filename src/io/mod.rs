@@ -8,6 +8,7 @@
 
 pub mod dir;
 pub mod still;
+pub mod y4m;
 
 use std::path::{Path, PathBuf};
 
@@ -29,6 +30,9 @@ pub enum IoError {
     Output { path: PathBuf, msg: String },
     #[error("directory '{0}' holds no image files")]
     EmptyDir(PathBuf),
+    /// The reader of our standard output went away (e.g. `| head`): not a failure of ours.
+    #[error("output pipe closed by its reader")]
+    ClosedPipe,
 }
 
 /// Per-frame facts that travel with a frame from source to sink.
@@ -60,8 +64,17 @@ pub trait Sink: Send {
     fn abort(self: Box<Self>);
 }
 
-/// Opens a source for `input`: a directory of images or one image file.
+/// True for `-` (stdin/stdout) and `*.y4m` paths, which are y4m streams.
+pub fn is_y4m(path: &Path) -> bool {
+    path.as_os_str() == "-" || path.extension().is_some_and(|e| e.eq_ignore_ascii_case("y4m"))
+}
+
+/// Opens a source for `input`: a y4m stream (`-` or `*.y4m`), a directory of images or one
+/// image file.
 pub fn open_source(input: &Path) -> Result<Box<dyn Source>, IoError> {
+    if is_y4m(input) {
+        return Ok(Box::new(y4m::Y4mSource::open(input)?));
+    }
     let meta = std::fs::metadata(input).map_err(|_| IoError::MissingInput(input.to_path_buf()))?;
     if meta.is_dir() {
         Ok(Box::new(dir::DirSource::open(input)?))
@@ -70,9 +83,28 @@ pub fn open_source(input: &Path) -> Result<Box<dyn Source>, IoError> {
     }
 }
 
-/// Opens the sink that matches `source_is_dir`: a directory, or one image file (when `output`
-/// is an existing directory, the file keeps the input's name inside it).
-pub fn open_sink(output: &Path, input: &Path, source_is_dir: bool) -> Result<Box<dyn Sink>, IoError> {
+/// Opens the sink for `output`: a y4m stream (`-` or `*.y4m`, which needs the y4m `header` of
+/// the input), a directory when the source is one, or one image file (when `output` is an
+/// existing directory, the file keeps the input's name inside it).
+pub fn open_sink(
+    output: &Path,
+    input: &Path,
+    source_is_dir: bool,
+    header: Option<y4m::Y4mHeader>,
+) -> Result<Box<dyn Sink>, IoError> {
+    if is_y4m(output) {
+        let header = header.ok_or_else(|| IoError::Output {
+            path: output.to_path_buf(),
+            msg: "y4m output needs a y4m input (stills and directories hold RGB or gray images)".into(),
+        })?;
+        return Ok(Box::new(y4m::Y4mSink::create(output, header)?));
+    }
+    if header.is_some() {
+        return Err(IoError::Output {
+            path: output.to_path_buf(),
+            msg: "a y4m input can only be written as y4m (use '-' or a .y4m file)".into(),
+        });
+    }
     if source_is_dir {
         Ok(Box::new(dir::DirSink::create(output)?))
     } else {

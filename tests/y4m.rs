@@ -1,0 +1,278 @@
+//! y4m streams through the CLI: stdin → stdout round trips checked against cpu-seq on the same
+//! planes, every supported colourspace, clear errors for bad streams, and a round trip through
+//! the real `ffmpeg` on both sides.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use convflow::backend::{Backend, CpuSeq};
+use convflow::filter::{spec::parse_spec, Filter, PlaneSel};
+use convflow::frame::{Frame, PixelFormat};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_convflow"))
+}
+
+fn run_with_stdin(args: &[&str], input: &[u8]) -> Output {
+    let mut child = bin()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let data = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+/// A deterministic pseudo-random byte stream.
+fn bytes(n: usize, seed: u64) -> Vec<u8> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 24) as u8
+        })
+        .collect()
+}
+
+/// Builds a y4m stream (written here by hand, independently of the convflow reader).
+fn y4m(w: usize, h: usize, cs: &str, frames: &[Vec<u8>]) -> Vec<u8> {
+    let mut v = format!("YUV4MPEG2 W{w} H{h} F25:1 Ip A1:1 C{cs}\n").into_bytes();
+    for f in frames {
+        v.extend_from_slice(b"FRAME\n");
+        v.extend_from_slice(f);
+    }
+    v
+}
+
+/// Splits a y4m stream into its header line and frame payloads (independent parser).
+fn parse(stream: &[u8]) -> (String, Vec<Vec<u8>>) {
+    let nl = stream.iter().position(|&b| b == b'\n').unwrap();
+    let header = String::from_utf8(stream[..nl].to_vec()).unwrap();
+    let tag = |t: char| header.split(' ').find(|w| w.starts_with(t)).map(|w| w[1..].to_string());
+    let (w, h): (usize, usize) = (tag('W').unwrap().parse().unwrap(), tag('H').unwrap().parse().unwrap());
+    let cs = tag('C').unwrap_or_else(|| "420jpeg".into());
+    let (cw, ch) = match cs.as_str() {
+        "mono" => (0, 0),
+        "444" => (w, h),
+        "422" => (w.div_ceil(2), h),
+        _ => (w.div_ceil(2), h.div_ceil(2)),
+    };
+    let size = w * h + 2 * cw * ch;
+    let mut rest = &stream[nl + 1..];
+    let mut frames = Vec::new();
+    while !rest.is_empty() {
+        assert!(rest.starts_with(b"FRAME"), "frame marker");
+        let nl = rest.iter().position(|&b| b == b'\n').unwrap();
+        frames.push(rest[nl + 1..nl + 1 + size].to_vec());
+        rest = &rest[nl + 1 + size..];
+    }
+    (header, frames)
+}
+
+fn reference(format: PixelFormat, w: usize, h: usize, data: &[u8], spec: &str, planes: PlaneSel) -> Vec<u8> {
+    let strides: Vec<usize> = (0..format.plane_count())
+        .map(|p| format.plane_size(p, w, h).0 * format.plane_channels(p))
+        .collect();
+    let src = Frame::from_parts(format, w, h, &strides, data.to_vec()).unwrap();
+    let mut f = Filter::new(parse_spec(spec).unwrap());
+    f.planes = planes;
+    let mut dst = Frame::like(&src);
+    CpuSeq::new().filter_frame(&f.plan().unwrap(), &src, &mut dst).unwrap();
+    dst.to_packed()
+}
+
+#[test]
+fn stdin_to_stdout_matches_cpu_seq_for_every_colourspace() {
+    let cases = [
+        ("420jpeg", PixelFormat::Yuv420p, 33, 17),
+        ("422", PixelFormat::Yuv422p, 20, 9),
+        ("444", PixelFormat::Yuv444p, 15, 12),
+        ("mono", PixelFormat::Gray8, 31, 7),
+        ("420paldv", PixelFormat::Yuv420p, 8, 8),
+    ];
+    for (i, (cs, format, w, h)) in cases.into_iter().enumerate() {
+        let size: usize = (0..format.plane_count())
+            .map(|p| {
+                let (pw, ph) = format.plane_size(p, w, h);
+                pw * ph
+            })
+            .sum();
+        let frames: Vec<Vec<u8>> = (0..3).map(|k| bytes(size, (i * 10 + k + 1) as u64)).collect();
+        for (planes, flag) in [(PlaneSel::All, "all"), (PlaneSel::Luma, "luma")] {
+            for backend in ["cpu-seq", "cpu-par"] {
+                let out = run_with_stdin(
+                    &[
+                        "filter",
+                        "-",
+                        "-o",
+                        "-",
+                        "--kernel",
+                        "gaussian:5",
+                        "--planes",
+                        flag,
+                        "--backend",
+                        backend,
+                        "-q",
+                    ],
+                    &y4m(w, h, cs, &frames),
+                );
+                assert!(out.status.success(), "{cs}: {}", String::from_utf8_lossy(&out.stderr));
+                let (header, got) = parse(&out.stdout);
+                assert!(
+                    header.contains(&format!("W{w} H{h} F25:1")) && header.contains("Ip A1:1"),
+                    "{header}"
+                );
+                assert_eq!(got.len(), frames.len(), "{cs}: frames in == frames out");
+                for (g, f) in got.iter().zip(&frames) {
+                    assert!(
+                        *g == reference(format, w, h, f, "gaussian:5", planes),
+                        "{cs} {flag} {backend}: pixels"
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn assert_fails(out: &Output, needles: &[&str]) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "expected failure: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    for n in needles {
+        assert!(err.contains(n), "expected '{n}' in {err}");
+    }
+}
+
+#[test]
+fn bad_streams_are_clear_errors_and_leave_no_output() {
+    let dir = std::env::temp_dir().join(format!("convflow-y4m-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out_path = dir.join("o.y4m");
+    let o = out_path.to_str().unwrap();
+    let args = ["filter", "-", "-o", o, "--kernel", "box:3"];
+    let good = y4m(4, 4, "420jpeg", &[bytes(24, 1), bytes(24, 2), bytes(10, 3)]);
+    assert_fails(&run_with_stdin(&args, &good), &["frame 2: truncated (10 of 24 bytes)"]);
+    assert_fails(&run_with_stdin(&args, b"YUV4MPEG1 W4 H4\n"), &["bad magic"]);
+    assert_fails(
+        &run_with_stdin(&args, b"YUV4MPEG2 W4 H4 C420p10\nFRAME\n"),
+        &["unsupported y4m colourspace C420p10"],
+    );
+    assert_fails(&run_with_stdin(&args, b""), &["no y4m header"]);
+    let mut bad_marker = y4m(4, 4, "420jpeg", &[bytes(24, 1)]);
+    bad_marker.extend_from_slice(b"FRAMX\n");
+    assert_fails(&run_with_stdin(&args, &bad_marker), &["frame 1: expected FRAME"]);
+    let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert!(leftovers.is_empty(), "no output file may remain: {leftovers:?}");
+    // A still cannot become y4m, and y4m cannot become a still.
+    assert_fails(
+        &run_with_stdin(&["filter", "-", "-o", "x.png", "--kernel", "box:3"], &good),
+        &["only be written as y4m"],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn y4m_file_output_is_complete_on_success() {
+    let dir = std::env::temp_dir().join(format!("convflow-y4mf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("in.y4m");
+    let frames: Vec<Vec<u8>> = (0..4).map(|k| bytes(16 * 8 * 3 / 2, k + 5)).collect();
+    std::fs::write(&input, y4m(16, 8, "420jpeg", &frames)).unwrap();
+    let output = dir.join("out.y4m");
+    let out = bin()
+        .args([
+            "filter",
+            input.to_str().unwrap(),
+            "-o",
+            output.to_str().unwrap(),
+            "--kernel",
+            "sharpen",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (_, got) = parse(&std::fs::read(&output).unwrap());
+    assert_eq!(got.len(), 4);
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "only in.y4m and out.y4m");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `ffmpeg … -f yuv4mpegpipe - | convflow filter - -o - | ffmpeg -f yuv4mpegpipe -i - …`: frame
+/// count and pixels checked against cpu-seq on the frames ffmpeg produced. Needs the ffmpeg CLI:
+/// skipped without it unless CONVFLOW_REQUIRE_FFMPEG=1 (set by scripts/test.sh).
+#[test]
+fn round_trip_through_the_ffmpeg_cli() {
+    if Command::new("ffmpeg").arg("-version").output().is_err() {
+        let required = std::env::var("CONVFLOW_REQUIRE_FFMPEG").is_ok_and(|v| v == "1");
+        assert!(
+            !required,
+            "CONVFLOW_REQUIRE_FFMPEG=1 but the ffmpeg CLI is not installed"
+        );
+        eprintln!("skipped: no ffmpeg");
+        return;
+    }
+    let gen = Command::new("ffmpeg")
+        .args([
+            "-loglevel",
+            "error",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=size=176x144:rate=10",
+            "-frames:v",
+            "7",
+        ])
+        .args(["-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe", "-"])
+        .output()
+        .unwrap();
+    assert!(gen.status.success());
+    let (_, src_frames) = parse(&gen.stdout);
+    assert_eq!(src_frames.len(), 7);
+    let filtered = run_with_stdin(&["filter", "-", "-o", "-", "--kernel", "gaussian:7", "-q"], &gen.stdout);
+    assert!(
+        filtered.status.success(),
+        "{}",
+        String::from_utf8_lossy(&filtered.stderr)
+    );
+    let mut back = Command::new("ffmpeg")
+        .args([
+            "-loglevel",
+            "error",
+            "-f",
+            "yuv4mpegpipe",
+            "-i",
+            "-",
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "yuv420p",
+            "-",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = back.stdin.take().unwrap();
+    let data = filtered.stdout.clone();
+    let t = std::thread::spawn(move || stdin.write_all(&data).unwrap());
+    let raw = back.wait_with_output().unwrap();
+    t.join().unwrap();
+    assert!(raw.status.success(), "ffmpeg read our y4m");
+    let size = 176 * 144 * 3 / 2;
+    assert_eq!(raw.stdout.len(), 7 * size, "frames in == frames out through ffmpeg");
+    for (i, f) in src_frames.iter().enumerate() {
+        let want = reference(PixelFormat::Yuv420p, 176, 144, f, "gaussian:7", PlaneSel::All);
+        assert!(raw.stdout[i * size..(i + 1) * size] == want[..], "frame {i}");
+    }
+}
