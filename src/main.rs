@@ -84,10 +84,12 @@ impl KernelChoice {
 
 #[derive(Args)]
 struct FilterArgs {
-    /// Input: an image file, a directory of frames, a .y4m file, or - for y4m on stdin.
+    /// Input: an image file, a directory of frames, a .y4m file, - for y4m on stdin, or
+    /// synthetic:WIDTHxHEIGHT:FORMAT:FRAMES (generated frames, FORMAT gray, rgb, rgba,
+    /// yuv420p, yuv422p, yuv444p or nv12).
     input: PathBuf,
-    /// Output: an image file (format from its extension), a directory, a .y4m file, or - for
-    /// y4m on stdout (y4m inputs give y4m outputs).
+    /// Output: an image file (format from its extension), a directory, a .y4m file, - for y4m
+    /// on stdout (y4m inputs give y4m outputs), or null to discard the frames.
     #[arg(short, long)]
     output: PathBuf,
     #[command(flatten)]
@@ -262,14 +264,21 @@ fn filter(a: FilterArgs) -> Result<()> {
         None
     };
 
-    let (mut source, header): (Box<dyn io::Source>, _) = if io::is_y4m(&a.input) {
+    let (mut source, header): (Box<dyn io::Source>, _) = if io::synthetic::is_synthetic(&a.input) {
+        let s = io::synthetic::SyntheticSource::parse(&a.input.to_string_lossy())?;
+        let (width, height) = s.size();
+        // Planar and gray synthetic frames can also be written as y4m.
+        let header = io::y4m::Y4mHeader::for_format(s.format(), width, height);
+        (Box::new(s), header)
+    } else if io::is_y4m(&a.input) {
         let y = io::y4m::Y4mSource::open(&a.input)?;
         let header = y.header().clone();
         (Box::new(y), Some(header))
     } else {
         (io::open_source(&a.input)?, None)
     };
-    let sink = io::open_sink(&a.output, &a.input, a.input.is_dir(), header)?;
+    let many = a.input.is_dir() || io::synthetic::is_synthetic(&a.input);
+    let sink = io::open_sink(&a.output, &a.input, many, header)?;
     let sink_name = sink.describe();
     let check = check.as_mut().map(|b| b.as_mut() as &mut dyn convflow::Backend);
     let stats = pipeline::run(source.as_mut(), sink, backend.as_mut(), &plan, check)

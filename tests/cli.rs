@@ -420,3 +420,74 @@ fn cuda_backend_without_a_gpu_is_a_clear_error() {
     ]);
     assert_eq!(out.status.code(), Some(2), "block over 1024 threads is a usage error");
 }
+
+#[test]
+fn synthetic_source_into_null_y4m_and_directories() {
+    for format in ["gray", "rgb", "rgba", "yuv420p", "yuv422p", "yuv444p", "nv12"] {
+        let spec = format!("synthetic:97x31:{format}:3");
+        let out = run(&[
+            "filter",
+            &spec,
+            "-o",
+            "null",
+            "--kernel",
+            "gaussian:5",
+            "--backend",
+            "cpu-par",
+            "--check",
+        ]);
+        assert!(
+            out.status.success(),
+            "{format}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stderr).contains("3 frame(s)"));
+    }
+    let out = run(&[
+        "filter",
+        "synthetic:16x8:yuv420p:4",
+        "-o",
+        "-",
+        "--kernel",
+        "box:3",
+        "-q",
+    ]);
+    assert!(out.status.success());
+    assert!(out.stdout.starts_with(b"YUV4MPEG2 W16 H8 F25:1"));
+    assert_eq!(
+        out.stdout.windows(6).filter(|w| w == b"FRAME\n").count(),
+        4,
+        "frames in == frames out"
+    );
+    let t = Scratch::new();
+    let out = run(&[
+        "filter",
+        "synthetic:16x8:rgb:3",
+        "-o",
+        s(&t.path("frames")),
+        "--kernel",
+        "box:3",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_dir(t.path("frames")).unwrap().count(), 3);
+    assert_fails(
+        &run(&[
+            "filter",
+            "synthetic:16x8:yuv420p:3",
+            "-o",
+            s(&t.path("x")),
+            "--kernel",
+            "box:3",
+        ]),
+        &["yuv420p frames can only be written as y4m"],
+    );
+    assert_fails(
+        &run(&["filter", "synthetic:16:rgb:3", "-o", "null", "--kernel", "box:3"]),
+        &["bad size", "synthetic:WIDTHxHEIGHT:FORMAT:FRAMES"],
+    );
+    assert_fails(
+        &run(&["filter", "synthetic:16x8:bgr:3", "-o", "null", "--kernel", "box:3"]),
+        &["unknown pixel format 'bgr'"],
+    );
+}

@@ -8,6 +8,7 @@
 
 pub mod dir;
 pub mod still;
+pub mod synthetic;
 pub mod y4m;
 
 use std::path::{Path, PathBuf};
@@ -69,9 +70,12 @@ pub fn is_y4m(path: &Path) -> bool {
     path.as_os_str() == "-" || path.extension().is_some_and(|e| e.eq_ignore_ascii_case("y4m"))
 }
 
-/// Opens a source for `input`: a y4m stream (`-` or `*.y4m`), a directory of images or one
-/// image file.
+/// Opens a source for `input`: `synthetic:WxH:FORMAT:FRAMES`, a y4m stream (`-` or `*.y4m`),
+/// a directory of images or one image file.
 pub fn open_source(input: &Path) -> Result<Box<dyn Source>, IoError> {
+    if synthetic::is_synthetic(input) {
+        return Ok(Box::new(synthetic::SyntheticSource::parse(&input.to_string_lossy())?));
+    }
     if is_y4m(input) {
         return Ok(Box::new(y4m::Y4mSource::open(input)?));
     }
@@ -83,7 +87,7 @@ pub fn open_source(input: &Path) -> Result<Box<dyn Source>, IoError> {
     }
 }
 
-/// Opens the sink for `output`: a y4m stream (`-` or `*.y4m`, which needs the y4m `header` of
+/// Opens the sink for `output`: `null` (discard), a y4m stream (`-` or `*.y4m`, which needs the y4m `header` of
 /// the input), a directory when the source is one, or one image file (when `output` is an
 /// existing directory, the file keeps the input's name inside it).
 pub fn open_sink(
@@ -92,6 +96,9 @@ pub fn open_sink(
     source_is_dir: bool,
     header: Option<y4m::Y4mHeader>,
 ) -> Result<Box<dyn Sink>, IoError> {
+    if output.as_os_str() == "null" {
+        return Ok(Box::<synthetic::NullSink>::default());
+    }
     if is_y4m(output) {
         let header = header.ok_or_else(|| IoError::Output {
             path: output.to_path_buf(),
@@ -99,10 +106,18 @@ pub fn open_sink(
         })?;
         return Ok(Box::new(y4m::Y4mSink::create(output, header)?));
     }
-    if header.is_some() {
+    if let Some(h) = header {
+        let msg = if is_y4m(input) {
+            "a y4m input can only be written as y4m (use '-' or a .y4m file)".to_string()
+        } else {
+            format!(
+                "{} frames can only be written as y4m ('-' or a .y4m file) or null",
+                h.format
+            )
+        };
         return Err(IoError::Output {
             path: output.to_path_buf(),
-            msg: "a y4m input can only be written as y4m (use '-' or a .y4m file)".into(),
+            msg,
         });
     }
     if source_is_dir {

@@ -23,6 +23,22 @@ pub struct Y4mHeader {
 }
 
 impl Y4mHeader {
+    /// A 25 fps progressive header for frames of `format`, if y4m can hold it (gray and the
+    /// planar YUV formats; not RGB, RGBA or NV12).
+    pub fn for_format(format: PixelFormat, width: usize, height: usize) -> Option<Y4mHeader> {
+        matches!(
+            format,
+            PixelFormat::Gray8 | PixelFormat::Yuv420p | PixelFormat::Yuv422p | PixelFormat::Yuv444p
+        )
+        .then(|| Y4mHeader {
+            width,
+            height,
+            format,
+            rate: "25:1".into(),
+            extra: vec!["Ip".into(), "A1:1".into()],
+        })
+    }
+
     fn colourspace(&self) -> &'static str {
         match self.format {
             PixelFormat::Gray8 => "mono",
