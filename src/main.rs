@@ -120,6 +120,9 @@ struct FilterArgs {
     /// Also run cpu-seq on every frame and fail on any differing byte.
     #[arg(long)]
     check: bool,
+    /// Frames queued between pipeline stages (read → filter → write).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=64))]
+    inflight: u64,
     /// Print nothing on success.
     #[arg(short, long)]
     quiet: bool,
@@ -281,28 +284,69 @@ fn filter(a: FilterArgs) -> Result<()> {
     let sink = io::open_sink(&a.output, &a.input, many, header)?;
     let sink_name = sink.describe();
     let check = check.as_mut().map(|b| b.as_mut() as &mut dyn convflow::Backend);
-    let stats = pipeline::run(source.as_mut(), sink, backend.as_mut(), &plan, check)
-        .with_context(|| format!("filtering {}", source.describe()))?;
+    let stats = pipeline::run(
+        source.as_mut(),
+        sink,
+        backend.as_mut(),
+        &plan,
+        check,
+        a.inflight as usize,
+    )
+    .with_context(|| format!("filtering {}", source.describe()))?;
     if !a.quiet {
-        let secs = stats.filter.as_secs_f64();
-        eprintln!(
-            "convflow: {} frame(s) {} -> {} | {} {} {}x{} border={} | {} | filter {:.1} ms ({:.1} MPix/s), wall {:.1} ms{}",
-            stats.frames,
-            a.input.display(),
-            sink_name,
-            plan.kernel.name,
-            plan.decomposition,
-            plan.kernel.width(),
-            plan.kernel.height(),
-            plan.border,
-            backend.name(),
-            secs * 1e3,
-            stats.megapixels / secs.max(1e-9),
-            stats.wall.as_secs_f64() * 1e3,
-            if stats.checked { ", --check: identical to cpu-seq" } else { "" }
-        );
+        report(&stats, &a.input, &sink_name, &plan, backend.name());
     }
     Ok(())
+}
+
+/// The end-of-run report on stderr: one line per stage, then totals and latency.
+fn report(stats: &pipeline::RunStats, input: &Path, sink: &str, plan: &convflow::Plan, backend: String) {
+    let wall = stats.wall.as_secs_f64().max(1e-9);
+    eprintln!(
+        "convflow: {} frame(s) {} -> {} | {} {} {}x{} border={} | {}{}",
+        stats.frames,
+        input.display(),
+        sink,
+        plan.kernel.name,
+        plan.decomposition,
+        plan.kernel.width(),
+        plan.kernel.height(),
+        plan.border,
+        backend,
+        if stats.checked {
+            " | --check: identical to cpu-seq"
+        } else {
+            ""
+        }
+    );
+    if stats.frames == 0 {
+        return;
+    }
+    eprintln!("  stage   frames   busy ms      fps     MB/s  util");
+    for s in stats.stages() {
+        let busy = s.busy.as_secs_f64();
+        eprintln!(
+            "  {:<6} {:>7} {:>9.1} {:>8.1} {:>8.1} {:>4.0}%",
+            s.name,
+            s.frames,
+            busy * 1e3,
+            s.frames as f64 / busy.max(1e-9),
+            s.bytes as f64 / busy.max(1e-9) / 1e6,
+            100.0 * busy / wall
+        );
+    }
+    let l = &stats.latency;
+    eprintln!(
+        "  end to end: {:.1} ms, {:.1} fps ({:.1} MPix/s); latency µs p50 {} p90 {} p99 {} max {}; bottleneck: {}",
+        wall * 1e3,
+        stats.frames as f64 / wall,
+        stats.megapixels / wall,
+        l.value_at_quantile(0.5),
+        l.value_at_quantile(0.9),
+        l.value_at_quantile(0.99),
+        l.max(),
+        stats.bottleneck().name
+    );
 }
 
 fn kernels(spec_text: Option<&str>, file: Option<&Path>) -> Result<()> {

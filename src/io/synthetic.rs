@@ -1,6 +1,6 @@
 //! A synthetic source (`synthetic:WIDTHxHEIGHT:FORMAT:FRAMES`) and the `null` sink, to measure
 //! filtering without file I/O limits. Frames are deterministic noise over a moving gradient,
-//! never constant, so nothing runs on zeros.
+//! never constant, so nothing runs on zeros; four distinct frames are generated and cycled.
 
 use std::path::Path;
 
@@ -15,7 +15,11 @@ pub struct SyntheticSource {
     height: usize,
     frames: usize,
     next: usize,
+    cache: Vec<Frame>,
 }
+
+/// Distinct frames a synthetic source cycles through.
+const CYCLE: usize = 4;
 
 impl SyntheticSource {
     /// Parses `synthetic:WxH:FORMAT:FRAMES`.
@@ -43,6 +47,7 @@ impl SyntheticSource {
             height,
             frames,
             next: 0,
+            cache: Vec::new(),
         })
     }
 
@@ -70,8 +75,25 @@ impl Source for SyntheticSource {
         if self.next == self.frames {
             return Ok(None);
         }
-        let mut frame = Frame::new(self.format, self.width, self.height).expect("size checked in parse");
         let t = self.next;
+        // A few distinct frames are generated once and then cycled, so this source runs at
+        // memory-copy speed and never limits what it measures.
+        if self.cache.len() < CYCLE.min(self.frames) {
+            self.cache.push(self.generate(t));
+        }
+        let frame = self.cache[t % self.cache.len()].clone();
+        let meta = FrameMeta {
+            index: t,
+            name: Some(format!("frame_{t:06}.png")),
+        };
+        self.next += 1;
+        Ok(Some((frame, meta)))
+    }
+}
+
+impl SyntheticSource {
+    fn generate(&self, t: usize) -> Frame {
+        let mut frame = Frame::new(self.format, self.width, self.height).expect("size checked in parse");
         let mut s = (t as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         for p in 0..frame.planes().len() {
             for y in 0..frame.planes()[p].height {
@@ -83,12 +105,7 @@ impl Source for SyntheticSource {
                 }
             }
         }
-        let meta = FrameMeta {
-            index: t,
-            name: Some(format!("frame_{t:06}.png")),
-        };
-        self.next += 1;
-        Ok(Some((frame, meta)))
+        frame
     }
 }
 
