@@ -6,6 +6,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -217,6 +218,10 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if STOP.load(Ordering::SeqCst) => {
+            eprintln!("convflow: {e:#}");
+            ExitCode::from(130)
+        }
         Err(e) => {
             eprintln!("convflow: error: {e:#}");
             ExitCode::FAILURE
@@ -248,6 +253,7 @@ fn run(cli: Cli) -> Result<()> {
 }
 
 fn filter(a: FilterArgs) -> Result<()> {
+    install_interrupt_handler();
     let kernel = a.kernel.load()?;
     let filter = Filter {
         kernel,
@@ -291,12 +297,35 @@ fn filter(a: FilterArgs) -> Result<()> {
         &plan,
         check,
         a.inflight as usize,
+        &STOP,
     )
     .with_context(|| format!("filtering {}", source.describe()))?;
     if !a.quiet {
         report(&stats, &a.input, &sink_name, &plan, backend.name());
     }
+    if stats.read.interrupted {
+        bail!(
+            "interrupted: stopped reading after {} frame(s); all of them were written to {sink_name}",
+            stats.frames
+        );
+    }
     Ok(())
+}
+
+/// Raised by the first Ctrl-C: the pipeline stops reading, drains and finalizes the output.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_interrupt(_: libc::c_int) {
+    // Only async-signal-safe work here: an atomic swap, and _exit on a second Ctrl-C.
+    if STOP.swap(true, Ordering::SeqCst) {
+        // SAFETY: _exit is async-signal-safe; the user asked twice to stop now.
+        unsafe { libc::_exit(130) };
+    }
+}
+
+fn install_interrupt_handler() {
+    // SAFETY: the handler only touches an atomic and calls _exit, both async-signal-safe.
+    unsafe { libc::signal(libc::SIGINT, on_interrupt as *const () as libc::sighandler_t) };
 }
 
 /// The end-of-run report on stderr: one line per stage, then totals and latency.

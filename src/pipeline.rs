@@ -7,8 +7,10 @@
 //! stage and FIFO channels keep frame order. Output frames are recycled from the write stage
 //! back to the filter stage, so steady state allocates no output buffers. Any error stops every
 //! stage (channels disconnect), the sink is aborted so nothing that looks finished remains, and a
-//! successful run has written exactly as many frames as it read.
+//! successful run has written exactly as many frames as it read. Raising `stop` (the CLI does
+//! on Ctrl-C) ends reading; the frames already read drain through and the output is finalized.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::bounded;
@@ -50,6 +52,8 @@ pub struct StageStats {
     pub busy: Duration,
     /// Bytes of frame data handled.
     pub bytes: u64,
+    /// The read stage stopped early because `stop` was raised (Ctrl-C).
+    pub interrupted: bool,
 }
 
 /// What a run did, for the report.
@@ -89,6 +93,7 @@ pub fn run(
     plan: &Plan,
     check: Option<&mut dyn Backend>,
     inflight: usize,
+    stop: &AtomicBool,
 ) -> Result<RunStats, PipelineError> {
     let inflight = inflight.max(1);
     let start = Instant::now();
@@ -112,6 +117,10 @@ pub fn run(
             let mut megapixels = 0.0;
             loop {
                 let t = Instant::now();
+                if stop.load(Ordering::Relaxed) {
+                    st.interrupted = true;
+                    break; // Ctrl-C: read no more; frames in flight still drain to the sink
+                }
                 let Some((frame, meta)) = source.next_frame()? else {
                     break;
                 };
@@ -300,7 +309,16 @@ mod tests {
                 finished: finished.clone(),
             };
             let mut src = SyntheticSource::parse("synthetic:40x10:rgb:25").unwrap();
-            let stats = run(&mut src, Box::new(sink), &mut CpuSeq::new(), &plan(), None, inflight).unwrap();
+            let stats = run(
+                &mut src,
+                Box::new(sink),
+                &mut CpuSeq::new(),
+                &plan(),
+                None,
+                inflight,
+                &AtomicBool::new(false),
+            )
+            .unwrap();
             let seen = seen.lock().unwrap();
             assert_eq!(
                 seen.iter().map(|s| s.0).collect::<Vec<_>>(),
@@ -321,7 +339,16 @@ mod tests {
             finished: finished.clone(),
         };
         let mut src = SyntheticSource::parse("synthetic:40x10:gray:1000").unwrap();
-        let err = run(&mut src, Box::new(sink), &mut CpuSeq::new(), &plan(), None, 2).unwrap_err();
+        let err = run(
+            &mut src,
+            Box::new(sink),
+            &mut CpuSeq::new(),
+            &plan(),
+            None,
+            2,
+            &AtomicBool::new(false),
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("planned failure"), "{err}");
         assert_eq!(*finished.lock().unwrap(), Some(false), "sink aborted, not finished");
         assert_eq!(seen.lock().unwrap().len(), 7);

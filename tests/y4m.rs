@@ -276,3 +276,43 @@ fn round_trip_through_the_ffmpeg_cli() {
         assert!(raw.stdout[i * size..(i + 1) * size] == want[..], "frame {i}");
     }
 }
+
+/// Ctrl-C mid-stream: reading stops, the frames in flight drain, the output is finalized under
+/// its real name and holds every frame that was read (whole frames only); exit code 130.
+#[test]
+fn ctrl_c_drains_and_finalizes_the_output() {
+    let dir = std::env::temp_dir().join(format!("convflow-int-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out_path = dir.join("out.y4m");
+    let child = bin()
+        .args([
+            "filter",
+            "synthetic:320x240:yuv420p:10000000",
+            "-o",
+            out_path.to_str().unwrap(),
+            "--kernel",
+            "box:3",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    // SAFETY: sends SIGINT to the child we spawned (still running: it has ten million frames).
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    let (header, frames) = parse(&std::fs::read(&out_path).unwrap());
+    assert!(header.starts_with("YUV4MPEG2 W320 H240"));
+    assert!(!frames.is_empty());
+    assert!(
+        err.contains(&format!("stopped reading after {} frame(s)", frames.len())),
+        "{err}"
+    );
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "no temporary file left: {names:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
