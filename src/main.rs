@@ -121,6 +121,9 @@ struct FilterArgs {
     /// Also run cpu-seq on every frame and fail on any differing byte.
     #[arg(long)]
     check: bool,
+    /// Also write the run report as JSON to this file.
+    #[arg(long, value_name = "FILE.json")]
+    report: Option<PathBuf>,
     /// Frames queued between pipeline stages (read → filter → write).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=64))]
     inflight: u64,
@@ -302,6 +305,17 @@ fn filter(a: FilterArgs) -> Result<()> {
     .with_context(|| format!("filtering {}", source.describe()))?;
     if !a.quiet {
         report(&stats, &a.input, &sink_name, &plan, backend.name());
+    }
+    if let Some(path) = &a.report {
+        let mut json = stats.to_json();
+        json["input"] = a.input.display().to_string().into();
+        json["output"] = sink_name.clone().into();
+        json["backend"] = backend.name().into();
+        json["kernel"] = plan.kernel.name.clone().into();
+        json["decomposition"] = plan.decomposition.to_string().into();
+        json["border"] = plan.border.name().into();
+        let text = serde_json::to_string_pretty(&json).expect("JSON values serialize");
+        std::fs::write(path, text + "\n").with_context(|| format!("writing report {}", path.display()))?;
     }
     if stats.read.interrupted {
         bail!(

@@ -71,6 +71,39 @@ pub struct RunStats {
 }
 
 impl RunStats {
+    /// The report as JSON (for `--report FILE.json`): totals, each stage, latency percentiles.
+    pub fn to_json(&self) -> serde_json::Value {
+        let wall = self.wall.as_secs_f64();
+        let stage = |s: &StageStats| {
+            let busy = s.busy.as_secs_f64();
+            serde_json::json!({
+                "name": s.name,
+                "frames": s.frames,
+                "busy_s": busy,
+                "fps": s.frames as f64 / busy.max(1e-9),
+                "mb_per_s": s.bytes as f64 / busy.max(1e-9) / 1e6,
+                "utilisation": busy / wall.max(1e-9),
+            })
+        };
+        let l = &self.latency;
+        serde_json::json!({
+            "frames": self.frames,
+            "megapixels": self.megapixels,
+            "wall_s": wall,
+            "fps": self.frames as f64 / wall.max(1e-9),
+            "interrupted": self.read.interrupted,
+            "checked_against_cpu_seq": self.checked,
+            "bottleneck": self.bottleneck().name,
+            "stages": self.stages().map(stage),
+            "latency_us": {
+                "p50": l.value_at_quantile(0.5),
+                "p90": l.value_at_quantile(0.9),
+                "p99": l.value_at_quantile(0.99),
+                "max": l.max(),
+            },
+        })
+    }
+
     pub fn stages(&self) -> [&StageStats; 3] {
         [&self.read, &self.filter, &self.write]
     }

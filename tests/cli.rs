@@ -491,3 +491,32 @@ fn synthetic_source_into_null_y4m_and_directories() {
         &["unknown pixel format 'bgr'"],
     );
 }
+
+#[test]
+fn json_report_has_stages_and_latency() {
+    let t = Scratch::new();
+    let report = t.path("r.json");
+    let out = run(&[
+        "filter",
+        "synthetic:64x48:rgb:9",
+        "-o",
+        "null",
+        "--kernel",
+        "box:3",
+        "-q",
+        "--report",
+        s(&report),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(v["frames"], 9);
+    assert_eq!(v["kernel"], "box:3");
+    let stages = v["stages"].as_array().unwrap();
+    assert_eq!(
+        stages.iter().map(|s| s["name"].as_str().unwrap()).collect::<Vec<_>>(),
+        ["read", "filter", "write"]
+    );
+    assert!(stages.iter().all(|s| s["frames"] == 9));
+    assert!(v["latency_us"]["p50"].as_u64().unwrap() >= 1);
+    assert!(v["latency_us"]["max"].as_u64().unwrap() >= v["latency_us"]["p50"].as_u64().unwrap());
+}
