@@ -289,6 +289,21 @@ fn filter(a: FilterArgs) -> Result<()> {
     } else {
         (io::open_source(&a.input)?, None)
     };
+    // A report that could not be written would fail the run after the output is complete:
+    // check its directory before any work.
+    if let Some(path) = &a.report {
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            bail!(
+                "report '{}': directory '{}' does not exist",
+                path.display(),
+                dir.display()
+            );
+        }
+    }
     let many = a.input.is_dir() || io::synthetic::is_synthetic(&a.input);
     let sink = io::open_sink(&a.output, &a.input, many, header)?;
     let sink_name = sink.describe();

@@ -519,4 +519,17 @@ fn json_report_has_stages_and_latency() {
     assert!(stages.iter().all(|s| s["frames"] == 9));
     assert!(v["latency_us"]["p50"].as_u64().unwrap() >= 1);
     assert!(v["latency_us"]["max"].as_u64().unwrap() >= v["latency_us"]["p50"].as_u64().unwrap());
+    // An unwritable report path is refused before any output is produced.
+    let out = run(&[
+        "filter",
+        "synthetic:8x8:rgb:2",
+        "-o",
+        s(&t.path("frames")),
+        "--kernel",
+        "box:3",
+        "--report",
+        s(&t.path("no/r.json")),
+    ]);
+    assert_fails(&out, &["report", "does not exist"]);
+    assert!(!t.path("frames").exists());
 }
