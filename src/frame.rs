@@ -7,6 +7,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 #[derive(Debug, thiserror::Error)]
 pub enum FrameError {
@@ -137,14 +138,90 @@ impl PlaneLayout {
     }
 }
 
-/// An image in one buffer: format, size and plane layouts.
+/// Host memory that is not a plain `Vec`: page-locked buffers a backend's copy engines read and
+/// write directly (see `Backend::offload`).
+pub trait HostMemory: Send + Sync {
+    fn bytes(&self) -> &[u8];
+    fn bytes_mut(&mut self) -> &mut [u8];
+    /// Short description for reports, e.g. "pinned".
+    fn kind(&self) -> &'static str;
+}
+
+enum Storage {
+    Heap(Vec<u8>),
+    Foreign(Box<dyn HostMemory>),
+}
+
+impl Storage {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Storage::Heap(v) => v,
+            Storage::Foreign(m) => m.bytes(),
+        }
+    }
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        match self {
+            Storage::Heap(v) => v,
+            Storage::Foreign(m) => m.bytes_mut(),
+        }
+    }
+}
+
+/// The size and plane layout of a frame, without its pixels (device frames carry one).
 #[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub format: PixelFormat,
+    pub width: usize,
+    pub height: usize,
+    pub planes: Vec<PlaneLayout>,
+    /// Bytes the planes span.
+    pub len: usize,
+}
+
+impl Shape {
+    pub fn describe(&self) -> String {
+        format!("{} {}x{}", self.format, self.width, self.height)
+    }
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// An image in one buffer: format, size and plane layouts.
 pub struct Frame {
     format: PixelFormat,
     width: usize,
     height: usize,
     planes: Vec<PlaneLayout>,
-    data: Vec<u8>,
+    data: Storage,
+    /// Identifies this buffer (not its contents): sources use it to tell recycled slots apart.
+    id: u64,
+}
+
+impl Clone for Frame {
+    /// A copy in ordinary heap memory.
+    fn clone(&self) -> Self {
+        Frame {
+            format: self.format,
+            width: self.width,
+            height: self.height,
+            planes: self.planes.clone(),
+            data: Storage::Heap(self.data().to_vec()),
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+}
+
+impl PartialEq for Frame {
+    fn eq(&self, other: &Self) -> bool {
+        self.same_shape(other) && self.data() == other.data()
+    }
+}
+impl Eq for Frame {}
+
+impl fmt::Debug for Frame {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Frame({}, {} bytes, id {})", self.describe(), self.data().len(), self.id)
+    }
 }
 
 /// Largest accepted frame side; keeps size arithmetic far from overflow.
@@ -213,14 +290,36 @@ impl Frame {
         strides: &[usize],
         data: Vec<u8>,
     ) -> Result<Self, FrameError> {
+        Self::with_storage(format, width, height, strides, Storage::Heap(data))
+    }
+
+    /// Wraps foreign host memory (e.g. page-locked), planes laid out as in [`Frame::from_parts`].
+    pub fn from_memory(
+        format: PixelFormat,
+        width: usize,
+        height: usize,
+        strides: &[usize],
+        memory: Box<dyn HostMemory>,
+    ) -> Result<Self, FrameError> {
+        Self::with_storage(format, width, height, strides, Storage::Foreign(memory))
+    }
+
+    fn with_storage(
+        format: PixelFormat,
+        width: usize,
+        height: usize,
+        strides: &[usize],
+        data: Storage,
+    ) -> Result<Self, FrameError> {
         let (planes, need) = Self::layout(format, width, height, strides)?;
-        if strides.len() != format.plane_count() || data.len() < need {
+        let have = data.bytes().len();
+        if strides.len() != format.plane_count() || have < need {
             return Err(FrameError::Buffer {
                 format,
                 w: width,
                 h: height,
                 need,
-                have: data.len(),
+                have,
             });
         }
         Ok(Frame {
@@ -229,14 +328,55 @@ impl Frame {
             height,
             planes,
             data,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         })
     }
 
-    /// A frame of the same format, size and strides, zero-filled.
+    /// Tightly packed row strides for `format` at `width` (what [`Frame::new`] uses).
+    pub fn packed_strides(format: PixelFormat, width: usize) -> Vec<usize> {
+        (0..format.plane_count())
+            .map(|p| format.plane_size(p, width.max(1), 1).0 * format.plane_channels(p))
+            .collect()
+    }
+
+    /// Bytes a tightly packed `format` frame of `width × height` needs.
+    pub fn packed_len(format: PixelFormat, width: usize, height: usize) -> Result<usize, FrameError> {
+        Ok(Self::layout(format, width, height, &Self::packed_strides(format, width))?.1)
+    }
+
+    /// A frame of the same format, size and strides, zero-filled, in heap memory.
     pub fn like(other: &Frame) -> Frame {
         Frame {
-            data: vec![0; other.data.len()],
-            ..other.clone()
+            format: other.format,
+            width: other.width,
+            height: other.height,
+            planes: other.planes.clone(),
+            data: Storage::Heap(vec![0; other.data().len()]),
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    /// Format, size and plane layout.
+    pub fn shape(&self) -> Shape {
+        Shape {
+            format: self.format,
+            width: self.width,
+            height: self.height,
+            planes: self.planes.clone(),
+            len: self.data().len(),
+        }
+    }
+
+    /// Identifies the buffer (a clone gets a new id).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// What memory holds the pixels: "heap" or the foreign memory's kind (e.g. "pinned").
+    pub fn memory_kind(&self) -> &'static str {
+        match &self.data {
+            Storage::Heap(_) => "heap",
+            Storage::Foreign(m) => m.kind(),
         }
     }
 
@@ -253,13 +393,16 @@ impl Frame {
         &self.planes
     }
     pub fn data(&self) -> &[u8] {
-        &self.data
+        self.data.bytes()
     }
     pub fn data_mut(&mut self) -> &mut [u8] {
-        &mut self.data
+        self.data.bytes_mut()
     }
     pub fn into_data(self) -> Vec<u8> {
-        self.data
+        match self.data {
+            Storage::Heap(v) => v,
+            Storage::Foreign(m) => m.bytes().to_vec(),
+        }
     }
 
     /// True when `other` has the same format, size and plane layout.
@@ -277,7 +420,7 @@ impl Frame {
     pub fn plane(&self, p: usize) -> PlaneRef<'_> {
         let l = self.planes[p];
         PlaneRef {
-            data: &self.data[l.offset..l.offset + l.span()],
+            data: &self.data()[l.offset..l.offset + l.span()],
             layout: l,
         }
     }
@@ -285,7 +428,7 @@ impl Frame {
     pub fn plane_mut(&mut self, p: usize) -> PlaneMut<'_> {
         let l = self.planes[p];
         PlaneMut {
-            data: &mut self.data[l.offset..l.offset + l.span()],
+            data: &mut self.data_mut()[l.offset..l.offset + l.span()],
             layout: l,
         }
     }
@@ -293,12 +436,12 @@ impl Frame {
     /// Row `y` of plane `p`, without the stride padding.
     pub fn row(&self, p: usize, y: usize) -> &[u8] {
         let l = self.planes[p];
-        &self.data[l.offset + y * l.stride..][..l.row_bytes()]
+        &self.data()[l.offset + y * l.stride..][..l.row_bytes()]
     }
 
     pub fn row_mut(&mut self, p: usize, y: usize) -> &mut [u8] {
         let l = self.planes[p];
-        &mut self.data[l.offset + y * l.stride..][..l.row_bytes()]
+        &mut self.data_mut()[l.offset + y * l.stride..][..l.row_bytes()]
     }
 
     /// The pixel bytes only (padding dropped), planes in order: what a file stores.

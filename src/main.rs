@@ -124,12 +124,39 @@ struct FilterArgs {
     /// Also write the run report as JSON to this file.
     #[arg(long, value_name = "FILE.json")]
     report: Option<PathBuf>,
-    /// Frames queued between pipeline stages (read → filter → write).
+    /// Frame buffers per pipeline pool and frames queued between stages (read → upload →
+    /// filter → download → write): the depth of the overlap.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=64))]
     inflight: u64,
-    /// Print nothing on success.
+    /// Skip frames the input reports as corrupt or truncated (counted in the report) instead of
+    /// failing.
+    #[arg(long)]
+    skip_bad: bool,
+    #[command(flatten)]
+    video: VideoArgs,
+    /// Print nothing on success (no report, no progress bar).
     #[arg(short, long)]
     quiet: bool,
+}
+
+/// Video output options.
+#[derive(Args, Clone)]
+struct VideoArgs {
+    /// Encoder for video outputs, e.g. libx264, ffv1, mpeg4 (default: libx264 when this FFmpeg
+    /// has it, else mpeg4).
+    #[arg(long)]
+    codec: Option<String>,
+    /// Encoder option KEY=VALUE (repeatable), e.g. --codec-opt crf=18, --codec-opt qp=0 for
+    /// lossless x264, --codec-opt preset=veryfast.
+    #[arg(long = "codec-opt", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    codec_opts: Vec<(String, String)>,
+}
+
+fn parse_key_value(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("'{s}': expected KEY=VALUE")),
+    }
 }
 
 /// CUDA schedule options.
@@ -145,10 +172,13 @@ struct GpuArgs {
     /// CUDA device ordinal.
     #[arg(long, default_value_t = 0)]
     device: usize,
-    /// CUDA: copy frames straight from/to pageable memory (the classic loop) instead of
-    /// staging them through page-locked buffers.
+    /// CUDA: keep frames in pageable (ordinary) host memory instead of page-locked buffers.
     #[arg(long)]
     pageable: bool,
+    /// CUDA: the classic loop for comparison: pageable memory, synchronous copies and kernels
+    /// on one stream inside the filter stage (no upload/download stages, no overlap).
+    #[arg(long)]
+    sync: bool,
 }
 
 impl GpuArgs {
@@ -166,6 +196,7 @@ impl GpuArgs {
             block: self.block,
             device: self.device,
             pageable: self.pageable,
+            sync: self.sync,
         })
     }
 }
@@ -276,19 +307,8 @@ fn filter(a: FilterArgs) -> Result<()> {
         None
     };
 
-    let (mut source, header): (Box<dyn io::Source>, _) = if io::synthetic::is_synthetic(&a.input) {
-        let s = io::synthetic::SyntheticSource::parse(&a.input.to_string_lossy())?;
-        let (width, height) = s.size();
-        // Planar and gray synthetic frames can also be written as y4m.
-        let header = io::y4m::Y4mHeader::for_format(s.format(), width, height);
-        (Box::new(s), header)
-    } else if io::is_y4m(&a.input) {
-        let y = io::y4m::Y4mSource::open(&a.input)?;
-        let header = y.header().clone();
-        (Box::new(y), Some(header))
-    } else {
-        (io::open_source(&a.input)?, None)
-    };
+    let mut source = io::open_source(&a.input)?;
+    let stream = source.stream_info();
     // A report that could not be written would fail the run after the output is complete:
     // check its directory before any work.
     if let Some(path) = &a.report {
@@ -305,19 +325,27 @@ fn filter(a: FilterArgs) -> Result<()> {
         }
     }
     let many = a.input.is_dir() || io::synthetic::is_synthetic(&a.input);
-    let sink = io::open_sink(&a.output, &a.input, many, header)?;
+    let video = io::VideoOptions {
+        codec: a.video.codec.clone(),
+        codec_opts: a.video.codec_opts.clone(),
+    };
+    let sink = io::open_sink(&a.output, &a.input, many, stream.as_ref(), &video)?;
     let sink_name = sink.describe();
-    let check = check.as_mut().map(|b| b.as_mut() as &mut dyn convflow::Backend);
-    let stats = pipeline::run(
-        source.as_mut(),
-        sink,
-        backend.as_mut(),
-        &plan,
-        check,
-        a.inflight as usize,
-        &STOP,
-    )
-    .with_context(|| format!("filtering {}", source.describe()))?;
+    let bar = (!a.quiet).then(|| progress_bar(source.len_hint())).flatten();
+    let tick = |n: usize| {
+        if let Some(b) = &bar {
+            b.set_position(n as u64);
+        }
+    };
+    let mut opts = pipeline::Options::new(a.inflight as usize, &STOP);
+    opts.check = check.as_mut().map(|b| b.as_mut() as &mut dyn convflow::Backend);
+    opts.skip_bad = a.skip_bad;
+    opts.progress = Some(&tick);
+    let stats = pipeline::run(source.as_mut(), sink, backend.as_mut(), &plan, opts);
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let stats = stats.with_context(|| format!("filtering {}", source.describe()))?;
     if !a.quiet {
         report(&stats, &a.input, &sink_name, &plan, backend.name());
     }
@@ -329,16 +357,37 @@ fn filter(a: FilterArgs) -> Result<()> {
         json["kernel"] = plan.kernel.name.clone().into();
         json["decomposition"] = plan.decomposition.to_string().into();
         json["border"] = plan.border.name().into();
+        json["inflight"] = a.inflight.into();
         let text = serde_json::to_string_pretty(&json).expect("JSON values serialize");
         std::fs::write(path, text + "\n").with_context(|| format!("writing report {}", path.display()))?;
     }
-    if stats.read.interrupted {
+    if stats.interrupted {
         bail!(
             "interrupted: stopped reading after {} frame(s); all of them were written to {sink_name}",
             stats.frames
         );
     }
     Ok(())
+}
+
+/// A progress bar on stderr with fps and ETA, only when stderr is a terminal.
+fn progress_bar(len: Option<usize>) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let (bar, template) = match len {
+        Some(n) => (
+            indicatif::ProgressBar::new(n as u64),
+            "{bar:40} {pos}/{len} frames  {per_sec}  ETA {eta}",
+        ),
+        None => (indicatif::ProgressBar::no_length(), "{pos} frames  {per_sec}  {elapsed}"),
+    };
+    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+        bar.set_style(style);
+    }
+    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr_with_hz(4));
+    Some(bar)
 }
 
 /// Raised by the first Ctrl-C: the pipeline stops reading, drains and finalizes the output.
@@ -377,28 +426,53 @@ fn report(stats: &pipeline::RunStats, input: &Path, sink: &str, plan: &convflow:
             ""
         }
     );
+    if stats.skipped > 0 {
+        eprintln!("  skipped {} bad frame(s) (--skip-bad):", stats.skipped);
+        for m in &stats.skip_messages {
+            eprintln!("    {m}");
+        }
+    }
     if stats.frames == 0 {
         return;
     }
-    eprintln!("  stage   frames   busy ms      fps     MB/s  util");
-    for s in stats.stages() {
+    eprintln!("  stage     frames   busy ms      fps     MB/s  util  frame µs p50/p99/max");
+    for s in &stats.stages {
         let busy = s.busy.as_secs_f64();
+        let h = &s.per_frame;
         eprintln!(
-            "  {:<6} {:>7} {:>9.1} {:>8.1} {:>8.1} {:>4.0}%",
+            "  {:<8} {:>7} {:>9.1} {:>8.1} {:>8.1} {:>4.0}%  {}/{}/{}",
             s.name,
             s.frames,
             busy * 1e3,
             s.frames as f64 / busy.max(1e-9),
             s.bytes as f64 / busy.max(1e-9) / 1e6,
-            100.0 * busy / wall
+            100.0 * busy / wall,
+            h.value_at_quantile(0.5),
+            h.value_at_quantile(0.99),
+            h.max()
+        );
+    }
+    if let Some(d) = stats.device {
+        let n = stats.frames as f64;
+        let us = |t: Duration| t.as_secs_f64() * 1e6 / n;
+        let total = (d.h2d + d.kernel + d.d2h).as_secs_f64().max(1e-12);
+        eprintln!(
+            "  device time per frame ({}): upload {:.1} µs, kernels {:.1} µs, download {:.1} µs; transfers {:.0}% / kernels {:.0}%",
+            if stats.overlapped { "overlapped on separate streams" } else { "one stream, no overlap" },
+            us(d.h2d),
+            us(d.kernel),
+            us(d.d2h),
+            100.0 * (d.h2d + d.d2h).as_secs_f64() / total,
+            100.0 * d.kernel.as_secs_f64() / total
         );
     }
     let l = &stats.latency;
     eprintln!(
-        "  end to end: {:.1} ms, {:.1} fps ({:.1} MPix/s); latency µs p50 {} p90 {} p99 {} max {}; bottleneck: {}",
+        "  end to end: {:.1} ms, {:.1} fps ({:.1} MPix/s); overlap {:.2} (stage busy / wall); latency µs p50 {} p90 {} p99 {} max {}; bottleneck: {}",
         wall * 1e3,
         stats.frames as f64 / wall,
         stats.megapixels / wall,
+        stats.overlap(),
         l.value_at_quantile(0.5),
         l.value_at_quantile(0.9),
         l.value_at_quantile(0.99),
@@ -501,6 +575,7 @@ fn bench_kernels(a: BenchKernelsArgs) -> Result<()> {
         block: a.block,
         device: a.device,
         pageable: false,
+        sync: false,
     };
     let mut backends = Vec::new();
     for kind in &a.backend {

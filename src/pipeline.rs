@@ -1,25 +1,34 @@
-//! Runs a filter over a stream as a staged pipeline: read → filter → write, each stage on its
-//! own thread, joined by bounded crossbeam channels.
+//! Runs a filter over a stream as a staged pipeline, each stage on its own thread, joined by
+//! bounded crossbeam channels:
 //!
-//! The read stage pulls frames from a [`Source`], the filter stage runs the backend (and, with
-//! `--check`, cpu-seq alongside, comparing byte for byte), the write stage feeds the [`Sink`].
-//! Channels hold at most `inflight` frames, so a slow stage applies backpressure; one worker per
-//! stage and FIFO channels keep frame order. Output frames are recycled from the write stage
-//! back to the filter stage, so steady state allocates no output buffers. Any error stops every
-//! stage (channels disconnect), the sink is aborted so nothing that looks finished remains, and a
-//! successful run has written exactly as many frames as it read. Raising `stop` (the CLI does
-//! on Ctrl-C) ends reading; the frames already read drain through and the output is finalized.
+//! * host backends (cpu-seq, cpu-par, cuda `--sync`): read → filter → write;
+//! * device backends (cuda): read → upload → filter → download → write, where upload and
+//!   download drive their own copy queues (CUDA streams) from the backend's [`Offload`], so the
+//!   copy of frame n+1, the kernels of frame n and the copy back of frame n−1 run at once.
+//!
+//! Buffers come from fixed pools of `inflight` frames each (host input, device input, device
+//! output, host output), recycled from the stage that finishes with a buffer to the stage that
+//! fills it: steady state allocates nothing, and a stage waiting for a free buffer is the
+//! backpressure. Host buffers of a device backend are page-locked (write-combined on the way
+//! up). One worker per stage and FIFO channels keep frame order.
+//!
+//! Any error stops every stage (channels disconnect), the sink is aborted so nothing that looks
+//! finished remains, and a successful run has written exactly as many frames as it read. A frame
+//! the source reports as bad ([`IoError::BadFrame`]) fails the run, or with `skip_bad` is counted
+//! and skipped. Raising `stop` (the CLI does on Ctrl-C) ends reading; the frames already read
+//! drain through and the output is finalized.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::bounded;
+use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use hdrhistogram::Histogram;
 
-use crate::backend::{Backend, BackendError};
+use crate::backend::{Backend, BackendError, DeviceFrame, DeviceTimes, Offload};
 use crate::filter::Plan;
-use crate::frame::Frame;
-use crate::io::{FrameMeta, IoError, Sink, Source};
+use crate::frame::{Frame, PixelFormat};
+use crate::io::{FrameMeta, FrameSlots, IoError, Sink, Source};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PipelineError {
@@ -27,6 +36,8 @@ pub enum PipelineError {
     Io(#[from] IoError),
     #[error("frame {index}: {source}")]
     Backend { index: usize, source: BackendError },
+    #[error("{0}")]
+    Setup(BackendError),
     #[error("frame {index}: --check found {count} samples that differ from cpu-seq (first at plane {plane}, row {row}, byte {col}: {got} vs {want})")]
     CheckMismatch {
         index: usize,
@@ -43,37 +54,130 @@ pub enum PipelineError {
     Panicked,
 }
 
+/// How to run, besides what to run.
+pub struct Options<'a> {
+    /// Frames per buffer pool and per channel (≥ 1).
+    pub inflight: usize,
+    /// Also filter every frame with this backend (cpu-seq) and fail on any differing byte.
+    pub check: Option<&'a mut dyn Backend>,
+    /// Raised to stop reading (Ctrl-C).
+    pub stop: &'a AtomicBool,
+    /// Count and skip frames the source reports as bad instead of failing.
+    pub skip_bad: bool,
+    /// Called by the write stage with the number of frames written so far.
+    pub progress: Option<&'a dyn Fn(usize)>,
+}
+
+impl<'a> Options<'a> {
+    pub fn new(inflight: usize, stop: &'a AtomicBool) -> Self {
+        Options {
+            inflight,
+            check: None,
+            stop,
+            skip_bad: false,
+            progress: None,
+        }
+    }
+}
+
+fn histogram() -> Histogram<u64> {
+    Histogram::<u64>::new_with_bounds(1, 24 * 3600 * 1_000_000, 3).expect("valid bounds")
+}
+
 /// One stage's totals.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct StageStats {
     pub name: &'static str,
     pub frames: usize,
-    /// Time spent working (not waiting on channels).
+    /// Time spent working (not waiting on channels or for free buffers).
     pub busy: Duration,
     /// Bytes of frame data handled.
     pub bytes: u64,
-    /// The read stage stopped early because `stop` was raised (Ctrl-C).
-    pub interrupted: bool,
+    /// Device time of this stage's work (CUDA events): copies for upload/download, kernels for
+    /// filter. Zero where not measured.
+    pub device: Duration,
+    /// Per-frame busy time in µs.
+    pub per_frame: Histogram<u64>,
+    /// Upload / kernel / download device times inside this stage (a filter stage that runs the
+    /// transfers itself: `--sync`), when `measured`.
+    pub split: DeviceTimes,
+    pub measured: bool,
+}
+
+impl StageStats {
+    fn new(name: &'static str) -> Self {
+        StageStats {
+            name,
+            frames: 0,
+            busy: Duration::ZERO,
+            bytes: 0,
+            device: Duration::ZERO,
+            per_frame: histogram(),
+            split: DeviceTimes::default(),
+            measured: false,
+        }
+    }
+
+    fn add(&mut self, busy: Duration, bytes: usize) {
+        self.frames += 1;
+        self.busy += busy;
+        self.bytes += bytes as u64;
+        let _ = self.per_frame.record(busy.as_micros().max(1) as u64);
+    }
 }
 
 /// What a run did, for the report.
 #[derive(Clone, Debug)]
 pub struct RunStats {
+    /// Frames read and written.
     pub frames: usize,
+    /// Frames the source reported bad and `skip_bad` skipped, with the first few messages.
+    pub skipped: usize,
+    pub skip_messages: Vec<String>,
     pub megapixels: f64,
     pub wall: Duration,
-    pub read: StageStats,
-    pub filter: StageStats,
-    pub write: StageStats,
+    /// read, [upload,] filter, [download,] write.
+    pub stages: Vec<StageStats>,
     /// Per-frame latency from the start of its read to the end of its write, in µs.
     pub latency: Histogram<u64>,
     pub checked: bool,
+    /// Reading stopped early because `stop` was raised (Ctrl-C).
+    pub interrupted: bool,
+    /// Device times summed over all frames, when the backend measures them.
+    pub device: Option<DeviceTimes>,
+    /// Transfers ran in their own stages (overlapped), not inside the filter stage.
+    pub overlapped: bool,
 }
 
 impl RunStats {
-    /// The report as JSON (for `--report FILE.json`): totals, each stage, latency percentiles.
+    pub fn stage(&self, name: &str) -> Option<&StageStats> {
+        self.stages.iter().find(|s| s.name == name)
+    }
+
+    /// The stage with the most busy time.
+    pub fn bottleneck(&self) -> &StageStats {
+        self.stages.iter().max_by_key(|s| s.busy).expect("at least three stages")
+    }
+
+    /// Sum of stage busy times over wall time: 1 when nothing overlaps, up to the number of
+    /// stages when all of them are busy all the time.
+    pub fn overlap(&self) -> f64 {
+        let busy: f64 = self.stages.iter().map(|s| s.busy.as_secs_f64()).sum();
+        busy / self.wall.as_secs_f64().max(1e-9)
+    }
+
+    /// The report as JSON (for `--report FILE.json`): totals, each stage, latency percentiles,
+    /// the transfer-vs-kernel split.
     pub fn to_json(&self) -> serde_json::Value {
         let wall = self.wall.as_secs_f64();
+        let pct = |h: &Histogram<u64>| {
+            serde_json::json!({
+                "p50": h.value_at_quantile(0.5),
+                "p90": h.value_at_quantile(0.9),
+                "p99": h.value_at_quantile(0.99),
+                "max": h.max(),
+            })
+        };
         let stage = |s: &StageStats| {
             let busy = s.busy.as_secs_f64();
             serde_json::json!({
@@ -83,176 +187,504 @@ impl RunStats {
                 "fps": s.frames as f64 / busy.max(1e-9),
                 "mb_per_s": s.bytes as f64 / busy.max(1e-9) / 1e6,
                 "utilisation": busy / wall.max(1e-9),
+                "device_s": s.device.as_secs_f64(),
+                "latency_us": pct(&s.per_frame),
             })
         };
-        let l = &self.latency;
+        let n = self.frames.max(1) as f64;
+        let device = self.device.map(|d| {
+            serde_json::json!({
+                "h2d_s": d.h2d.as_secs_f64(),
+                "kernel_s": d.kernel.as_secs_f64(),
+                "d2h_s": d.d2h.as_secs_f64(),
+                "per_frame_us": {
+                    "h2d": d.h2d.as_secs_f64() * 1e6 / n,
+                    "kernel": d.kernel.as_secs_f64() * 1e6 / n,
+                    "d2h": d.d2h.as_secs_f64() * 1e6 / n,
+                },
+            })
+        });
         serde_json::json!({
             "frames": self.frames,
+            "skipped": self.skipped,
+            "skip_messages": self.skip_messages,
             "megapixels": self.megapixels,
             "wall_s": wall,
             "fps": self.frames as f64 / wall.max(1e-9),
-            "interrupted": self.read.interrupted,
+            "interrupted": self.interrupted,
             "checked_against_cpu_seq": self.checked,
             "bottleneck": self.bottleneck().name,
-            "stages": self.stages().map(stage),
-            "latency_us": {
-                "p50": l.value_at_quantile(0.5),
-                "p90": l.value_at_quantile(0.9),
-                "p99": l.value_at_quantile(0.99),
-                "max": l.max(),
-            },
+            "overlapped_transfers": self.overlapped,
+            "overlap_efficiency": self.overlap(),
+            "stages": self.stages.iter().map(stage).collect::<Vec<_>>(),
+            "latency_us": pct(&self.latency),
+            "device": device,
         })
-    }
-
-    pub fn stages(&self) -> [&StageStats; 3] {
-        [&self.read, &self.filter, &self.write]
-    }
-
-    /// The stage with the most busy time.
-    pub fn bottleneck(&self) -> &StageStats {
-        self.stages().into_iter().max_by_key(|s| s.busy).expect("three stages")
     }
 }
 
-/// A frame in flight with its metadata and the instant its read started.
-type InFlight = (Frame, FrameMeta, Instant);
+/// Free buffers of one kind, recycled from the stage that is done with them to the stage that
+/// fills them. At most `cap` exist; once all are out, `get` waits for one to come back.
+struct Pool<T> {
+    rx: Receiver<T>,
+    made: usize,
+    cap: usize,
+    waited: Duration,
+}
 
-/// Filters every frame of `source` into `sink` with at most `inflight` frames queued between
-/// stages. On any error the sink is aborted.
+impl<T> Pool<T> {
+    /// The pool, and the sender its buffers return through.
+    fn new(cap: usize) -> (Self, Sender<T>) {
+        let (tx, rx) = unbounded();
+        (
+            Pool {
+                rx,
+                made: 0,
+                cap: cap.max(1),
+                waited: Duration::ZERO,
+            },
+            tx,
+        )
+    }
+
+    /// A free buffer that `fits` (others are dropped and replaced), or a new one from `make`
+    /// while fewer than `cap` exist. None when the returning stage has gone (the run stops).
+    fn get<E>(&mut self, fits: impl Fn(&T) -> bool, make: impl FnOnce() -> Result<T, E>) -> Result<Option<T>, E> {
+        loop {
+            let item = if self.made < self.cap {
+                self.rx.try_recv().ok()
+            } else {
+                let t = Instant::now();
+                let r = self.rx.recv();
+                self.waited += t.elapsed();
+                match r {
+                    Ok(x) => Some(x),
+                    Err(_) => return Ok(None),
+                }
+            };
+            match item {
+                Some(x) if fits(&x) => return Ok(Some(x)),
+                Some(_) => self.made -= 1,
+                None => {
+                    let x = make()?;
+                    self.made += 1;
+                    return Ok(Some(x));
+                }
+            }
+        }
+    }
+
+    /// Counts a buffer made elsewhere as one of this pool's (waiting for room first).
+    fn admit(&mut self) -> bool {
+        if self.made < self.cap {
+            self.made += 1;
+            return true;
+        }
+        let t = Instant::now();
+        let r = self.rx.recv();
+        self.waited += t.elapsed();
+        r.is_ok()
+    }
+}
+
+/// The read stage's frame buffers: heap frames, or page-locked ones from the backend.
+struct HostSlots<'a> {
+    pool: Pool<Frame>,
+    offload: Option<&'a dyn Offload>,
+    cpu_reads: bool,
+}
+
+impl FrameSlots for HostSlots<'_> {
+    fn take(&mut self, format: PixelFormat, width: usize, height: usize) -> Result<Frame, IoError> {
+        let fits = |f: &Frame| {
+            f.format() == format
+                && f.width() == width
+                && f.height() == height
+                && f.planes()
+                    .iter()
+                    .zip(Frame::packed_strides(format, width))
+                    .all(|(l, s)| l.stride == s)
+        };
+        let bad = |e: String| IoError::Read {
+            path: "<frame buffer>".into(),
+            msg: e,
+        };
+        let make = || match self.offload {
+            Some(off) => off
+                .host_frame(format, width, height, self.cpu_reads)
+                .map_err(|e| bad(e.to_string())),
+            None => Frame::new(format, width, height).map_err(|e| bad(e.to_string())),
+        };
+        self.pool.get(fits, make)?.ok_or(IoError::Stopped)
+    }
+
+    fn adopt(&mut self, frame: Frame) -> Result<Frame, IoError> {
+        if self.offload.is_some() {
+            let mut slot = self.take(frame.format(), frame.width(), frame.height())?;
+            for p in 0..frame.planes().len() {
+                slot.plane_mut(p).copy_from(&frame.plane(p));
+            }
+            return Ok(slot);
+        }
+        // Heap frames go on as they are, in place of a pool buffer.
+        if self.pool.admit() {
+            Ok(frame)
+        } else {
+            Err(IoError::Stopped)
+        }
+    }
+}
+
+/// A frame between stages: the payload, its metadata, when its read started, and (with
+/// `--check` on a device backend) the host input kept for the comparison.
+struct Job<T> {
+    item: T,
+    meta: FrameMeta,
+    t0: Instant,
+    input: Option<Frame>,
+}
+
+fn backend_err(index: usize) -> impl FnOnce(BackendError) -> PipelineError {
+    move |source| PipelineError::Backend { index, source }
+}
+
+/// Filters every frame of `source` into `sink`. On any error the sink is aborted.
 pub fn run(
     source: &mut dyn Source,
     sink: Box<dyn Sink>,
     backend: &mut dyn Backend,
     plan: &Plan,
-    check: Option<&mut dyn Backend>,
-    inflight: usize,
-    stop: &AtomicBool,
+    opts: Options<'_>,
 ) -> Result<RunStats, PipelineError> {
-    let inflight = inflight.max(1);
+    let offload = match backend.offload() {
+        Ok(o) => o,
+        Err(e) => {
+            sink.abort();
+            return Err(PipelineError::Setup(e));
+        }
+    };
+    match offload {
+        Some(off) => run_stages(source, sink, backend, plan, opts, Some(off)),
+        None => run_stages(source, sink, backend, plan, opts, None),
+    }
+}
+
+type StageResult = Result<StageStats, PipelineError>;
+
+fn run_stages(
+    source: &mut dyn Source,
+    sink: Box<dyn Sink>,
+    backend: &mut dyn Backend,
+    plan: &Plan,
+    opts: Options<'_>,
+    offload: Option<Arc<dyn Offload>>,
+) -> Result<RunStats, PipelineError> {
+    let n = opts.inflight.max(1);
     let start = Instant::now();
-    let checked = check.is_some();
-    let (tx_in, rx_in) = bounded::<InFlight>(inflight);
-    let (tx_out, rx_out) = bounded::<InFlight>(inflight);
-    let (tx_free, rx_free) = bounded::<Frame>(inflight + 2);
+    let checked = opts.check.is_some();
+    let stop = opts.stop;
+    let skip_bad = opts.skip_bad;
+    let progress = opts.progress;
+    let mut check = opts.check;
     let mut sink = sink;
-    let mut latency = Histogram::<u64>::new_with_bounds(1, 24 * 3600 * 1_000_000, 3).expect("valid bounds");
-    let mut write = StageStats {
-        name: "write",
-        ..StageStats::default()
+
+    // Queues are made here so a failure to create one stops the run before any frame moves.
+    let queues = match &offload {
+        Some(off) => match (off.queue(), off.queue()) {
+            (Ok(up), Ok(down)) => Some((up, down)),
+            (Err(e), _) | (_, Err(e)) => {
+                sink.abort();
+                return Err(PipelineError::Setup(e));
+            }
+        },
+        None => None,
     };
 
-    let (read, filter, written) = std::thread::scope(|scope| {
-        let reader = scope.spawn(move || -> Result<(StageStats, f64), PipelineError> {
-            let mut st = StageStats {
-                name: "read",
-                ..StageStats::default()
+    // Pools: host input (read ← upload/filter, or ← download with --check on a device),
+    // device input (upload ← filter), device output (filter ← download), host output
+    // (filter/download ← write).
+    let (in_pool, in_ret) = Pool::<Frame>::new(n);
+    let (dev_in_pool, dev_in_ret) = Pool::<DeviceFrame>::new(n);
+    let (dev_out_pool, dev_out_ret) = Pool::<DeviceFrame>::new(n);
+    let (out_pool, out_ret) = Pool::<Frame>::new(n);
+
+    let mut latency = histogram();
+    let mut write = StageStats::new("write");
+    let mut skipped = 0usize;
+    let mut skip_messages = Vec::new();
+    let mut interrupted = false;
+    let mut megapixels = 0.0;
+
+    let (results, written) = std::thread::scope(|scope| {
+        let (tx_read, rx_read) = bounded::<Job<Frame>>(n);
+        let (tx_out, rx_out) = bounded::<Job<Frame>>(n);
+        let off_ref = offload.as_deref();
+        let skipped = &mut skipped;
+        let skip_messages = &mut skip_messages;
+        let interrupted = &mut interrupted;
+        let megapixels = &mut megapixels;
+
+        let reader = scope.spawn(move || -> StageResult {
+            let mut st = StageStats::new("read");
+            let mut slots = HostSlots {
+                pool: in_pool,
+                offload: off_ref,
+                cpu_reads: checked,
             };
-            let mut megapixels = 0.0;
             loop {
-                let t = Instant::now();
                 if stop.load(Ordering::Relaxed) {
-                    st.interrupted = true;
+                    *interrupted = true;
                     break; // Ctrl-C: read no more; frames in flight still drain to the sink
                 }
-                let Some((frame, meta)) = source.next_frame()? else {
-                    break;
-                };
-                st.busy += t.elapsed();
-                st.frames += 1;
-                st.bytes += frame.data().len() as u64;
-                megapixels += (frame.width() * frame.height()) as f64 / 1e6;
-                if tx_in.send((frame, meta, t)).is_err() {
-                    break; // a later stage stopped; its error is reported
-                }
-            }
-            Ok((st, megapixels))
-        });
-        let filterer = scope.spawn(move || -> Result<StageStats, PipelineError> {
-            let mut st = StageStats {
-                name: "filter",
-                ..StageStats::default()
-            };
-            let mut check = check;
-            let mut reference: Option<Frame> = None;
-            for (frame, meta, t0) in rx_in {
                 let t = Instant::now();
-                let mut dst = match rx_free.try_recv() {
-                    Ok(f) if f.same_shape(&frame) => f,
-                    _ => Frame::like(&frame),
+                let waited = slots.pool.waited;
+                let (frame, meta) = match source.next_frame(&mut slots) {
+                    Ok(Some(x)) => x,
+                    Ok(None) | Err(IoError::Stopped) => break,
+                    Err(e @ IoError::BadFrame { .. }) if skip_bad => {
+                        *skipped += 1;
+                        if skip_messages.len() < 10 {
+                            skip_messages.push(e.to_string());
+                        }
+                        continue;
+                    }
+                    Err(e) => return Err(e.into()),
                 };
-                backend
-                    .filter_frame(plan, &frame, &mut dst)
-                    .map_err(|source| PipelineError::Backend {
-                        index: meta.index,
-                        source,
-                    })?;
-                if let Some(check) = check.as_deref_mut() {
-                    let want = match reference.take() {
-                        Some(f) if f.same_shape(&frame) => reference.insert(f),
-                        _ => reference.insert(Frame::like(&frame)),
-                    };
-                    check
-                        .filter_frame(plan, &frame, want)
-                        .map_err(|source| PipelineError::Backend {
-                            index: meta.index,
-                            source,
-                        })?;
-                    compare(meta.index, &dst, want)?;
-                }
-                st.busy += t.elapsed();
-                st.frames += 1;
-                st.bytes += frame.data().len() as u64;
-                if tx_out.send((dst, meta, t0)).is_err() {
-                    break;
+                st.add(t.elapsed().saturating_sub(slots.pool.waited - waited), frame.data().len());
+                *megapixels += (frame.width() * frame.height()) as f64 / 1e6;
+                let job = Job {
+                    item: frame,
+                    meta,
+                    t0: t,
+                    input: None,
+                };
+                if tx_read.send(job).is_err() {
+                    break; // a later stage stopped; its error is reported
                 }
             }
             Ok(st)
         });
-        // The write stage runs here, on the caller's thread, which owns the sink.
-        let written = (|| -> Result<usize, PipelineError> {
-            let mut n = 0;
-            for (frame, meta, t0) in rx_out.iter() {
-                let t = Instant::now();
-                sink.write_frame(&frame, &meta)?;
-                write.busy += t.elapsed();
-                write.frames += 1;
-                write.bytes += frame.data().len() as u64;
-                let _ = latency.record(t0.elapsed().as_micros().max(1) as u64);
-                let _ = tx_free.try_send(frame);
-                n += 1;
+
+        let mut handles = vec![reader];
+        match (off_ref, queues) {
+            (Some(off), Some((mut up_q, mut down_q))) => {
+                let (tx_dev, rx_dev) = bounded::<Job<DeviceFrame>>(n);
+                let (tx_done, rx_done) = bounded::<Job<DeviceFrame>>(n);
+                // The host input goes back to the read stage after its upload, or after the
+                // comparison in the download stage with --check.
+                let in_ret_down = checked.then(|| in_ret.clone());
+                handles.push(scope.spawn(move || -> StageResult {
+                    let mut st = StageStats::new("upload");
+                    let mut pool = dev_in_pool;
+                    for job in rx_read {
+                        let t = Instant::now();
+                        let index = job.meta.index;
+                        let shape = job.item.shape();
+                        let waited = pool.waited;
+                        let Some(mut dev) = pool
+                            .get(|d| d.shape == shape, || off.device_frame(&shape))
+                            .map_err(backend_err(index))?
+                        else {
+                            break;
+                        };
+                        let dt = up_q.upload(&job.item, &mut dev).map_err(backend_err(index))?;
+                        st.device += dt;
+                        st.add(t.elapsed().saturating_sub(pool.waited - waited), shape.len);
+                        let input = if checked {
+                            Some(job.item)
+                        } else {
+                            let _ = in_ret.send(job.item);
+                            None
+                        };
+                        let next = Job {
+                            item: dev,
+                            meta: job.meta,
+                            t0: job.t0,
+                            input,
+                        };
+                        if tx_dev.send(next).is_err() {
+                            break;
+                        }
+                    }
+                    Ok(st)
+                }));
+                let backend = &mut *backend;
+                handles.push(scope.spawn(move || -> StageResult {
+                    let mut st = StageStats::new("filter");
+                    let mut pool = dev_out_pool;
+                    for job in rx_dev {
+                        let t = Instant::now();
+                        let index = job.meta.index;
+                        let waited = pool.waited;
+                        let shape = &job.item.shape;
+                        let Some(mut out) = pool
+                            .get(|d| d.shape == *shape, || off.device_frame(shape))
+                            .map_err(backend_err(index))?
+                        else {
+                            break;
+                        };
+                        let dt = backend
+                            .filter_device(plan, &job.item, &mut out)
+                            .map_err(backend_err(index))?;
+                        st.device += dt;
+                        st.add(t.elapsed().saturating_sub(pool.waited - waited), shape.len);
+                        let _ = dev_in_ret.send(job.item);
+                        let next = Job {
+                            item: out,
+                            meta: job.meta,
+                            t0: job.t0,
+                            input: job.input,
+                        };
+                        if tx_done.send(next).is_err() {
+                            break;
+                        }
+                    }
+                    Ok(st)
+                }));
+                let check = check.as_deref_mut();
+                handles.push(scope.spawn(move || -> StageResult {
+                    let mut st = StageStats::new("download");
+                    let mut pool = out_pool;
+                    let mut check = check;
+                    let mut reference: Option<Frame> = None;
+                    for job in rx_done {
+                        let t = Instant::now();
+                        let index = job.meta.index;
+                        let waited = pool.waited;
+                        let s = &job.item.shape;
+                        let Some(mut host) = pool
+                            .get(
+                                |f: &Frame| f.shape() == *s,
+                                || off.host_frame(s.format, s.width, s.height, true),
+                            )
+                            .map_err(backend_err(index))?
+                        else {
+                            break;
+                        };
+                        let dt = down_q.download(&job.item, &mut host).map_err(backend_err(index))?;
+                        st.device += dt;
+                        st.add(t.elapsed().saturating_sub(pool.waited - waited), s.len);
+                        let _ = dev_out_ret.send(job.item);
+                        if let (Some(check), Some(input)) = (check.as_deref_mut(), job.input) {
+                            verify(check, plan, index, &input, &host, &mut reference)?;
+                            if let Some(ret) = &in_ret_down {
+                                let _ = ret.send(input);
+                            }
+                        }
+                        let next = Job {
+                            item: host,
+                            meta: job.meta,
+                            t0: job.t0,
+                            input: None,
+                        };
+                        if tx_out.send(next).is_err() {
+                            break;
+                        }
+                    }
+                    Ok(st)
+                }));
             }
-            Ok(n)
+            _ => {
+                let backend = &mut *backend;
+                let check = check.as_deref_mut();
+                handles.push(scope.spawn(move || -> StageResult {
+                    let mut st = StageStats::new("filter");
+                    let mut pool = out_pool;
+                    let mut check = check;
+                    let mut reference: Option<Frame> = None;
+                    for job in rx_read {
+                        let t = Instant::now();
+                        let index = job.meta.index;
+                        let waited = pool.waited;
+                        let frame = &job.item;
+                        let Some(mut dst) = pool
+                            .get(|f: &Frame| f.same_shape(frame), || Ok::<_, PipelineError>(Frame::like(frame)))?
+                        else {
+                            break;
+                        };
+                        backend.filter_frame(plan, frame, &mut dst).map_err(backend_err(index))?;
+                        if let Some(d) = backend.last_times() {
+                            st.device += d.h2d + d.kernel + d.d2h;
+                            st.split.h2d += d.h2d;
+                            st.split.kernel += d.kernel;
+                            st.split.d2h += d.d2h;
+                            st.measured = true;
+                        }
+                        if let Some(check) = check.as_deref_mut() {
+                            verify(check, plan, index, frame, &dst, &mut reference)?;
+                        }
+                        st.add(t.elapsed().saturating_sub(pool.waited - waited), frame.data().len());
+                        let _ = in_ret.send(job.item);
+                        let next = Job {
+                            item: dst,
+                            meta: job.meta,
+                            t0: job.t0,
+                            input: None,
+                        };
+                        if tx_out.send(next).is_err() {
+                            break;
+                        }
+                    }
+                    Ok(st)
+                }));
+            }
+        }
+
+        // The write stage runs here, on the caller's thread, which owns the sink.
+        let out_ret = out_ret;
+        let written = (|| -> Result<usize, PipelineError> {
+            let mut count = 0;
+            for job in rx_out.iter() {
+                let t = Instant::now();
+                sink.write_frame(&job.item, &job.meta)?;
+                write.add(t.elapsed(), job.item.data().len());
+                let _ = latency.record(job.t0.elapsed().as_micros().max(1) as u64);
+                let _ = out_ret.send(job.item);
+                count += 1;
+                if let Some(p) = progress {
+                    p(count);
+                }
+            }
+            Ok(count)
         })();
-        drop(rx_out); // unblocks the filter stage if the write stage stopped early
-        let filter = filterer.join().unwrap_or(Err(PipelineError::Panicked));
-        let read = reader.join().unwrap_or(Err(PipelineError::Panicked));
-        (read, filter, written)
+        drop(rx_out); // unblocks the stage before if the write stage stopped early
+        drop(out_ret);
+        let results: Vec<StageResult> = handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(Err(PipelineError::Panicked)))
+            .collect();
+        (results, written)
     });
 
     let outcome = (|| {
-        let (read, megapixels) = read?;
-        let filter = filter?;
-        let written = written?;
-        if written != read.frames {
-            return Err(PipelineError::FrameCount {
-                read: read.frames,
-                written,
-            });
+        let mut stages = Vec::new();
+        for r in results {
+            stages.push(r?);
         }
-        Ok((read, megapixels, filter))
+        let written = written?;
+        let read = stages[0].frames;
+        if written != read {
+            return Err(PipelineError::FrameCount { read, written });
+        }
+        Ok(stages)
     })();
     match outcome {
-        Ok((read, megapixels, filter)) => {
+        Ok(mut stages) => {
             sink.finish()?;
+            stages.push(write);
+            let device = device_totals(&stages, offload.is_some());
             Ok(RunStats {
-                frames: read.frames,
+                frames: stages[0].frames,
+                skipped,
+                skip_messages,
                 megapixels,
                 wall: start.elapsed(),
-                read,
-                filter,
-                write,
+                stages,
                 latency,
                 checked,
+                interrupted,
+                device,
+                overlapped: offload.is_some(),
             })
         }
         Err(e) => {
@@ -260,6 +692,37 @@ pub fn run(
             Err(e)
         }
     }
+}
+
+/// The transfer-vs-kernel totals: from the transfer stages when they ran, else from the
+/// filter stage's own measurements (None for CPU backends).
+fn device_totals(stages: &[StageStats], overlapped: bool) -> Option<DeviceTimes> {
+    let get = |name: &str| stages.iter().find(|s| s.name == name);
+    if overlapped {
+        return Some(DeviceTimes {
+            h2d: get("upload")?.device,
+            kernel: get("filter")?.device,
+            d2h: get("download")?.device,
+        });
+    }
+    get("filter").filter(|s| s.measured).map(|s| s.split)
+}
+
+/// Runs the check backend on `input` and compares with `got`.
+fn verify(
+    check: &mut dyn Backend,
+    plan: &Plan,
+    index: usize,
+    input: &Frame,
+    got: &Frame,
+    reference: &mut Option<Frame>,
+) -> Result<(), PipelineError> {
+    let want = match reference.take() {
+        Some(f) if f.same_shape(input) => reference.insert(f),
+        _ => reference.insert(Frame::like(input)),
+    };
+    check.filter_frame(plan, input, want).map_err(backend_err(index))?;
+    compare(index, got, want)
 }
 
 fn compare(index: usize, got: &Frame, want: &Frame) -> Result<(), PipelineError> {
@@ -342,14 +805,13 @@ mod tests {
                 finished: finished.clone(),
             };
             let mut src = SyntheticSource::parse("synthetic:40x10:rgb:25").unwrap();
+            let stop = AtomicBool::new(false);
             let stats = run(
                 &mut src,
                 Box::new(sink),
                 &mut CpuSeq::new(),
                 &plan(),
-                None,
-                inflight,
-                &AtomicBool::new(false),
+                Options::new(inflight, &stop),
             )
             .unwrap();
             let seen = seen.lock().unwrap();
@@ -357,7 +819,8 @@ mod tests {
                 seen.iter().map(|s| s.0).collect::<Vec<_>>(),
                 (0..25).collect::<Vec<_>>()
             );
-            assert_eq!((stats.frames, stats.write.frames, stats.latency.len()), (25, 25, 25));
+            let written = stats.stage("write").unwrap().frames;
+            assert_eq!((stats.frames, written, stats.latency.len()), (25, 25, 25));
             assert_eq!(*finished.lock().unwrap(), Some(true));
         }
     }
@@ -372,18 +835,174 @@ mod tests {
             finished: finished.clone(),
         };
         let mut src = SyntheticSource::parse("synthetic:40x10:gray:1000").unwrap();
+        let stop = AtomicBool::new(false);
         let err = run(
             &mut src,
             Box::new(sink),
             &mut CpuSeq::new(),
             &plan(),
-            None,
-            2,
-            &AtomicBool::new(false),
+            Options::new(2, &stop),
         )
         .unwrap_err();
         assert!(err.to_string().contains("planned failure"), "{err}");
         assert_eq!(*finished.lock().unwrap(), Some(false), "sink aborted, not finished");
         assert_eq!(seen.lock().unwrap().len(), 7);
+    }
+
+    /// A device backend whose "device memory" is host vectors: drives the five-stage path
+    /// (pools, queues, recycling) without a GPU.
+    struct MockDevice(CpuSeq);
+    struct MockOffload;
+    struct MockQueue;
+
+    fn host_view(shape: &crate::frame::Shape, bytes: &[u8]) -> Frame {
+        let strides: Vec<usize> = shape.planes.iter().map(|l| l.stride).collect();
+        Frame::from_parts(shape.format, shape.width, shape.height, &strides, bytes.to_vec()).unwrap()
+    }
+
+    impl Offload for MockOffload {
+        fn host_frame(&self, f: PixelFormat, w: usize, h: usize, _: bool) -> Result<Frame, BackendError> {
+            Ok(Frame::new(f, w, h).unwrap())
+        }
+        fn device_frame(&self, shape: &crate::frame::Shape) -> Result<DeviceFrame, BackendError> {
+            Ok(DeviceFrame {
+                shape: shape.clone(),
+                mem: Box::new(vec![0u8; shape.len]),
+            })
+        }
+        fn queue(&self) -> Result<Box<dyn crate::backend::CopyQueue>, BackendError> {
+            Ok(Box::new(MockQueue))
+        }
+    }
+
+    impl crate::backend::CopyQueue for MockQueue {
+        fn upload(&mut self, src: &Frame, dst: &mut DeviceFrame) -> Result<Duration, BackendError> {
+            dst.mem.downcast_mut::<Vec<u8>>().unwrap().copy_from_slice(src.data());
+            Ok(Duration::from_micros(3))
+        }
+        fn download(&mut self, src: &DeviceFrame, dst: &mut Frame) -> Result<Duration, BackendError> {
+            dst.data_mut().copy_from_slice(src.mem.downcast_ref::<Vec<u8>>().unwrap());
+            Ok(Duration::from_micros(5))
+        }
+    }
+
+    impl Backend for MockDevice {
+        fn name(&self) -> String {
+            "mock device".into()
+        }
+        fn filter_plane(
+            &mut self,
+            plan: &Plan,
+            src: crate::frame::PlaneRef<'_>,
+            dst: crate::frame::PlaneMut<'_>,
+            mask: u8,
+        ) -> Result<(), BackendError> {
+            self.0.filter_plane(plan, src, dst, mask)
+        }
+        fn offload(&mut self) -> Result<Option<Arc<dyn Offload>>, BackendError> {
+            Ok(Some(Arc::new(MockOffload)))
+        }
+        fn filter_device(&mut self, plan: &Plan, src: &DeviceFrame, dst: &mut DeviceFrame) -> Result<Duration, BackendError> {
+            let input = host_view(&src.shape, src.mem.downcast_ref::<Vec<u8>>().unwrap());
+            let mut out = Frame::like(&input);
+            self.0.filter_frame(plan, &input, &mut out)?;
+            dst.mem.downcast_mut::<Vec<u8>>().unwrap().copy_from_slice(out.data());
+            Ok(Duration::from_micros(7))
+        }
+    }
+
+    /// Collects whole frames.
+    struct Collect(Arc<Mutex<Vec<Frame>>>);
+    impl Sink for Collect {
+        fn describe(&self) -> String {
+            "collect".into()
+        }
+        fn write_frame(&mut self, frame: &Frame, _: &FrameMeta) -> Result<(), IoError> {
+            self.0.lock().unwrap().push(frame.clone());
+            Ok(())
+        }
+        fn finish(self: Box<Self>) -> Result<(), IoError> {
+            Ok(())
+        }
+        fn abort(self: Box<Self>) {}
+    }
+
+    /// Frames 0..n with a distinct first byte, reporting the frames in `bad` as bad.
+    struct Numbered {
+        n: usize,
+        next: usize,
+        bad: Vec<usize>,
+    }
+    impl Source for Numbered {
+        fn describe(&self) -> String {
+            "numbered".into()
+        }
+        fn len_hint(&self) -> Option<usize> {
+            Some(self.n)
+        }
+        fn next_frame(&mut self, slots: &mut dyn FrameSlots) -> Result<Option<(Frame, FrameMeta)>, IoError> {
+            if self.next == self.n {
+                return Ok(None);
+            }
+            let i = self.next;
+            self.next += 1;
+            if self.bad.contains(&i) {
+                return Err(IoError::BadFrame {
+                    input: "numbered".into(),
+                    index: i,
+                    msg: "planned".into(),
+                });
+            }
+            let mut f = slots.take(PixelFormat::Yuv420p, 21, 9)?;
+            for (k, b) in f.data_mut().iter_mut().enumerate() {
+                *b = (k * 7 + i * 31) as u8;
+            }
+            let meta = FrameMeta {
+                index: i,
+                ..FrameMeta::default()
+            };
+            Ok(Some((f, meta)))
+        }
+    }
+
+    #[test]
+    fn device_stages_keep_order_recycle_buffers_and_match_the_host_path() {
+        for inflight in [1, 2, 4] {
+            let got = Arc::new(Mutex::new(Vec::new()));
+            let want = Arc::new(Mutex::new(Vec::new()));
+            let stop = AtomicBool::new(false);
+            let mut check = CpuSeq::new();
+            let mut opts = Options::new(inflight, &stop);
+            opts.check = Some(&mut check);
+            let mut src = Numbered { n: 30, next: 0, bad: vec![] };
+            let stats = run(&mut src, Box::new(Collect(got.clone())), &mut MockDevice(CpuSeq::new()), &plan(), opts).unwrap();
+            let names: Vec<_> = stats.stages.iter().map(|s| s.name).collect();
+            assert_eq!(names, ["read", "upload", "filter", "download", "write"]);
+            assert!(stats.overlapped && stats.checked);
+            let d = stats.device.unwrap();
+            assert_eq!((d.h2d, d.kernel, d.d2h), (Duration::from_micros(90), Duration::from_micros(210), Duration::from_micros(150)));
+            let mut src = Numbered { n: 30, next: 0, bad: vec![] };
+            run(&mut src, Box::new(Collect(want.clone())), &mut CpuSeq::new(), &plan(), Options::new(inflight, &stop)).unwrap();
+            assert_eq!(*got.lock().unwrap(), *want.lock().unwrap(), "inflight {inflight}");
+            assert_eq!(got.lock().unwrap().len(), 30);
+        }
+    }
+
+    #[test]
+    fn bad_frames_fail_the_run_or_are_skipped_and_counted() {
+        let stop = AtomicBool::new(false);
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let mut src = Numbered { n: 10, next: 0, bad: vec![3, 7] };
+        let err = run(&mut src, Box::new(Collect(got.clone())), &mut CpuSeq::new(), &plan(), Options::new(2, &stop)).unwrap_err();
+        assert_eq!(err.to_string(), "numbered: frame 3: planned");
+        for backend in [&mut CpuSeq::new() as &mut dyn Backend, &mut MockDevice(CpuSeq::new())] {
+            let got = Arc::new(Mutex::new(Vec::new()));
+            let mut opts = Options::new(2, &stop);
+            opts.skip_bad = true;
+            let mut src = Numbered { n: 10, next: 0, bad: vec![3, 7] };
+            let stats = run(&mut src, Box::new(Collect(got.clone())), backend, &plan(), opts).unwrap();
+            assert_eq!((stats.frames, stats.skipped, got.lock().unwrap().len()), (8, 2, 8));
+            assert_eq!(stats.skip_messages, ["numbered: frame 3: planned", "numbered: frame 7: planned"]);
+        }
     }
 }

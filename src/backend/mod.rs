@@ -10,11 +10,14 @@ pub mod cpu_seq;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 
+use std::any::Any;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
 
 use crate::filter::Plan;
-use crate::frame::{Frame, PlaneMut, PlaneRef};
+use crate::frame::{Frame, PixelFormat, PlaneMut, PlaneRef, Shape};
 
 pub use cpu_par::CpuPar;
 pub use cpu_seq::CpuSeq;
@@ -27,6 +30,8 @@ pub enum BackendError {
     Unavailable(&'static str, String),
     #[error("could not start the CPU thread pool: {0}")]
     ThreadPool(String),
+    #[error("{0}")]
+    Unsupported(String),
     #[cfg(feature = "cuda")]
     #[error(transparent)]
     Cuda(#[from] cuda::CudaError),
@@ -115,6 +120,44 @@ pub struct Schedule {
     pub device: usize,
     /// CUDA: copy frames from/to pageable memory instead of page-locked staging buffers.
     pub pageable: bool,
+    /// CUDA: the literature's loop (`--sync`): pageable memory, synchronous copies and kernel
+    /// on one stream inside the filter stage, no transfer stages.
+    pub sync: bool,
+}
+
+/// A frame in a backend's own (device) memory, laid out as the host frame it mirrors.
+pub struct DeviceFrame {
+    pub shape: Shape,
+    /// The backend's buffer (e.g. a CUDA allocation); only that backend looks inside.
+    pub mem: Box<dyn Any + Send>,
+}
+
+/// Device-clock times of one frame's steps (CUDA events), for the transfer-vs-kernel split.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DeviceTimes {
+    pub h2d: Duration,
+    pub kernel: Duration,
+    pub d2h: Duration,
+}
+
+/// What the pipeline's transfer stages need from a backend that computes in its own memory.
+/// Shared by the upload and download threads; each takes its own [`CopyQueue`].
+pub trait Offload: Send + Sync {
+    /// A tightly packed host frame in memory the copy engines reach directly (page-locked).
+    /// `cpu_reads`: the CPU will read it (download targets, `--check` inputs), so it must not be
+    /// write-combined.
+    fn host_frame(&self, format: PixelFormat, width: usize, height: usize, cpu_reads: bool)
+        -> Result<Frame, BackendError>;
+    /// A device buffer for frames of `shape`.
+    fn device_frame(&self, shape: &Shape) -> Result<DeviceFrame, BackendError>;
+    /// A copy queue of its own (a CUDA stream), for one stage thread.
+    fn queue(&self) -> Result<Box<dyn CopyQueue>, BackendError>;
+}
+
+/// Copies on one queue; each call returns once its copy is complete, with its device time.
+pub trait CopyQueue: Send {
+    fn upload(&mut self, src: &Frame, dst: &mut DeviceFrame) -> Result<Duration, BackendError>;
+    fn download(&mut self, src: &DeviceFrame, dst: &mut Frame) -> Result<Duration, BackendError>;
 }
 
 /// The one interface every backend implements.
@@ -150,6 +193,25 @@ pub trait Backend: Send {
     /// Measured ceilings (bytes/s of a device-to-device copy counting read + written bytes,
     /// fp32 FMA/s) for roofline ratios; None where not measured.
     fn ceilings(&mut self) -> Option<(f64, f64)> {
+        None
+    }
+
+    /// For backends that compute in device memory (CUDA, unless `--sync`): the transfer side
+    /// the pipeline drives from its upload and download stages. None: frames are filtered in
+    /// host memory with [`Backend::filter_frame`].
+    fn offload(&mut self) -> Result<Option<Arc<dyn Offload>>, BackendError> {
+        Ok(None)
+    }
+
+    /// Filters a device-resident frame into `dst` (both from this backend's [`Offload`]);
+    /// returns once done, with the device time of the kernels.
+    fn filter_device(&mut self, _plan: &Plan, _src: &DeviceFrame, _dst: &mut DeviceFrame)
+        -> Result<Duration, BackendError> {
+        Err(BackendError::Unsupported(format!("{} has no device memory", self.name())))
+    }
+
+    /// Device times of the last [`Backend::filter_frame`] call, for backends that measure them.
+    fn last_times(&self) -> Option<DeviceTimes> {
         None
     }
 
@@ -192,7 +254,8 @@ pub fn create(kind: BackendKind, schedule: &Schedule) -> Result<Box<dyn Backend>
         #[cfg(feature = "cuda")]
         BackendKind::Cuda => {
             let mut b = cuda::CudaBackend::new(schedule.device, schedule.variant, schedule.block)?;
-            b.set_pageable(schedule.pageable);
+            b.set_pageable(schedule.pageable || schedule.sync);
+            b.set_offload(!schedule.sync);
             Ok(Box::new(b))
         }
         #[cfg(not(feature = "cuda"))]

@@ -8,7 +8,7 @@ use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 
 use super::still::{load, output_format, save};
-use super::{existing_parent, temp_sibling, FrameMeta, IoError, Sink, Source};
+use super::{existing_parent, temp_sibling, FrameMeta, FrameSlots, IoError, Sink, Source};
 use crate::frame::Frame;
 
 /// Compares names so that digit runs compare as numbers: `a2.png < a10.png`.
@@ -90,11 +90,23 @@ impl Source for DirSource {
     fn len_hint(&self) -> Option<usize> {
         Some(self.files.len())
     }
-    fn next_frame(&mut self) -> Result<Option<(Frame, FrameMeta)>, IoError> {
+    fn next_frame(&mut self, slots: &mut dyn FrameSlots) -> Result<Option<(Frame, FrameMeta)>, IoError> {
         let Some(path) = self.files.get(self.next) else {
             return Ok(None);
         };
-        let frame = load(path)?;
+        let frame = match load(path) {
+            Ok(f) => f,
+            Err(e) => {
+                // A damaged file loses its frame only; the sequence can go on (`--skip-bad`).
+                let index = self.next;
+                self.next += 1;
+                return Err(IoError::BadFrame {
+                    input: self.dir.display().to_string(),
+                    index,
+                    msg: e.to_string(),
+                });
+            }
+        };
         // Sizes must agree (a frame sequence); channel layouts may differ from file to file.
         let size = (frame.width(), frame.height());
         match self.first {
@@ -111,9 +123,10 @@ impl Source for DirSource {
         let meta = FrameMeta {
             index: self.next,
             name: path.file_name().map(|n| n.to_string_lossy().into_owned()),
+            pts: None,
         };
         self.next += 1;
-        Ok(Some((frame, meta)))
+        Ok(Some((slots.adopt(frame)?, meta)))
     }
 }
 

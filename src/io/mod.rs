@@ -1,6 +1,7 @@
-//! Sources and sinks of frames: still images and frame directories (video and y4m come with
-//! the pipeline work). They sit beside the pipeline, which pulls frames from a [`Source`] and
-//! pushes results into a [`Sink`].
+//! Sources and sinks of frames: still images, frame directories, y4m streams, synthetic frames
+//! and (with the `video` feature) video files through FFmpeg. They sit beside the pipeline,
+//! which pulls frames from a [`Source`] into recycled [`FrameSlots`] and pushes results into a
+//! [`Sink`].
 //!
 //! Sinks never leave an output that looks complete after a failed run: files are written under
 //! a temporary name and renamed on success, and a directory's files are staged in a hidden
@@ -9,11 +10,13 @@
 pub mod dir;
 pub mod still;
 pub mod synthetic;
+#[cfg(feature = "video")]
+pub mod video;
 pub mod y4m;
 
 use std::path::{Path, PathBuf};
 
-use crate::frame::Frame;
+use crate::frame::{Frame, PixelFormat};
 
 #[derive(Debug, thiserror::Error)]
 pub enum IoError {
@@ -34,6 +37,61 @@ pub enum IoError {
     /// The reader of our standard output went away (e.g. `| head`): not a failure of ours.
     #[error("output pipe closed by its reader")]
     ClosedPipe,
+    /// One frame could not be read, but the source can go on with the next (`--skip-bad`).
+    #[error("{input}: frame {index}: {msg}")]
+    BadFrame { input: String, index: usize, msg: String },
+    #[error("{path}: {msg}")]
+    Video { path: PathBuf, msg: String },
+    /// The pipeline stopped while a source waited for a free frame buffer (another stage failed).
+    #[error("pipeline stopped")]
+    Stopped,
+}
+
+/// What a sink needs to know about the stream before the first frame.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StreamInfo {
+    pub format: PixelFormat,
+    pub width: usize,
+    pub height: usize,
+    /// Frames per second as a fraction.
+    pub rate: (i32, i32),
+    /// Time base of [`FrameMeta::pts`], when frames carry timestamps (video files).
+    pub time_base: Option<(i32, i32)>,
+    /// A y4m input's header, repeated verbatim by a y4m output (interlacing, aspect, tags).
+    pub y4m: Option<y4m::Y4mHeader>,
+    /// Full-range (JPEG) YUV, kept by video outputs.
+    pub full_range: bool,
+}
+
+/// Frame buffers a source fills: recycled ones when free (page-locked when a GPU copies them).
+pub trait FrameSlots {
+    /// A tightly packed frame of this format and size to fill. Its contents are unspecified
+    /// (whatever the buffer last held; [`Frame::id`] tells buffers apart).
+    fn take(&mut self, format: PixelFormat, width: usize, height: usize) -> Result<Frame, IoError>;
+
+    /// `frame`'s pixels in a slot (a copy unless the slots are plain heap frames).
+    fn adopt(&mut self, frame: Frame) -> Result<Frame, IoError> {
+        let mut slot = self.take(frame.format(), frame.width(), frame.height())?;
+        for p in 0..frame.planes().len() {
+            slot.plane_mut(p).copy_from(&frame.plane(p));
+        }
+        Ok(slot)
+    }
+}
+
+/// New heap frames every time: for reading outside a pipeline.
+pub struct HeapSlots;
+
+impl FrameSlots for HeapSlots {
+    fn take(&mut self, format: PixelFormat, width: usize, height: usize) -> Result<Frame, IoError> {
+        Frame::new(format, width, height).map_err(|e| IoError::Read {
+            path: PathBuf::from("<frame>"),
+            msg: e.to_string(),
+        })
+    }
+    fn adopt(&mut self, frame: Frame) -> Result<Frame, IoError> {
+        Ok(frame)
+    }
 }
 
 /// Per-frame facts that travel with a frame from source to sink.
@@ -43,6 +101,8 @@ pub struct FrameMeta {
     pub index: usize,
     /// File name for frames read from files (a directory sink reuses it).
     pub name: Option<String>,
+    /// Presentation timestamp in [`StreamInfo::time_base`] units (video files).
+    pub pts: Option<i64>,
 }
 
 /// Produces frames in order.
@@ -51,8 +111,13 @@ pub trait Source: Send {
     fn describe(&self) -> String;
     /// Number of frames, when known in advance.
     fn len_hint(&self) -> Option<usize>;
-    /// The next frame, or `None` at the end.
-    fn next_frame(&mut self) -> Result<Option<(Frame, FrameMeta)>, IoError>;
+    /// Format, size and timing, when known before the first frame (not for image files).
+    fn stream_info(&self) -> Option<StreamInfo> {
+        None
+    }
+    /// The next frame, in a buffer from `slots`, or `None` at the end. A
+    /// [`IoError::BadFrame`] means this frame is lost but the next call may go on.
+    fn next_frame(&mut self, slots: &mut dyn FrameSlots) -> Result<Option<(Frame, FrameMeta)>, IoError>;
 }
 
 /// Consumes frames in order.
@@ -70,8 +135,32 @@ pub fn is_y4m(path: &Path) -> bool {
     path.as_os_str() == "-" || path.extension().is_some_and(|e| e.eq_ignore_ascii_case("y4m"))
 }
 
+/// Still-image extensions (read and written with the `image` crate).
+pub const IMAGE_EXTENSIONS: [&str; 6] = ["png", "jpg", "jpeg", "bmp", "tif", "tiff"];
+
+fn has_extension(path: &Path, list: &[&str]) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| list.iter().any(|x| x.eq_ignore_ascii_case(e)))
+}
+
+/// True for paths a video sink writes: the container comes from the extension.
+pub fn is_video_output(path: &Path) -> bool {
+    has_extension(path, &["mp4", "m4v", "mov", "mkv", "avi", "ts", "nut"])
+}
+
+/// Options for video outputs.
+#[derive(Clone, Debug, Default)]
+pub struct VideoOptions {
+    /// Encoder name (`--codec`); None picks libx264 when linked, else mpeg4.
+    pub codec: Option<String>,
+    /// Encoder options (`--codec-opt key=value`), e.g. `crf=18`, `qp=0`, `preset=fast`.
+    pub codec_opts: Vec<(String, String)>,
+}
+
 /// Opens a source for `input`: `synthetic:WxH:FORMAT:FRAMES`, a y4m stream (`-` or `*.y4m`),
-/// a directory of images or one image file.
+/// a directory of images, an image file, or (with the `video` feature) any other file as a
+/// video through FFmpeg.
 pub fn open_source(input: &Path) -> Result<Box<dyn Source>, IoError> {
     if synthetic::is_synthetic(input) {
         return Ok(Box::new(synthetic::SyntheticSource::parse(&input.to_string_lossy())?));
@@ -81,44 +170,72 @@ pub fn open_source(input: &Path) -> Result<Box<dyn Source>, IoError> {
     }
     let meta = std::fs::metadata(input).map_err(|_| IoError::MissingInput(input.to_path_buf()))?;
     if meta.is_dir() {
-        Ok(Box::new(dir::DirSource::open(input)?))
-    } else {
-        Ok(Box::new(still::StillSource::new(input)))
+        return Ok(Box::new(dir::DirSource::open(input)?));
     }
+    if has_extension(input, &IMAGE_EXTENSIONS) || still::looks_like_image(input) {
+        return Ok(Box::new(still::StillSource::new(input)));
+    }
+    #[cfg(feature = "video")]
+    {
+        Ok(Box::new(video::VideoSource::open(input)?))
+    }
+    #[cfg(not(feature = "video"))]
+    Ok(Box::new(still::StillSource::new(input)))
 }
 
-/// Opens the sink for `output`: `null` (discard), a y4m stream (`-` or `*.y4m`, which needs the y4m `header` of
-/// the input), a directory when the source is one, or one image file (when `output` is an
-/// existing directory, the file keeps the input's name inside it).
+/// Opens the sink for `output`: `null` (discard), a y4m stream (`-` or `*.y4m`), a video file
+/// (by extension, `video` feature), a directory when the source is one, or one image file (when
+/// `output` is an existing directory, the file keeps the input's name inside it). `stream` is
+/// the source's [`Source::stream_info`]; y4m and video outputs need it.
 pub fn open_sink(
     output: &Path,
     input: &Path,
     source_is_dir: bool,
-    header: Option<y4m::Y4mHeader>,
+    stream: Option<&StreamInfo>,
+    video: &VideoOptions,
 ) -> Result<Box<dyn Sink>, IoError> {
     if output.as_os_str() == "null" {
         return Ok(Box::<synthetic::NullSink>::default());
     }
+    let needs_stream = |what: &str| IoError::Output {
+        path: output.to_path_buf(),
+        msg: format!("{what} output needs a video, y4m or synthetic input (stills and directories hold RGB or gray images)"),
+    };
     if is_y4m(output) {
-        let header = header.ok_or_else(|| IoError::Output {
-            path: output.to_path_buf(),
-            msg: "y4m output needs a y4m input (stills and directories hold RGB or gray images)".into(),
-        })?;
+        let s = stream.ok_or_else(|| needs_stream("y4m"))?;
+        let header = match &s.y4m {
+            Some(h) => h.clone(),
+            None => y4m::Y4mHeader::for_stream(s).ok_or_else(|| IoError::Output {
+                path: output.to_path_buf(),
+                msg: format!("y4m holds gray, yuv420p, yuv422p or yuv444p frames, not {}", s.format),
+            })?,
+        };
         return Ok(Box::new(y4m::Y4mSink::create(output, header)?));
     }
-    if let Some(h) = header {
-        let msg = if is_y4m(input) {
-            "a y4m input can only be written as y4m (use '-' or a .y4m file)".to_string()
-        } else {
-            format!(
-                "{} frames can only be written as y4m ('-' or a .y4m file) or null",
-                h.format
-            )
-        };
-        return Err(IoError::Output {
-            path: output.to_path_buf(),
-            msg,
-        });
+    if is_video_output(output) {
+        let s = stream.ok_or_else(|| needs_stream("video"))?;
+        #[cfg(feature = "video")]
+        return Ok(Box::new(video::VideoSink::create(output, s, video)?));
+        #[cfg(not(feature = "video"))]
+        {
+            let _ = (s, video);
+            return Err(IoError::Output {
+                path: output.to_path_buf(),
+                msg: "this convflow was built without the 'video' feature".into(),
+            });
+        }
+    }
+    if let Some(s) = stream {
+        if !source_is_dir {
+            let msg = format!(
+                "{} frames can be written as y4m ('-' or a .y4m file), a video file (.mp4, .mkv, .mov, .avi, .ts, .nut) or null",
+                s.format
+            );
+            return Err(IoError::Output {
+                path: output.to_path_buf(),
+                msg,
+            });
+        }
     }
     if source_is_dir {
         Ok(Box::new(dir::DirSink::create(output)?))

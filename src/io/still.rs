@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use image::{DynamicImage, ExtendedColorType, ImageFormat};
 
-use super::{existing_parent, temp_sibling, FrameMeta, IoError, Sink, Source};
+use super::{existing_parent, temp_sibling, FrameMeta, FrameSlots, IoError, Sink, Source};
 use crate::frame::{Frame, PixelFormat};
 
 /// Decodes one image file into a frame.
@@ -40,6 +40,13 @@ pub fn load(path: &Path) -> Result<Frame, IoError> {
 }
 
 /// The image format for an output path, from its extension.
+/// True when the file's first bytes are an image format this build reads.
+pub fn looks_like_image(path: &Path) -> bool {
+    image::ImageReader::open(path)
+        .and_then(|r| r.with_guessed_format())
+        .is_ok_and(|r| r.format().is_some())
+}
+
 pub fn output_format(path: &Path) -> Result<ImageFormat, IoError> {
     let fmt = ImageFormat::from_path(path).map_err(|_| IoError::Output {
         path: path.to_path_buf(),
@@ -104,12 +111,20 @@ impl Source for StillSource {
     fn len_hint(&self) -> Option<usize> {
         Some(1)
     }
-    fn next_frame(&mut self) -> Result<Option<(Frame, FrameMeta)>, IoError> {
+    fn next_frame(&mut self, slots: &mut dyn FrameSlots) -> Result<Option<(Frame, FrameMeta)>, IoError> {
         if std::mem::replace(&mut self.done, true) {
             return Ok(None);
         }
         let name = self.path.file_name().map(|n| n.to_string_lossy().into_owned());
-        Ok(Some((load(&self.path)?, FrameMeta { index: 0, name })))
+        let frame = slots.adopt(load(&self.path)?)?;
+        Ok(Some((
+            frame,
+            FrameMeta {
+                index: 0,
+                name,
+                pts: None,
+            },
+        )))
     }
 }
 

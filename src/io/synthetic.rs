@@ -1,10 +1,15 @@
 //! A synthetic source (`synthetic:WIDTHxHEIGHT:FORMAT:FRAMES`) and the `null` sink, to measure
 //! filtering without file I/O limits. Frames are deterministic noise over a moving gradient,
 //! never constant, so nothing runs on zeros; four distinct frames are generated and cycled.
+//!
+//! To take the source itself out of the measurement, a frame buffer that this source has
+//! already filled is handed on as it is: the pipeline recycles a fixed set of buffers, so after
+//! the first few frames the source writes nothing (frame `t` then shows whichever of the four
+//! patterns its buffer got first). With fresh buffers every frame, frame `t` is pattern `t % 4`.
 
 use std::path::Path;
 
-use super::{FrameMeta, IoError, Sink, Source};
+use super::{FrameMeta, FrameSlots, IoError, Sink, Source, StreamInfo};
 use crate::frame::{Frame, PixelFormat};
 
 /// Generates `frames` frames of `format` at `width × height`.
@@ -16,6 +21,8 @@ pub struct SyntheticSource {
     frames: usize,
     next: usize,
     cache: Vec<Frame>,
+    /// Buffers (by [`Frame::id`]) this source has filled, most recent last.
+    filled: Vec<u64>,
 }
 
 /// Distinct frames a synthetic source cycles through.
@@ -48,6 +55,7 @@ impl SyntheticSource {
             frames,
             next: 0,
             cache: Vec::new(),
+            filled: Vec::new(),
         })
     }
 
@@ -71,7 +79,19 @@ impl Source for SyntheticSource {
     fn len_hint(&self) -> Option<usize> {
         Some(self.frames)
     }
-    fn next_frame(&mut self) -> Result<Option<(Frame, FrameMeta)>, IoError> {
+    fn stream_info(&self) -> Option<StreamInfo> {
+        Some(StreamInfo {
+            format: self.format,
+            width: self.width,
+            height: self.height,
+            rate: (25, 1),
+            time_base: None,
+            full_range: false,
+            y4m: None,
+        })
+    }
+
+    fn next_frame(&mut self, slots: &mut dyn FrameSlots) -> Result<Option<(Frame, FrameMeta)>, IoError> {
         if self.next == self.frames {
             return Ok(None);
         }
@@ -81,10 +101,21 @@ impl Source for SyntheticSource {
         if self.cache.len() < CYCLE.min(self.frames) {
             self.cache.push(self.generate(t));
         }
-        let frame = self.cache[t % self.cache.len()].clone();
+        let mut frame = slots.take(self.format, self.width, self.height)?;
+        if !self.filled.contains(&frame.id()) {
+            let pattern = &self.cache[t % self.cache.len()];
+            for p in 0..pattern.planes().len() {
+                frame.plane_mut(p).copy_from(&pattern.plane(p));
+            }
+            if self.filled.len() == 256 {
+                self.filled.remove(0);
+            }
+            self.filled.push(frame.id());
+        }
         let meta = FrameMeta {
             index: t,
             name: Some(format!("frame_{t:06}.png")),
+            pts: None,
         };
         self.next += 1;
         Ok(Some((frame, meta)))
@@ -136,11 +167,11 @@ mod tests {
     #[test]
     fn parses_and_generates_distinct_frames() {
         let mut s = SyntheticSource::parse("synthetic:33x7:nv12:3").unwrap();
-        let a = s.next_frame().unwrap().unwrap().0;
-        let b = s.next_frame().unwrap().unwrap().0;
+        let a = s.next_frame(&mut crate::io::HeapSlots).unwrap().unwrap().0;
+        let b = s.next_frame(&mut crate::io::HeapSlots).unwrap().unwrap().0;
         assert_eq!((a.width(), a.height(), a.format()), (33, 7, PixelFormat::Nv12));
         assert!(a.data() != b.data() && a.data().iter().any(|&v| v != a.data()[0]));
-        assert!(s.next_frame().unwrap().is_some() && s.next_frame().unwrap().is_none());
+        assert!(s.next_frame(&mut crate::io::HeapSlots).unwrap().is_some() && s.next_frame(&mut crate::io::HeapSlots).unwrap().is_none());
         for bad in [
             "synthetic:0x5:rgb:1",
             "synthetic:5x5:bgr:1",

@@ -8,7 +8,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::{existing_parent, temp_sibling, FrameMeta, IoError, Sink, Source};
+use super::{existing_parent, temp_sibling, FrameMeta, FrameSlots, IoError, Sink, Source, StreamInfo};
 use crate::frame::{Frame, PixelFormat};
 
 /// Header fields carried from the input to the output.
@@ -37,6 +37,24 @@ impl Y4mHeader {
             rate: "25:1".into(),
             extra: vec!["Ip".into(), "A1:1".into()],
         })
+    }
+
+    /// The header a y4m output of `s` gets: its frame rate, progressive, square pixels.
+    pub fn for_stream(s: &StreamInfo) -> Option<Y4mHeader> {
+        let mut h = Self::for_format(s.format, s.width, s.height)?;
+        if s.rate.0 > 0 && s.rate.1 > 0 {
+            h.rate = format!("{}:{}", s.rate.0, s.rate.1);
+        }
+        Some(h)
+    }
+
+    /// The frame rate as a fraction (25/1 when the header's is unusable).
+    pub fn rate(&self) -> (i32, i32) {
+        self.rate
+            .split_once(':')
+            .and_then(|(n, d)| Some((n.parse::<i32>().ok()?, d.parse::<i32>().ok()?)))
+            .filter(|&(n, d)| n > 0 && d > 0)
+            .unwrap_or((25, 1))
     }
 
     fn colourspace(&self) -> &'static str {
@@ -178,7 +196,20 @@ impl Source for Y4mSource {
     fn len_hint(&self) -> Option<usize> {
         None
     }
-    fn next_frame(&mut self) -> Result<Option<(Frame, FrameMeta)>, IoError> {
+    fn stream_info(&self) -> Option<StreamInfo> {
+        let h = &self.header;
+        Some(StreamInfo {
+            format: h.format,
+            width: h.width,
+            height: h.height,
+            rate: h.rate(),
+            time_base: None,
+            full_range: false,
+            y4m: Some(h.clone()),
+        })
+    }
+
+    fn next_frame(&mut self, slots: &mut dyn FrameSlots) -> Result<Option<(Frame, FrameMeta)>, IoError> {
         let what = format!("frame {}", self.index);
         let err = |msg: String| IoError::Read {
             path: self.origin.clone(),
@@ -194,12 +225,19 @@ impl Source for Y4mSource {
             )));
         }
         let h = &self.header;
-        let mut frame = Frame::new(h.format, h.width, h.height).map_err(|e| err(e.to_string()))?;
+        let mut frame = slots.take(h.format, h.width, h.height)?;
         let need = frame.data().len();
         let mut got = 0;
         while got < need {
             match self.reader.read(&mut frame.data_mut()[got..]) {
-                Ok(0) => return Err(err(format!("{what}: truncated ({got} of {need} bytes)"))),
+                // The stream ends inside this frame: it is lost, and the next read finds the end.
+                Ok(0) => {
+                    return Err(IoError::BadFrame {
+                        input: self.origin.display().to_string(),
+                        index: self.index,
+                        msg: format!("truncated ({got} of {need} bytes)"),
+                    })
+                }
                 Ok(n) => got += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(err(format!("{what}: {e}"))),
@@ -208,6 +246,7 @@ impl Source for Y4mSource {
         let meta = FrameMeta {
             index: self.index,
             name: None,
+            pts: None,
         };
         self.index += 1;
         Ok(Some((frame, meta)))

@@ -8,12 +8,14 @@
 //! computed here; the kernels read `blockDim`. Every variant implements the arithmetic contract,
 //! so all of them equal `cpu-seq` bit for bit.
 
+mod offload;
 mod raw;
 pub mod registry;
 
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use cudarc::driver::sys::{self, CUfunction_attribute_enum as FnAttr};
 use cudarc::driver::{
@@ -21,10 +23,11 @@ use cudarc::driver::{
     PinnedHostSlice, PushKernelArg,
 };
 
-use super::{check_shapes, Backend, BackendError, Support};
+use super::{check_shapes, Backend, BackendError, DeviceFrame, DeviceTimes, Offload, Support};
 use crate::border::Border;
 use crate::filter::{Decomposition, Plan};
-use crate::frame::{Frame, PlaneLayout};
+use crate::frame::{Frame, PlaneLayout, Shape};
+use offload::CudaOffload;
 use registry::{entry_name, FastSpec, ModuleKey, Registry};
 
 #[derive(Debug, thiserror::Error)]
@@ -201,6 +204,11 @@ pub struct CudaBackend {
     /// Copy frames straight from/to pageable memory (`--pageable`) instead of staging them
     /// through page-locked buffers.
     pageable: bool,
+    /// Let the pipeline drive uploads and downloads on their own streams ([`Backend::offload`]).
+    offload: bool,
+    /// Events around the last frame's upload, kernels and download.
+    events: Option<[cudarc::driver::CudaEvent; 4]>,
+    last: Option<DeviceTimes>,
     /// Upload staging: page-locked and write-combined (fast for the CPU to write and for the
     /// GPU to read; never read on the CPU).
     pin_up: Option<PinnedHostSlice<u8>>,
@@ -292,7 +300,10 @@ impl CudaBackend {
         let tex_align = attr(A::CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT)?.max(1) as u64;
         let tex_pitch_align = attr(A::CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT)?.max(1) as usize;
         let device = ctx.name().unwrap_or_else(|_| "CUDA device".into());
-        let stream = ctx.default_stream();
+        // A stream of its own (non-blocking): the pipeline's copy streams run beside it.
+        let stream = ctx
+            .new_stream()
+            .map_err(|e| CudaError::driver("creating a stream", e))?;
         let arch = (major * 10 + minor) as u32;
         Ok(CudaBackend {
             registry: Registry::new(ctx.clone(), arch),
@@ -313,6 +324,9 @@ impl CudaBackend {
             const_host: Default::default(),
             ceilings: None,
             pageable: false,
+            offload: true,
+            events: None,
+            last: None,
             pin_up: None,
             pin_down: None,
         })
@@ -365,6 +379,12 @@ impl CudaBackend {
     /// for comparison); `false` (default): stage through page-locked buffers.
     pub fn set_pageable(&mut self, pageable: bool) {
         self.pageable = pageable;
+    }
+
+    /// `false`: [`Backend::offload`] returns None, so the pipeline filters frames synchronously
+    /// in its filter stage (`--sync`).
+    pub fn set_offload(&mut self, offload: bool) {
+        self.offload = offload;
     }
 
     pub fn device_name(&self) -> &str {
@@ -706,8 +726,8 @@ impl CudaBackend {
         }
     }
 
-    fn params(plan: &Plan, src: &Frame, dst: &Frame, i: usize, d_src: u64, d_dst: u64, mask: u8) -> PlaneParams {
-        let (s, d) = (src.planes()[i], dst.planes()[i]);
+    fn params(plan: &Plan, src: &Shape, dst: &Shape, i: usize, d_src: u64, d_dst: u64, mask: u8) -> PlaneParams {
+        let (s, d) = (src.planes[i], dst.planes[i]);
         let k = &plan.kernel;
         PlaneParams {
             src: d_src + s.offset as u64,
@@ -744,36 +764,81 @@ impl CudaBackend {
         self.stream.memcpy_htod(pin, &mut d.slice_mut(..n)).map_err(up)
     }
 
-    /// Launches every plane of an uploaded frame.
+    /// Launches every plane of an uploaded frame (in the backend's own buffers).
     fn run_planes(&mut self, plan: &Plan, src: &Frame, dst: &Frame) -> Result<(), CudaError> {
-        if plan.kernel.width() > i32::MAX as usize / 8 || src.data().len() > i32::MAX as usize {
+        let d_src = ptr(self.d_src.as_ref().unwrap(), &self.stream);
+        let d_dst = ptr(self.d_dst.as_ref().unwrap(), &self.stream);
+        self.run_planes_at(plan, &src.shape(), &dst.shape(), d_src, d_dst)
+    }
+
+    /// Launches every plane of a frame of shape `src` at device address `d_src` into `d_dst`.
+    fn run_planes_at(&mut self, plan: &Plan, src: &Shape, dst: &Shape, d_src: u64, d_dst: u64) -> Result<(), CudaError> {
+        if plan.kernel.width() > i32::MAX as usize / 8 || src.len > i32::MAX as usize {
             return Err(CudaError::Unsupported(
                 "frame or kernel too large for 32-bit indexing".into(),
             ));
         }
-        let d_src = ptr(self.d_src.as_ref().unwrap(), &self.stream);
-        let d_dst = ptr(self.d_dst.as_ref().unwrap(), &self.stream);
-        for i in 0..src.planes().len() {
-            let mask = plan.channel_mask(src.format(), i);
+        for i in 0..src.planes.len() {
+            let mask = plan.channel_mask(src.format, i);
             let p = Self::params(plan, src, dst, i, d_src, d_dst, mask);
-            self.plane(plan, p, src.planes()[i])?;
+            self.plane(plan, p, src.planes[i])?;
         }
         Ok(())
     }
 
+    /// Four timing events on the backend's stream (created once).
+    fn events(&mut self) -> Result<&[cudarc::driver::CudaEvent; 4], CudaError> {
+        if self.events.is_none() {
+            let ev = || {
+                self.ctx
+                    .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+                    .map_err(|e| CudaError::driver("creating events", e))
+            };
+            self.events = Some([ev()?, ev()?, ev()?, ev()?]);
+        }
+        Ok(self.events.as_ref().unwrap())
+    }
+
+    fn record(&mut self, i: usize) -> Result<(), CudaError> {
+        let stream = self.stream.clone();
+        self.events()?[i]
+            .record(&stream)
+            .map_err(|e| CudaError::driver("recording an event", e))
+    }
+
+    /// Device time between events `a` and `b` (both complete).
+    fn between(&self, a: usize, b: usize) -> Duration {
+        let ev = self.events.as_ref().expect("events recorded");
+        let ms = ev[a].elapsed_ms(&ev[b]).unwrap_or(0.0).max(0.0) as f64;
+        Duration::from_secs_f64(ms / 1e3)
+    }
+
     fn download(&mut self, dst: &mut Frame) -> Result<(), CudaError> {
+        self.download_then(dst, |_| Ok(()))
+    }
+
+    /// Downloads the result; `after` runs once the copy is queued, before the wait.
+    fn download_then(
+        &mut self,
+        dst: &mut Frame,
+        after: impl FnOnce(&mut Self) -> Result<(), CudaError>,
+    ) -> Result<(), CudaError> {
         let n = dst.data().len();
-        let d = self.d_dst.as_ref().unwrap();
         let down = |e| CudaError::driver("downloading a frame", e);
         let done = |e| CudaError::driver("running the filter", e);
         if self.pageable {
+            let d = self.d_dst.as_ref().unwrap();
             self.stream.memcpy_dtoh(&d.slice(..n), dst.data_mut()).map_err(down)?;
+            after(self)?;
             return self.stream.synchronize().map_err(done);
         }
         pinned(&self.ctx, &mut self.pin_down, n, false)?;
+        let d = self.d_dst.as_ref().unwrap();
         let pin = self.pin_down.as_mut().unwrap();
         self.stream.memcpy_dtoh(&d.slice(..n), pin).map_err(down)?;
+        after(self)?;
         self.stream.synchronize().map_err(done)?;
+        let pin = self.pin_down.as_mut().unwrap();
         dst.data_mut().copy_from_slice(pin.as_slice().map_err(down)?);
         Ok(())
     }
@@ -781,7 +846,12 @@ impl CudaBackend {
 
 impl Backend for CudaBackend {
     fn name(&self) -> String {
-        let copies = if self.pageable { "pageable" } else { "pinned" };
+        let copies = match (self.offload, self.pageable) {
+            (true, false) => "pinned async copies on their own streams",
+            (true, true) => "pageable async copies on their own streams",
+            (false, true) => "pageable copies",
+            (false, false) => "pinned copies",
+        };
         format!("cuda {} on {} ({copies} copies)", self.variant, self.device)
     }
 
@@ -804,10 +874,48 @@ impl Backend for CudaBackend {
 
     fn filter_frame(&mut self, plan: &Plan, src: &Frame, dst: &mut Frame) -> Result<(), BackendError> {
         check_shapes(src, dst)?;
+        self.last = None;
+        self.record(0)?;
         self.upload(src, dst)?;
+        self.record(1)?;
         self.run_planes(plan, src, dst)?;
-        self.download(dst)?;
+        self.record(2)?;
+        self.download_then(dst, |b| b.record(3))?;
+        self.last = Some(DeviceTimes {
+            h2d: self.between(0, 1),
+            kernel: self.between(1, 2),
+            d2h: self.between(2, 3),
+        });
         Ok(())
+    }
+
+    fn last_times(&self) -> Option<DeviceTimes> {
+        self.last
+    }
+
+    fn offload(&mut self) -> Result<Option<Arc<dyn Offload>>, BackendError> {
+        if !self.offload {
+            return Ok(None);
+        }
+        Ok(Some(Arc::new(CudaOffload::new(self.ctx.clone(), self.pageable))))
+    }
+
+    fn filter_device(&mut self, plan: &Plan, src: &DeviceFrame, dst: &mut DeviceFrame) -> Result<Duration, BackendError> {
+        if src.shape.format != dst.shape.format || src.shape.width != dst.shape.width || src.shape.height != dst.shape.height {
+            return Err(BackendError::Shape {
+                src: src.shape.describe(),
+                dst: dst.shape.describe(),
+            });
+        }
+        let d_src = offload::device_ptr(src)?;
+        let d_dst = offload::device_ptr(dst)?;
+        self.record(0)?;
+        self.run_planes_at(plan, &src.shape, &dst.shape, d_src, d_dst)?;
+        self.record(1)?;
+        self.events()?[1]
+            .synchronize()
+            .map_err(|e| CudaError::driver("running the filter", e))?;
+        Ok(self.between(0, 1))
     }
 
     fn ceilings(&mut self) -> Option<(f64, f64)> {

@@ -1,9 +1,11 @@
-//! The few driver calls cudarc has no safe API for: texture objects over pitched memory and 2D
-//! device-to-device copies. Every `unsafe` block here is reviewed with a `// SAFETY:` line; the
+//! The few driver calls cudarc has no safe API for: texture objects over pitched memory, 2D
+//! device-to-device copies, page-locked buffers a frame can own, and raw async copies. Every `unsafe` block here is reviewed with a `// SAFETY:` line; the
 //! rest of the CUDA backend stays in safe cudarc.
 
+use std::sync::Arc;
+
 use cudarc::driver::sys;
-use cudarc::driver::DriverError;
+use cudarc::driver::{CudaContext, DriverError};
 
 /// A texture object over a pitched 2D region of 8-bit elements; destroyed on drop.
 pub struct Texture(sys::CUtexObject);
@@ -98,4 +100,88 @@ pub fn nvrtc_version() -> (i32, i32) {
     // SAFETY: plain out-parameters; the library was checked present before any NVRTC call.
     let _ = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
     (major, minor)
+}
+
+/// Page-locked host memory owned outside cudarc, so a [`crate::frame::Frame`] can hold it and
+/// travel between pipeline threads. Freed (with its context current) on drop.
+pub struct PinnedBuf {
+    ptr: *mut u8,
+    len: usize,
+    ctx: Arc<CudaContext>,
+    write_combined: bool,
+}
+
+// SAFETY: the buffer is plain host memory owned exclusively by this value; the context handle
+// is thread-safe. Access goes through &self / &mut self, so Rust's aliasing rules hold.
+unsafe impl Send for PinnedBuf {}
+unsafe impl Sync for PinnedBuf {}
+
+impl PinnedBuf {
+    /// `len` zeroed bytes; `write_combined` memory is fast for the CPU to write and the GPU to
+    /// read but very slow for the CPU to read.
+    pub fn new(ctx: &Arc<CudaContext>, len: usize, write_combined: bool) -> Result<Self, DriverError> {
+        ctx.bind_to_thread()?;
+        let flags = if write_combined {
+            sys::CU_MEMHOSTALLOC_WRITECOMBINED
+        } else {
+            0
+        };
+        // SAFETY: plain allocation; the pointer is owned by the returned value and freed once.
+        let ptr = unsafe { cudarc::driver::result::malloc_host(len.max(1), flags) }? as *mut u8;
+        // SAFETY: `ptr` points to at least `len` writable bytes just allocated.
+        unsafe { std::ptr::write_bytes(ptr, 0, len) };
+        Ok(PinnedBuf {
+            ptr,
+            len,
+            ctx: ctx.clone(),
+            write_combined,
+        })
+    }
+}
+
+impl crate::frame::HostMemory for PinnedBuf {
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `ptr` is valid for `len` initialized bytes for the life of `self`.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as above, and `&mut self` makes this the only reference.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+    fn kind(&self) -> &'static str {
+        if self.write_combined {
+            "pinned-wc"
+        } else {
+            "pinned"
+        }
+    }
+}
+
+impl Drop for PinnedBuf {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        // SAFETY: allocated by malloc_host in `new` and freed exactly once; no copy is in flight
+        // (every transfer stage synchronizes its copy before handing the frame on).
+        let _ = unsafe { cudarc::driver::result::free_host(self.ptr as *mut _) };
+    }
+}
+
+/// Asynchronous host → device copy of `src` to `dst` on `stream`.
+///
+/// # Safety
+/// `dst` must be a live device allocation of at least `src.len()` bytes, and `src` must stay
+/// alive and unmodified until the stream has passed this copy.
+pub unsafe fn copy_htod(dst: sys::CUdeviceptr, src: &[u8], stream: sys::CUstream) -> Result<(), DriverError> {
+    // SAFETY: forwarded to the caller.
+    unsafe { cudarc::driver::result::memcpy_htod_async(dst, src, stream) }
+}
+
+/// Asynchronous device → host copy into `dst` from `src` on `stream`.
+///
+/// # Safety
+/// `src` must be a live device allocation of at least `dst.len()` bytes, and `dst` must stay
+/// alive and unread until the stream has passed this copy.
+pub unsafe fn copy_dtoh(dst: &mut [u8], src: sys::CUdeviceptr, stream: sys::CUstream) -> Result<(), DriverError> {
+    // SAFETY: forwarded to the caller.
+    unsafe { cudarc::driver::result::memcpy_dtoh_async(dst, src, stream) }
 }

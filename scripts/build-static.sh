@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Builds convflow with video support and a minimal FFmpeg 5.1 linked statically, for hosts
+# that have the NVIDIA driver but no FFmpeg libraries (the GPU machine). The binary needs only
+# glibc (checked with readelf at the end); CUDA is still loaded at run time.
+#
+#   bash scripts/build-static.sh            # -> target/release/convflow (static FFmpeg + x264)
+#
+# FFmpeg comes from Debian's own source package (the same 5.1 the normal build links as shared
+# libraries), configured with just the codecs, containers and parsers convflow uses. It is built
+# once into .deps/ffmpeg-static (about 3 minutes on 2 cores); later runs reuse it.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+prefix=${FFMPEG_STATIC_PREFIX:-$root/.deps/ffmpeg-static}
+sudo=""
+[ "$(id -u)" = 0 ] || sudo=sudo
+
+need=()
+for p in dpkg-dev nasm pkg-config clang libclang-dev libx264-dev zlib1g-dev build-essential; do
+    dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}"
+fi
+
+if [ ! -f "$prefix/lib/libavcodec.a" ]; then
+    # A private source list, so the machine's own apt configuration is left alone.
+    . /etc/os-release
+    src_list=/etc/apt/sources.list.d/convflow-deb-src.list
+    if ! apt-cache showsrc ffmpeg >/dev/null 2>&1 || [ -z "$(apt-cache showsrc ffmpeg 2>/dev/null)" ]; then
+        case "$ID" in
+        debian)
+            printf 'deb-src http://deb.debian.org/debian %s main\ndeb-src http://deb.debian.org/debian %s-updates main\ndeb-src http://deb.debian.org/debian-security %s-security main\n' \
+                "$VERSION_CODENAME" "$VERSION_CODENAME" "$VERSION_CODENAME" | $sudo tee "$src_list" >/dev/null ;;
+        ubuntu)
+            printf 'deb-src http://archive.ubuntu.com/ubuntu %s main universe\ndeb-src http://archive.ubuntu.com/ubuntu %s-updates main universe\n' \
+                "$VERSION_CODENAME" "$VERSION_CODENAME" | $sudo tee "$src_list" >/dev/null ;;
+        *) echo "build-static.sh: unsupported distribution '$ID'" >&2; exit 1 ;;
+        esac
+        $sudo apt-get update -qq
+    fi
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+    (cd "$work" && apt-get source -qq ffmpeg >/dev/null)
+    src=$(find "$work" -maxdepth 1 -type d -name 'ffmpeg-*' | head -1)
+    echo "building $(basename "$src") into $prefix"
+    cd "$src"
+    ./configure --prefix="$prefix" \
+        --enable-static --disable-shared --enable-pic \
+        --disable-programs --disable-doc --disable-everything --disable-autodetect \
+        --enable-pthreads --enable-zlib --enable-gpl --enable-libx264 \
+        --enable-avcodec --enable-avformat --enable-swscale --enable-avutil \
+        --disable-avdevice --disable-avfilter --disable-postproc --disable-swresample \
+        --enable-protocol=file,pipe \
+        --enable-demuxer=mov,matroska,avi,mpegts,h264,hevc,m4v,mpegvideo,ivf,yuv4mpegpipe,rawvideo,image2 \
+        --enable-muxer=mp4,mov,matroska,avi,mpegts,h264,yuv4mpegpipe,rawvideo,nut \
+        --enable-decoder=h264,hevc,mpeg4,mpeg2video,mpeg1video,vp8,vp9,ffv1,rawvideo,mjpeg,png,wrapped_avframe,huffyuv,utvideo \
+        --enable-encoder=libx264,ffv1,rawvideo,mpeg4,wrapped_avframe,mjpeg,huffyuv \
+        --enable-parser=h264,hevc,mpeg4video,mpegvideo,vp8,vp9,mjpeg,png \
+        --enable-bsf=h264_mp4toannexb,hevc_mp4toannexb,vp9_superframe_split,extract_extradata,null \
+        >"$work/configure.log" || { tail -30 "$work/configure.log"; exit 1; }
+    make -j"$(nproc)" >"$work/make.log" 2>&1 || { tail -40 "$work/make.log"; exit 1; }
+    make install >/dev/null
+    # pkg-config links a library statically only when its .a is in a -L directory outside /usr.
+    multiarch=$(gcc -print-multiarch)
+    cp "/usr/lib/$multiarch/libx264.a" "/usr/lib/$multiarch/libz.a" "$prefix/lib/"
+    cd "$root"
+    # ffmpeg-sys-next's build script does not watch the .a files.
+    cargo clean --release -p ffmpeg-sys-next >/dev/null 2>&1 || true
+fi
+
+cd "$root"
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+cargo build --release --locked --features video-static
+bin=target/release/convflow
+if readelf -d "$bin" | grep -E 'NEEDED.*(libav|libsw|libx264|libz\.)' ; then
+    echo "build-static.sh: $bin still needs shared FFmpeg/x264/zlib libraries (above)" >&2
+    exit 1
+fi
+echo "built $bin with static FFmpeg (needs: $(readelf -d "$bin" | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' | tr '\n' ' '))"

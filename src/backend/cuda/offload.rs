@@ -1,0 +1,173 @@
+//! The CUDA side of the pipeline's transfer stages: page-locked host frames, device frame
+//! buffers, and copy queues that each own a non-blocking stream and a pair of timing events.
+//!
+//! Every copy returns only once it is complete (its end event has fired), so a frame handed to
+//! the next stage is always ready and no cross-stream ordering is needed: the overlap comes from
+//! the upload, filter and download stages each waiting on their own stream at the same time.
+//! Upload sources are write-combined page-locked memory (fast for the CPU to fill and for the
+//! copy engine to read); download targets are plain page-locked memory, which the CPU reads at
+//! full speed. With `--pageable`, host frames are ordinary heap memory and the driver stages
+//! each copy itself (slower, kept for comparison).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use cudarc::driver::{sys, CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr};
+
+use super::raw::{self, PinnedBuf};
+use super::CudaError;
+use crate::backend::{BackendError, CopyQueue, DeviceFrame, Offload};
+use crate::frame::{Frame, PixelFormat, Shape};
+
+pub struct CudaOffload {
+    ctx: Arc<CudaContext>,
+    pageable: bool,
+}
+
+impl CudaOffload {
+    pub fn new(ctx: Arc<CudaContext>, pageable: bool) -> Self {
+        CudaOffload { ctx, pageable }
+    }
+}
+
+/// A device buffer for one frame, with the stream it was allocated on (cudarc frees it there).
+struct DeviceBuf {
+    buf: CudaSlice<u8>,
+    stream: Arc<CudaStream>,
+}
+
+/// The device address of a frame made by [`CudaOffload::device_frame`].
+pub fn device_ptr(f: &DeviceFrame) -> Result<u64, CudaError> {
+    let d = f
+        .mem
+        .downcast_ref::<DeviceBuf>()
+        .ok_or_else(|| CudaError::Unsupported("device frame was not made by the CUDA backend".into()))?;
+    Ok(d.buf.device_ptr(&d.stream).0)
+}
+
+fn device_buf(f: &DeviceFrame) -> Result<&DeviceBuf, CudaError> {
+    f.mem
+        .downcast_ref::<DeviceBuf>()
+        .ok_or_else(|| CudaError::Unsupported("device frame was not made by the CUDA backend".into()))
+}
+
+fn oom_or(what: &'static str, bytes: usize, frame: String) -> impl FnOnce(cudarc::driver::DriverError) -> CudaError {
+    move |e| {
+        if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+            CudaError::OutOfMemory { bytes, frame }
+        } else {
+            CudaError::driver(what, e)
+        }
+    }
+}
+
+impl Offload for CudaOffload {
+    fn host_frame(
+        &self,
+        format: PixelFormat,
+        width: usize,
+        height: usize,
+        cpu_reads: bool,
+    ) -> Result<Frame, BackendError> {
+        let strides = Frame::packed_strides(format, width);
+        let len = Frame::packed_len(format, width, height).map_err(|e| BackendError::Unsupported(e.to_string()))?;
+        if self.pageable {
+            return Frame::from_parts(format, width, height, &strides, vec![0; len])
+                .map_err(|e| BackendError::Unsupported(e.to_string()));
+        }
+        let what = format!("{format} {width}x{height}");
+        let mem = PinnedBuf::new(&self.ctx, len, !cpu_reads).map_err(oom_or(
+            "allocating page-locked host memory",
+            len,
+            what,
+        ))?;
+        Frame::from_memory(format, width, height, &strides, Box::new(mem))
+            .map_err(|e| BackendError::Unsupported(e.to_string()))
+    }
+
+    fn device_frame(&self, shape: &Shape) -> Result<DeviceFrame, BackendError> {
+        let stream = self.ctx.default_stream();
+        // 64 bytes of slack: kernels may read whole aligned words past the last row.
+        let buf = stream
+            .alloc_zeros::<u8>(shape.len + 64)
+            .map_err(oom_or("allocating device memory", shape.len, shape.describe()))?;
+        // The zero fill runs on the legacy stream, which the copy streams do not wait for.
+        stream
+            .synchronize()
+            .map_err(|e| CudaError::driver("allocating device memory", e))?;
+        Ok(DeviceFrame {
+            shape: shape.clone(),
+            mem: Box::new(DeviceBuf { buf, stream }),
+        })
+    }
+
+    fn queue(&self) -> Result<Box<dyn CopyQueue>, BackendError> {
+        let stream = self
+            .ctx
+            .new_stream()
+            .map_err(|e| CudaError::driver("creating a copy stream", e))?;
+        let ev = || {
+            self.ctx
+                .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(|e| CudaError::driver("creating events", e))
+        };
+        Ok(Box::new(CudaQueue {
+            start: ev()?,
+            end: ev()?,
+            stream,
+        }))
+    }
+}
+
+struct CudaQueue {
+    stream: Arc<CudaStream>,
+    start: CudaEvent,
+    end: CudaEvent,
+}
+
+impl CudaQueue {
+    /// Brackets `copy` with the events, waits for it, returns its device time.
+    fn timed(
+        &mut self,
+        what: &'static str,
+        copy: impl FnOnce(sys::CUstream) -> Result<(), cudarc::driver::DriverError>,
+    ) -> Result<Duration, CudaError> {
+        let err = |e| CudaError::driver(what, e);
+        self.stream.context().bind_to_thread().map_err(err)?;
+        self.start.record(&self.stream).map_err(err)?;
+        copy(self.stream.cu_stream()).map_err(err)?;
+        self.end.record(&self.stream).map_err(err)?;
+        self.end.synchronize().map_err(err)?;
+        let ms = self.start.elapsed_ms(&self.end).map_err(err)?.max(0.0) as f64;
+        Ok(Duration::from_secs_f64(ms / 1e3))
+    }
+}
+
+fn same(src: &Shape, dst: &Shape) -> Result<(), BackendError> {
+    if src != dst {
+        return Err(BackendError::Shape {
+            src: src.describe(),
+            dst: dst.describe(),
+        });
+    }
+    Ok(())
+}
+
+impl CopyQueue for CudaQueue {
+    fn upload(&mut self, src: &Frame, dst: &mut DeviceFrame) -> Result<Duration, BackendError> {
+        same(&src.shape(), &dst.shape)?;
+        let d = device_buf(dst)?.buf.device_ptr(&self.stream).0;
+        let bytes = src.data();
+        // SAFETY: `d` is a live allocation of at least `shape.len` bytes (checked equal to the
+        // source's length above); `src` is borrowed until `timed` has waited for the copy.
+        Ok(self.timed("uploading a frame", |s| unsafe { raw::copy_htod(d, bytes, s) })?)
+    }
+
+    fn download(&mut self, src: &DeviceFrame, dst: &mut Frame) -> Result<Duration, BackendError> {
+        same(&src.shape, &dst.shape())?;
+        let d = device_buf(src)?.buf.device_ptr(&self.stream).0;
+        let bytes = dst.data_mut();
+        // SAFETY: as for upload; `dst` is mutably borrowed until the copy has completed.
+        Ok(self.timed("downloading a frame", |s| unsafe { raw::copy_dtoh(bytes, d, s) })?)
+    }
+}
