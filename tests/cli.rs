@@ -480,7 +480,7 @@ fn synthetic_source_into_null_y4m_and_directories() {
             "--kernel",
             "box:3",
         ]),
-        &["yuv420p frames can only be written as y4m"],
+        &["yuv420p frames can be written as y4m"],
     );
     assert_fails(
         &run(&["filter", "synthetic:16:rgb:3", "-o", "null", "--kernel", "box:3"]),

@@ -226,7 +226,8 @@ pub fn open_sink(
         }
     }
     if let Some(s) = stream {
-        if !source_is_dir {
+        let image_ok = matches!(s.format, PixelFormat::Gray8 | PixelFormat::Rgb8 | PixelFormat::Rgba8);
+        if !source_is_dir || !image_ok {
             let msg = format!(
                 "{} frames can be written as y4m ('-' or a .y4m file), a video file (.mp4, .mkv, .mov, .avi, .ts, .nut) or null",
                 s.format

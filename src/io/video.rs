@@ -5,9 +5,9 @@
 //! Frames stay in their native pixel format: 8-bit yuv420p/422p/444p (and their full-range
 //! `yuvj` twins), nv12, gray, rgb24 and rgba are copied plane by plane into pipeline buffers, with
 //! no colour conversion; other formats (10-bit, for instance) are a clear error. Decoder and
-//! encoder threading are on. The sink keeps the input's time base, frame rate and timestamps,
+//! encoder threading are on. The sink keeps the input's frame rate and timestamps,
 //! sets packet durations (FFmpeg 5.1's libx264 wrapper leaves them at 0, which makes mp4 lose the
-//! last frame), and writes under a temporary name that is renamed only when the run succeeds.
+//! last frame); timestamps are rescaled to one tick per frame of the input's frame rate, and writes under a temporary name that is renamed only when the run succeeds.
 //! Audio and other streams are not copied.
 
 use std::path::{Path, PathBuf};
@@ -75,6 +75,9 @@ pub struct VideoSource {
     decoded: ff::frame::Video,
     packet: ff::Packet,
     eof_sent: bool,
+    /// Frames the container declares (frame count or duration), to catch truncated files.
+    expected: Option<usize>,
+    end_checked: bool,
 }
 
 impl VideoSource {
@@ -119,6 +122,12 @@ impl VideoSource {
         };
         Frame::new(format, info.width, info.height).map_err(|e| err(e.to_string()))?;
         let frames_hint = usize::try_from(st.frames()).ok().filter(|&n| n > 0);
+        let fps = rate.0 as f64 / rate.1 as f64;
+        let stream_secs = (st.duration() > 0).then(|| st.duration() as f64 * f64::from(st.time_base()));
+        // The file's duration stands for the video's only when nothing else is in it.
+        let file_secs = (input.duration() > 0 && input.nb_streams() == 1)
+            .then(|| input.duration() as f64 / f64::from(ff::ffi::AV_TIME_BASE));
+        let expected = frames_hint.or_else(|| stream_secs.or(file_secs).map(|s| (s * fps).round() as usize));
         Ok(VideoSource {
             path: path.to_path_buf(),
             input,
@@ -130,7 +139,25 @@ impl VideoSource {
             decoded: ff::frame::Video::empty(),
             packet: ff::Packet::empty(),
             eof_sent: false,
+            expected,
+            end_checked: false,
         })
+    }
+
+    /// At the end of the stream: an error if clearly fewer frames came than the container
+    /// declares (a truncated file), once.
+    fn end(&mut self) -> Result<Option<(Frame, FrameMeta)>, IoError> {
+        if std::mem::replace(&mut self.end_checked, true) {
+            return Ok(None);
+        }
+        match self.expected {
+            // Two frames of slack for edit lists and rounding.
+            Some(n) if self.index + 2 < n => Err(self.bad(format!(
+                "the file ends after {} frame(s) but its container declares about {n}: truncated",
+                self.index
+            ))),
+            _ => Ok(None),
+        }
     }
 
     fn bad(&self, msg: String) -> IoError {
@@ -184,10 +211,10 @@ impl Source for VideoSource {
         loop {
             match self.decoder.receive_frame(&mut self.decoded) {
                 Ok(()) => break,
-                Err(ff::Error::Eof) => return Ok(None),
+                Err(ff::Error::Eof) => return self.end(),
                 Err(ff::Error::Other { errno }) if errno == ff::util::error::EAGAIN => {
                     if self.eof_sent {
-                        return Ok(None);
+                        return self.end();
                     }
                     self.feed()?;
                 }
@@ -258,6 +285,8 @@ pub struct VideoSink {
     stream_tb: Rational,
     /// One frame's duration in `enc_tb` units.
     frame_duration: i64,
+    /// Time base of the input's timestamps.
+    in_tb: Option<Rational>,
     last_pts: Option<i64>,
     frame: ff::frame::Video,
     packet: ff::Packet,
@@ -313,10 +342,9 @@ impl VideoSink {
             });
             let mut enc = ctx.encoder().video().map_err(|e| err(format!("encoder: {e}")))?;
             let rate = Rational(info.rate.0, info.rate.1);
-            let enc_tb = match info.time_base {
-                Some((n, d)) => Rational(n, d),
-                None => Rational(info.rate.1, info.rate.0),
-            };
+            // One tick per frame (as FFmpeg's CLI does for constant-rate outputs); input
+            // timestamps are rescaled into it.
+            let enc_tb = Rational(info.rate.1, info.rate.0);
             enc.set_width(info.width as u32);
             enc.set_height(info.height as u32);
             enc.set_format(pix);
@@ -363,6 +391,7 @@ impl VideoSink {
             enc_tb,
             stream_tb,
             frame_duration,
+            in_tb: info.time_base.map(|(n, d)| Rational(n, d)),
             last_pts: None,
             frame,
             packet: ff::Packet::empty(),
@@ -411,7 +440,8 @@ impl Sink for VideoSink {
         }
         // Input timestamps when they increase, else one frame after the last.
         let next = self.last_pts.map_or(0, |l| l + self.frame_duration);
-        let pts = match (meta.pts, self.last_pts) {
+        let input_pts = meta.pts.zip(self.in_tb).map(|(p, tb)| p.rescale(tb, self.enc_tb));
+        let pts = match (input_pts, self.last_pts) {
             (Some(p), Some(l)) if p > l => p,
             (Some(p), None) => p,
             _ => next,
