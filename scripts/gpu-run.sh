@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs on a GPU host with the binaries from scripts/build-for-gpu.sh in .carry/:
-# the GPU test suite with CONVFLOW_REQUIRE_GPU=1 (a missing GPU fails instead of skipping) and
-# the kernel benchmark. Results go to OUTDIR (default ./gpu-results).
-#   bash scripts/gpu-run.sh [OUTDIR] [bench arguments...]
+# the GPU test suites with CONVFLOW_REQUIRE_GPU=1 (a missing GPU fails instead of skipping),
+# the bundled samples and synthetic streams through every CUDA variant with --check, and,
+# when asked, benchmarks. Results go to OUTDIR (default ./gpu-results).
+#   bash scripts/gpu-run.sh [OUTDIR] [kernels BENCH-ARGS... | pipeline BENCH-ARGS... | video CLIP]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-gpu-results}
@@ -13,23 +14,48 @@ nvrtc=$(ls -d /usr/local/cuda*/lib64 /usr/local/cuda*/targets/*/lib 2>/dev/null 
     [ -e "$d/libnvrtc.so.13" ] || [ -e "$d/libnvrtc.so" ] && echo "$d"; done | head -n1)
 export LD_LIBRARY_PATH="${nvrtc:+$nvrtc:}${LD_LIBRARY_PATH:-}"
 export CONVFLOW_REQUIRE_GPU=1 CONVFLOW_CACHE_DIR="${CONVFLOW_CACHE_DIR:-/tmp/convflow-ptx}"
+cf=.carry/convflow
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
-.carry/convflow info | tee -a "$out/gpu.txt"
+$cf info | tee -a "$out/gpu.txt"
 status=0
 .carry/gpu 2>&1 | tee "$out/gpu-tests.log" | tail -n 3 || status=1
-.carry/conformance --test-threads "$(nproc)" 2>&1 | tee "$out/conformance.log" | grep -E "test result|FAILED|panicked" || status=1
-grep -q "test result: ok" "$out/conformance.log" || status=1
+for t in conformance gpu_pipeline; do
+    .carry/$t --test-threads "$(nproc)" 2>&1 | tee "$out/$t.log" | grep -E "test result|FAILED|panicked|GB/s" || status=1
+    grep -q "test result: ok" "$out/$t.log" || status=1
+done
 # End to end on the bundled samples, every variant checked against cpu-seq (--check).
 for v in auto global constant shared shared-constant texture separable-global separable-shared fast; do
     case $v in global|constant|shared|shared-constant|texture) mode=full ;; *) mode=auto ;; esac
-    .carry/convflow filter samples/testsrc2.png -o "$out/testsrc2-$v.png" --kernel gaussian:9 --mode $mode \
+    $cf filter samples/testsrc2.png -o "$out/testsrc2-$v.png" --kernel gaussian:9 --mode $mode \
         --backend cuda --variant $v --check 2>&1 | tee -a "$out/samples.log" || status=1
 done
-.carry/convflow filter samples/frames -o "$out/frames-sobel" --kernel sobel-x --abs --backend cuda --check \
+$cf filter samples/frames -o "$out/frames-sobel" --kernel sobel-x --abs --backend cuda --check \
     2>&1 | tee -a "$out/samples.log" || status=1
+# Streams through the overlapped pipeline and the --sync loop, checked, every format.
+for f in gray rgb rgba yuv420p nv12; do
+    for s in "" --sync; do
+        $cf filter synthetic:1921x1081:$f:40 -o null --kernel gaussian:7 --backend cuda --check $s \
+            2>&1 | tee -a "$out/samples.log" | head -n 1 || status=1
+    done
+done
 rm -rf "$out"/testsrc2-*.png "$out/frames-sobel"
 
-if [ "$#" -gt 0 ]; then
-    .carry/convflow bench kernels --backend cuda "$@" --csv "$out/bench.csv" | tee "$out/bench.md"
-fi
+what=${1:-}
+shift || true
+case "$what" in
+kernels) $cf bench kernels --backend cuda "$@" --csv "$out/bench.csv" | tee "$out/bench.md" ;;
+pipeline) $cf bench pipeline "$@" --csv "$out/pipeline.csv" | tee "$out/pipeline.md" ;;
+video)
+    # A real clip: decode only, decode + encode, and filtered on the GPU (libx264 on the CPU).
+    clip=$1
+    {
+        echo "## $(basename "$clip")"
+        $cf filter "$clip" -o null --passthrough 2>&1
+        $cf filter "$clip" -o /tmp/pt.mp4 --passthrough 2>&1
+        $cf filter "$clip" -o /tmp/f.mp4 --kernel gaussian:9 --backend cuda 2>&1
+        $cf filter "$clip" -o null --kernel gaussian:9 --backend cuda 2>&1
+        $cf filter "$clip" -o /tmp/check.mkv --codec ffv1 --kernel gaussian:9 --backend cuda --check 2>&1 | head -n 1
+    } | tee "$out/video.log"
+    ;;
+esac
 exit $status

@@ -1,5 +1,6 @@
-//! Benchmarks run from the CLI (`convflow bench kernels`): filter time per backend (and CUDA
-//! variant), frame size, format, kernel size and decomposition.
+//! Benchmarks run from the CLI: `convflow bench kernels` (filter time per backend and CUDA
+//! variant, frame size, format, kernel size and decomposition) and `convflow bench pipeline`
+//! (sustained fps through the whole pipeline next to the measured host↔device bandwidth).
 //!
 //! Method: random input (never zeros), buffers allocated once, `warmup` untimed runs, then
 //! timed runs until `runs` are done or the per-point time budget is spent (at least one); the
@@ -26,6 +27,8 @@ pub enum BenchError {
     Size(String),
     #[error(transparent)]
     Frame(#[from] crate::frame::FrameError),
+    #[error("pipeline run failed: {0}")]
+    Run(String),
 }
 
 /// Parses `vga`, `720p`, `1080p`, `1440p`, `4k`, `8k`, `10k` or `WxH`.
@@ -253,5 +256,201 @@ pub fn csv_row(s: &Sample) -> String {
         s.gflop_per_s(),
         s.floor.map(|f| format!("{:.9}", f.as_secs_f64())).unwrap_or_default(),
         s.floor_ratio().map(|r| format!("{r:.4}")).unwrap_or_default(),
+    )
+}
+
+/// `convflow bench pipeline`: sustained frames per second through the whole pipeline
+/// (synthetic source → [upload →] filter → [download →] null sink), per size × format × kernel
+/// size × schedule, next to the measured host↔device bandwidth.
+#[derive(Clone, Debug)]
+pub struct PipelineBench {
+    /// Backends with their schedules and a label (e.g. "overlap", "sync").
+    pub backends: Vec<(BackendKind, Schedule, String)>,
+    pub sizes: Vec<String>,
+    pub formats: Vec<PixelFormat>,
+    pub ks: Vec<usize>,
+    /// Frames per run (the first `4·inflight + 4` are warm-up, not counted in the steady rate).
+    pub frames: usize,
+    pub runs: usize,
+    pub inflight: usize,
+}
+
+/// One measured pipeline point.
+#[derive(Clone, Debug)]
+pub struct PipelineSample {
+    pub backend: String,
+    pub schedule: String,
+    pub size: String,
+    pub width: usize,
+    pub height: usize,
+    pub format: PixelFormat,
+    pub k: usize,
+    pub frames: usize,
+    /// Steady-state fps of each run.
+    pub fps: Vec<f64>,
+    /// Per-frame device times (µs) of the median run: upload, kernels, download.
+    pub device_us: Option<(f64, f64, f64)>,
+    pub bottleneck: String,
+    pub overlap: f64,
+    /// Bytes of one frame (each way).
+    pub frame_bytes: usize,
+}
+
+impl PipelineSample {
+    pub fn median(&self) -> f64 {
+        let mut v = self.fps.clone();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    }
+    pub fn min(&self) -> f64 {
+        self.fps.iter().copied().fold(f64::INFINITY, f64::min)
+    }
+    pub fn max(&self) -> f64 {
+        self.fps.iter().copied().fold(0.0, f64::max)
+    }
+    /// The frame rate the measured duplex bandwidth allows (each frame crosses both ways).
+    pub fn duplex_bound(&self, link: &crate::backend::LinkBandwidth) -> f64 {
+        link.duplex / (2.0 * self.frame_bytes as f64)
+    }
+}
+
+/// The bandwidth of the first offloading backend in `cfg` (pinned memory unless it is pageable),
+/// 256 MiB each way, median of 5.
+pub fn measure_link(cfg: &PipelineBench) -> Result<Option<crate::backend::LinkBandwidth>, BenchError> {
+    for (kind, schedule, _) in &cfg.backends {
+        let mut s = schedule.clone();
+        s.sync = false;
+        let mut b = backend::create(*kind, &s)?;
+        if let Some(off) = b.offload()? {
+            return Ok(Some(off.bandwidth(256 << 20, 5)?));
+        }
+    }
+    Ok(None)
+}
+
+pub fn run_pipeline(
+    cfg: &PipelineBench,
+    mut report: impl FnMut(&PipelineSample),
+) -> Result<Vec<PipelineSample>, BenchError> {
+    use crate::io::synthetic::{NullSink, SyntheticSource};
+    use crate::pipeline::{self, Options};
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let mut out = Vec::new();
+    for (kind, schedule, label) in &cfg.backends {
+        let mut b = backend::create(*kind, schedule)?;
+        for size in &cfg.sizes {
+            let (w, h) = parse_size(size)?;
+            for &format in &cfg.formats {
+                for &k in &cfg.ks {
+                    let filter = Filter::new(library::gaussian(k, k, None, format!("gaussian:{k}"))?);
+                    let plan = filter.plan_for(b.support())?;
+                    let mut sample = PipelineSample {
+                        backend: b.name(),
+                        schedule: label.clone(),
+                        size: size.clone(),
+                        width: w,
+                        height: h,
+                        format,
+                        k,
+                        frames: cfg.frames,
+                        fps: Vec::new(),
+                        device_us: None,
+                        bottleneck: String::new(),
+                        overlap: 0.0,
+                        frame_bytes: Frame::packed_len(format, w, h)?,
+                    };
+                    let mut runs = Vec::new();
+                    for _ in 0..cfg.runs.max(1) {
+                        let spec = format!("synthetic:{w}x{h}:{format}:{}", cfg.frames);
+                        let mut src = SyntheticSource::parse(&spec).map_err(|e| BenchError::Run(e.to_string()))?;
+                        let stats = pipeline::run(
+                            &mut src,
+                            Box::<NullSink>::default(),
+                            b.as_mut(),
+                            &plan,
+                            Options::new(cfg.inflight, &stop),
+                        )
+                        .map_err(|e| BenchError::Run(e.to_string()))?;
+                        let fps = stats
+                            .steady_fps()
+                            .unwrap_or(stats.frames as f64 / stats.wall.as_secs_f64().max(1e-9));
+                        runs.push((fps, stats));
+                    }
+                    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    sample.fps = runs.iter().map(|r| r.0).collect();
+                    let mid = &runs[runs.len() / 2].1;
+                    let n = mid.frames.max(1) as f64;
+                    sample.device_us = mid.device.map(|d| {
+                        (
+                            d.h2d.as_secs_f64() * 1e6 / n,
+                            d.kernel.as_secs_f64() * 1e6 / n,
+                            d.d2h.as_secs_f64() * 1e6 / n,
+                        )
+                    });
+                    sample.bottleneck = mid.bottleneck().name.to_string();
+                    sample.overlap = mid.overlap();
+                    report(&sample);
+                    out.push(sample);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub const PIPELINE_TABLE_HEADER: &str = "| backend | schedule | size | format | k | frames | fps median | fps min | fps max | GB/s each way | upload µs | kernels µs | download µs | overlap | bottleneck | % of duplex bound |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
+
+pub fn pipeline_row(s: &PipelineSample, link: Option<&crate::backend::LinkBandwidth>) -> String {
+    let dev = |f: fn(&(f64, f64, f64)) -> f64| s.device_us.as_ref().map_or("-".into(), |d| format!("{:.1}", f(d)));
+    format!(
+        "| {} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.2} | {} | {} | {} | {:.2} | {} | {} |",
+        s.backend,
+        s.schedule,
+        s.size,
+        s.format,
+        s.k,
+        s.frames,
+        s.median(),
+        s.min(),
+        s.max(),
+        s.median() * s.frame_bytes as f64 / 1e9,
+        dev(|d| d.0),
+        dev(|d| d.1),
+        dev(|d| d.2),
+        s.overlap,
+        s.bottleneck,
+        link.map_or("-".into(), |l| format!("{:.0}%", 100.0 * s.median() / s.duplex_bound(l)))
+    )
+}
+
+pub const PIPELINE_CSV_HEADER: &str =
+    "backend,schedule,size,width,height,format,k,frames,runs,fps_median,fps_min,fps_max,frame_bytes,upload_us,kernel_us,download_us,overlap,bottleneck,link_h2d_gbs,link_d2h_gbs,link_duplex_gbs";
+
+pub fn pipeline_csv_row(s: &PipelineSample, link: Option<&crate::backend::LinkBandwidth>) -> String {
+    let dev = |f: fn(&(f64, f64, f64)) -> f64| s.device_us.as_ref().map_or(String::new(), |d| format!("{:.3}", f(d)));
+    let l = |f: fn(&crate::backend::LinkBandwidth) -> f64| link.map_or(String::new(), |l| format!("{:.3}", f(l) / 1e9));
+    format!(
+        "\"{}\",{},{},{},{},{},{},{},{},{:.3},{:.3},{:.3},{},{},{},{},{:.3},{},{},{},{}",
+        s.backend.replace('"', "'"),
+        s.schedule,
+        s.size,
+        s.width,
+        s.height,
+        s.format,
+        s.k,
+        s.frames,
+        s.fps.len(),
+        s.median(),
+        s.min(),
+        s.max(),
+        s.frame_bytes,
+        dev(|d| d.0),
+        dev(|d| d.1),
+        dev(|d| d.2),
+        s.overlap,
+        s.bottleneck,
+        l(|l| l.h2d),
+        l(|l| l.d2h),
+        l(|l| l.duplex)
     )
 }

@@ -66,7 +66,7 @@ enum Command {
 struct KernelChoice {
     /// Kernel spec, e.g. gaussian:9, box:5x3, sobel-x, custom:3x3:0,1,0,1,-4,1,0,1,0
     /// (`convflow kernels` lists the grammar).
-    #[arg(short, long, value_name = "SPEC", required_unless_present = "kernel_file")]
+    #[arg(short, long, value_name = "SPEC", required_unless_present_any = ["kernel_file", "passthrough"])]
     kernel: Option<String>,
     /// Kernel file: rows of numbers, optional `divisor D` and `offset O` lines, `#` comments.
     #[arg(long, value_name = "PATH", conflicts_with = "kernel")]
@@ -128,6 +128,10 @@ struct FilterArgs {
     /// filter → download → write): the depth of the overlap.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=64))]
     inflight: u64,
+    /// Copy frames from the input to the output without filtering (to measure decode + encode
+    /// alone; no kernel needed).
+    #[arg(long)]
+    passthrough: bool,
     /// Skip frames the input reports as corrupt or truncated (counted in the report) instead of
     /// failing.
     #[arg(long)]
@@ -195,7 +199,8 @@ impl GpuArgs {
             variant: v,
             block: self.block,
             device: self.device,
-            pageable: self.pageable,
+            // --sync is the classic loop: pageable memory too.
+            pageable: self.pageable || self.sync,
             sync: self.sync,
         })
     }
@@ -205,6 +210,43 @@ impl GpuArgs {
 enum BenchCommand {
     /// Filter-only time per backend × size × format × kernel size × path (gaussian:k).
     Kernels(BenchKernelsArgs),
+    /// Sustained fps through the whole pipeline (synthetic frames → null), overlapped vs --sync,
+    /// next to the measured host↔device bandwidth.
+    Pipeline(BenchPipelineArgs),
+}
+
+#[derive(Args)]
+struct BenchPipelineArgs {
+    /// Backends: cuda runs once per --schedules entry; cpu-seq and cpu-par run once.
+    #[arg(long, value_delimiter = ',', default_value = "cuda")]
+    backend: Vec<BackendKind>,
+    /// CUDA schedules: overlap (pinned buffers, copies on their own streams), sync (pageable
+    /// memory, copies and kernels on one stream), pinned-sync (pinned staging, one stream).
+    #[arg(long, value_delimiter = ',', default_value = "overlap,sync")]
+    schedules: Vec<String>,
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    #[arg(long, default_value = "auto")]
+    variant: String,
+    #[arg(long, default_value_t = 0)]
+    device: usize,
+    #[arg(long, value_delimiter = ',', default_value = "1080p,4k")]
+    sizes: Vec<String>,
+    #[arg(long, value_delimiter = ',', default_value = "gray,rgb")]
+    formats: Vec<PixelFormat>,
+    #[arg(long, value_delimiter = ',', default_value = "3,15")]
+    ks: Vec<usize>,
+    /// Frames per run (the first 4·inflight+4 are warm-up).
+    #[arg(long, default_value_t = 600)]
+    frames: usize,
+    /// Runs per point (median reported with min and max).
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    #[arg(long, default_value_t = 3)]
+    inflight: usize,
+    /// Also write every point as CSV.
+    #[arg(long)]
+    csv: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -283,12 +325,19 @@ fn run(cli: Cli) -> Result<()> {
         Command::Bench {
             which: BenchCommand::Kernels(args),
         } => bench_kernels(args),
+        Command::Bench {
+            which: BenchCommand::Pipeline(args),
+        } => bench_pipeline(args),
     }
 }
 
 fn filter(a: FilterArgs) -> Result<()> {
     install_interrupt_handler();
-    let kernel = a.kernel.load()?;
+    let kernel = if a.passthrough && a.kernel.kernel.is_none() && a.kernel.kernel_file.is_none() {
+        spec::parse_spec("box:1")?
+    } else {
+        a.kernel.load()?
+    };
     let filter = Filter {
         kernel,
         border: a.border,
@@ -340,6 +389,7 @@ fn filter(a: FilterArgs) -> Result<()> {
     let mut opts = pipeline::Options::new(a.inflight as usize, &STOP);
     opts.check = check.as_mut().map(|b| b.as_mut() as &mut dyn convflow::Backend);
     opts.skip_bad = a.skip_bad;
+    opts.passthrough = a.passthrough;
     opts.progress = Some(&tick);
     let stats = pipeline::run(source.as_mut(), sink, backend.as_mut(), &plan, opts);
     if let Some(b) = &bar {
@@ -347,7 +397,20 @@ fn filter(a: FilterArgs) -> Result<()> {
     }
     let stats = stats.with_context(|| format!("filtering {}", source.describe()))?;
     if !a.quiet {
-        report(&stats, &a.input, &sink_name, &plan, backend.name());
+        let what = if a.passthrough {
+            "passthrough (no filter)".to_string()
+        } else {
+            format!(
+                "{} {} {}x{} border={} | {}",
+                plan.kernel.name,
+                plan.decomposition,
+                plan.kernel.width(),
+                plan.kernel.height(),
+                plan.border,
+                backend.name()
+            )
+        };
+        report(&stats, &a.input, &sink_name, &what);
     }
     if let Some(path) = &a.report {
         let mut json = stats.to_json();
@@ -407,19 +470,13 @@ fn install_interrupt_handler() {
 }
 
 /// The end-of-run report on stderr: one line per stage, then totals and latency.
-fn report(stats: &pipeline::RunStats, input: &Path, sink: &str, plan: &convflow::Plan, backend: String) {
+fn report(stats: &pipeline::RunStats, input: &Path, sink: &str, what: &str) {
     let wall = stats.wall.as_secs_f64().max(1e-9);
     eprintln!(
-        "convflow: {} frame(s) {} -> {} | {} {} {}x{} border={} | {}{}",
+        "convflow: {} frame(s) {} -> {} | {what}{}",
         stats.frames,
         input.display(),
         sink,
-        plan.kernel.name,
-        plan.decomposition,
-        plan.kernel.width(),
-        plan.kernel.height(),
-        plan.border,
-        backend,
         if stats.checked {
             " | --check: identical to cpu-seq"
         } else {
@@ -467,6 +524,9 @@ fn report(stats: &pipeline::RunStats, input: &Path, sink: &str, plan: &convflow:
         );
     }
     let l = &stats.latency;
+    if let Some(fps) = stats.steady_fps() {
+        eprintln!("  sustained after warm-up: {fps:.1} fps");
+    }
     eprintln!(
         "  end to end: {:.1} ms, {:.1} fps ({:.1} MPix/s); overlap {:.2} (stage busy / wall); latency µs p50 {} p90 {} p99 {} max {}; bottleneck: {}",
         wall * 1e3,
@@ -614,6 +674,83 @@ fn bench_kernels(a: BenchKernelsArgs) -> Result<()> {
         for s in &samples {
             text.push('\n');
             text.push_str(&bench::csv_row(s));
+        }
+        text.push('\n');
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn bench_pipeline(a: BenchPipelineArgs) -> Result<()> {
+    for s in &a.sizes {
+        bench::parse_size(s)?;
+    }
+    if a.ks.contains(&0) || a.frames == 0 {
+        bail!("kernel sizes and --frames must be positive");
+    }
+    let mut backends = Vec::new();
+    for kind in &a.backend {
+        let mut gpu = GpuArgs {
+            variant: a.variant.clone(),
+            block: None,
+            device: a.device,
+            pageable: false,
+            sync: false,
+        };
+        if *kind != BackendKind::Cuda {
+            backends.push((*kind, gpu.schedule(a.threads, "auto")?, "host".to_string()));
+            continue;
+        }
+        for label in &a.schedules {
+            match label.as_str() {
+                "overlap" => {}
+                "sync" => gpu.sync = true,
+                "pinned-sync" => gpu.sync = true,
+                other => bail!("unknown schedule '{other}' (expected overlap, sync or pinned-sync)"),
+            }
+            let mut schedule = gpu.schedule(a.threads, &a.variant)?;
+            if label == "pinned-sync" {
+                schedule.pageable = false;
+            }
+            backends.push((*kind, schedule, label.clone()));
+            gpu.sync = false;
+        }
+    }
+    let cfg = bench::PipelineBench {
+        backends,
+        sizes: a.sizes,
+        formats: a.formats,
+        ks: a.ks,
+        frames: a.frames,
+        runs: a.runs,
+        inflight: a.inflight.max(1),
+    };
+    let link = bench::measure_link(&cfg)?;
+    let mut out = std::io::stdout().lock();
+    if let Some(l) = &link {
+        writeln!(
+            out,
+            "host<->device bandwidth (page-locked, 256 MiB, median of 5): H2D {:.1} GB/s, D2H {:.1} GB/s, both at once {:.1} GB/s\n",
+            l.h2d / 1e9,
+            l.d2h / 1e9,
+            l.duplex / 1e9
+        )?;
+    }
+    writeln!(out, "{}", bench::PIPELINE_TABLE_HEADER)?;
+    let mut write_err = None;
+    let samples = bench::run_pipeline(&cfg, |s| {
+        if let Err(e) = writeln!(out, "{}", bench::pipeline_row(s, link.as_ref())).and_then(|()| out.flush()) {
+            write_err.get_or_insert(e);
+        }
+    })?;
+    if let Some(e) = write_err {
+        return Err(e.into());
+    }
+    if let Some(path) = a.csv {
+        let mut text = String::from(bench::PIPELINE_CSV_HEADER);
+        for s in &samples {
+            text.push('\n');
+            text.push_str(&bench::pipeline_csv_row(s, link.as_ref()));
         }
         text.push('\n');
         std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;

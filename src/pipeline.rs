@@ -66,6 +66,8 @@ pub struct Options<'a> {
     pub skip_bad: bool,
     /// Called by the write stage with the number of frames written so far.
     pub progress: Option<&'a dyn Fn(usize)>,
+    /// Hand frames from the source to the sink unfiltered (measures I/O alone).
+    pub passthrough: bool,
 }
 
 impl<'a> Options<'a> {
@@ -76,6 +78,7 @@ impl<'a> Options<'a> {
             stop,
             skip_bad: false,
             progress: None,
+            passthrough: false,
         }
     }
 }
@@ -147,9 +150,17 @@ pub struct RunStats {
     pub device: Option<DeviceTimes>,
     /// Transfers ran in their own stages (overlapped), not inside the filter stage.
     pub overlapped: bool,
+    /// Frames written after the warm-up (the first `4·inflight + 4` writes, which include
+    /// allocating the buffer pools) and the time they took: the sustained rate.
+    pub steady: Option<(usize, Duration)>,
 }
 
 impl RunStats {
+    /// Frames per second after the warm-up, when the run was long enough to have one.
+    pub fn steady_fps(&self) -> Option<f64> {
+        self.steady.map(|(n, t)| n as f64 / t.as_secs_f64().max(1e-9))
+    }
+
     pub fn stage(&self, name: &str) -> Option<&StageStats> {
         self.stages.iter().find(|s| s.name == name)
     }
@@ -211,6 +222,7 @@ impl RunStats {
             "megapixels": self.megapixels,
             "wall_s": wall,
             "fps": self.frames as f64 / wall.max(1e-9),
+            "steady_fps": self.steady_fps(),
             "interrupted": self.interrupted,
             "checked_against_cpu_seq": self.checked,
             "bottleneck": self.bottleneck().name,
@@ -356,7 +368,7 @@ pub fn run(
     plan: &Plan,
     opts: Options<'_>,
 ) -> Result<RunStats, PipelineError> {
-    let offload = match backend.offload() {
+    let offload = match if opts.passthrough { Ok(None) } else { backend.offload() } {
         Ok(o) => o,
         Err(e) => {
             sink.abort();
@@ -385,7 +397,8 @@ fn run_stages(
     let stop = opts.stop;
     let skip_bad = opts.skip_bad;
     let progress = opts.progress;
-    let mut check = opts.check;
+    let passthrough = opts.passthrough;
+    let mut check = opts.check.filter(|_| !passthrough);
     let mut sink = sink;
 
     // Queues are made here so a failure to create one stops the run before any frame moves.
@@ -415,7 +428,7 @@ fn run_stages(
     let mut interrupted = false;
     let mut megapixels = 0.0;
 
-    let (results, written) = std::thread::scope(|scope| {
+    let (results, written, steady) = std::thread::scope(|scope| {
         let (tx_read, rx_read) = bounded::<Job<Frame>>(n);
         let (tx_out, rx_out) = bounded::<Job<Frame>>(n);
         let off_ref = offload.as_deref();
@@ -466,6 +479,7 @@ fn run_stages(
         });
 
         let mut handles = vec![reader];
+        let mut write_ret = out_ret;
         match (off_ref, queues) {
             (Some(off), Some((mut up_q, mut down_q))) => {
                 let (tx_dev, rx_dev) = bounded::<Job<DeviceFrame>>(n);
@@ -584,6 +598,21 @@ fn run_stages(
                     Ok(st)
                 }));
             }
+            _ if passthrough => {
+                // Input frames go straight to the write stage, which returns them to the read
+                // stage's pool.
+                write_ret = in_ret;
+                handles.push(scope.spawn(move || -> StageResult {
+                    let mut st = StageStats::new("filter");
+                    for job in rx_read {
+                        st.add(Duration::ZERO, job.item.data().len());
+                        if tx_out.send(job).is_err() {
+                            break;
+                        }
+                    }
+                    Ok(st)
+                }));
+            }
             _ => {
                 let backend = &mut *backend;
                 let check = check.as_deref_mut();
@@ -631,7 +660,10 @@ fn run_stages(
         }
 
         // The write stage runs here, on the caller's thread, which owns the sink.
-        let out_ret = out_ret;
+        let out_ret = write_ret;
+        let warm = 4 * n + 4;
+        let mut warm_at = None;
+        let mut last_at = None;
         let written = (|| -> Result<usize, PipelineError> {
             let mut count = 0;
             for job in rx_out.iter() {
@@ -641,6 +673,11 @@ fn run_stages(
                 let _ = latency.record(job.t0.elapsed().as_micros().max(1) as u64);
                 let _ = out_ret.send(job.item);
                 count += 1;
+                let now = Instant::now();
+                if count == warm {
+                    warm_at = Some(now);
+                }
+                last_at = Some(now);
                 if let Some(p) = progress {
                     p(count);
                 }
@@ -649,11 +686,15 @@ fn run_stages(
         })();
         drop(rx_out); // unblocks the stage before if the write stage stopped early
         drop(out_ret);
+        let steady = match (warm_at, last_at, &written) {
+            (Some(a), Some(b), Ok(count)) if *count > warm + 1 => Some((count - warm, b - a)),
+            _ => None,
+        };
         let results: Vec<StageResult> = handles
             .into_iter()
             .map(|h| h.join().unwrap_or(Err(PipelineError::Panicked)))
             .collect();
-        (results, written)
+        (results, written, steady)
     });
 
     let outcome = (|| {
@@ -685,6 +726,7 @@ fn run_stages(
                 interrupted,
                 device,
                 overlapped: offload.is_some(),
+                steady,
             })
         }
         Err(e) => {
@@ -872,6 +914,9 @@ mod tests {
         }
         fn queue(&self) -> Result<Box<dyn crate::backend::CopyQueue>, BackendError> {
             Ok(Box::new(MockQueue))
+        }
+        fn bandwidth(&self, _: usize, _: usize) -> Result<crate::backend::LinkBandwidth, BackendError> {
+            Ok(crate::backend::LinkBandwidth::default())
         }
     }
 

@@ -120,8 +120,8 @@ pub struct Schedule {
     pub device: usize,
     /// CUDA: copy frames from/to pageable memory instead of page-locked staging buffers.
     pub pageable: bool,
-    /// CUDA: the literature's loop (`--sync`): pageable memory, synchronous copies and kernel
-    /// on one stream inside the filter stage, no transfer stages.
+    /// CUDA: the literature's loop (`--sync`): synchronous copies and kernels on one stream
+    /// inside the filter stage, no transfer stages (the CLI also makes memory pageable).
     pub sync: bool,
 }
 
@@ -152,6 +152,18 @@ pub trait Offload: Send + Sync {
     fn device_frame(&self, shape: &Shape) -> Result<DeviceFrame, BackendError>;
     /// A copy queue of its own (a CUDA stream), for one stage thread.
     fn queue(&self) -> Result<Box<dyn CopyQueue>, BackendError>;
+    /// Measured host↔device bandwidth with this offload's kind of host memory (median of
+    /// `reps` copies of `bytes` each way).
+    fn bandwidth(&self, bytes: usize, reps: usize) -> Result<LinkBandwidth, BackendError>;
+}
+
+/// Host↔device copy rates in bytes/s: each direction alone, and both at once (sum of bytes
+/// over the time both take together).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LinkBandwidth {
+    pub h2d: f64,
+    pub d2h: f64,
+    pub duplex: f64,
 }
 
 /// Copies on one queue; each call returns once its copy is complete, with its device time.
@@ -254,7 +266,7 @@ pub fn create(kind: BackendKind, schedule: &Schedule) -> Result<Box<dyn Backend>
         #[cfg(feature = "cuda")]
         BackendKind::Cuda => {
             let mut b = cuda::CudaBackend::new(schedule.device, schedule.variant, schedule.block)?;
-            b.set_pageable(schedule.pageable || schedule.sync);
+            b.set_pageable(schedule.pageable);
             b.set_offload(!schedule.sync);
             Ok(Box::new(b))
         }

@@ -847,12 +847,12 @@ impl CudaBackend {
 impl Backend for CudaBackend {
     fn name(&self) -> String {
         let copies = match (self.offload, self.pageable) {
-            (true, false) => "pinned async copies on their own streams",
-            (true, true) => "pageable async copies on their own streams",
-            (false, true) => "pageable copies",
-            (false, false) => "pinned copies",
+            (true, false) => "pinned buffers, copies on their own streams",
+            (true, true) => "pageable buffers, copies on their own streams",
+            (false, true) => "pageable, copies and kernels on one stream",
+            (false, false) => "pinned staging, copies and kernels on one stream",
         };
-        format!("cuda {} on {} ({copies} copies)", self.variant, self.device)
+        format!("cuda {} on {} ({copies})", self.variant, self.device)
     }
 
     fn support(&self) -> Support {

@@ -16,7 +16,7 @@ use cudarc::driver::{sys, CudaContext, CudaEvent, CudaSlice, CudaStream, DeviceP
 
 use super::raw::{self, PinnedBuf};
 use super::CudaError;
-use crate::backend::{BackendError, CopyQueue, DeviceFrame, Offload};
+use crate::backend::{BackendError, CopyQueue, DeviceFrame, LinkBandwidth, Offload};
 use crate::frame::{Frame, PixelFormat, Shape};
 
 pub struct CudaOffload {
@@ -61,7 +61,73 @@ fn oom_or(what: &'static str, bytes: usize, frame: String) -> impl FnOnce(cudarc
     }
 }
 
+/// Median of a list of seconds.
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
 impl Offload for CudaOffload {
+    fn bandwidth(&self, bytes: usize, reps: usize) -> Result<LinkBandwidth, BackendError> {
+        // Gray frames 16384 bytes wide hold the buffers.
+        let rows = bytes.div_ceil(16384).max(1);
+        let bytes = rows * 16384;
+        let up_host = self.host_frame(PixelFormat::Gray8, 16384, rows, false)?;
+        let mut down_host = self.host_frame(PixelFormat::Gray8, 16384, rows, true)?;
+        let shape = up_host.shape();
+        let up_dev = self.device_frame(&shape)?;
+        let down_dev = self.device_frame(&shape)?;
+        let (d_up, d_down) = (device_ptr(&up_dev)?, device_ptr(&down_dev)?);
+        let err = |e| CudaError::driver("measuring copy bandwidth", e);
+        let (a, b) = (
+            self.ctx.new_stream().map_err(err)?,
+            self.ctx.new_stream().map_err(err)?,
+        );
+        let ev = || {
+            self.ctx
+                .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(err)
+        };
+        let (start, end_a, end_b) = (ev()?, ev()?, ev()?);
+        let (mut up, mut down, mut both) = (Vec::new(), Vec::new(), Vec::new());
+        for rep in 0..reps.max(1) + 1 {
+            // 0: up alone, 1: down alone, 2: both at once (b waits for a's start event).
+            let mut times = [0.0f64; 3];
+            for (which, t) in times.iter_mut().enumerate() {
+                start.record(&a).map_err(err)?;
+                b.wait(&start).map_err(err)?;
+                if which != 1 {
+                    // SAFETY: live allocations of `bytes` bytes; the host buffers outlive the
+                    // synchronizations below.
+                    unsafe { raw::copy_htod(d_up, up_host.data(), a.cu_stream()) }.map_err(err)?;
+                }
+                if which != 0 {
+                    // SAFETY: as above.
+                    unsafe { raw::copy_dtoh(down_host.data_mut(), d_down, b.cu_stream()) }.map_err(err)?;
+                }
+                end_a.record(&a).map_err(err)?;
+                end_b.record(&b).map_err(err)?;
+                end_a.synchronize().map_err(err)?;
+                end_b.synchronize().map_err(err)?;
+                let ta = start.elapsed_ms(&end_a).map_err(err)? as f64;
+                let tb = start.elapsed_ms(&end_b).map_err(err)? as f64;
+                *t = ta.max(tb) / 1e3;
+            }
+            if rep > 0 {
+                // The first round warms up.
+                up.push(times[0]);
+                down.push(times[1]);
+                both.push(times[2]);
+            }
+        }
+        let n = bytes as f64;
+        Ok(LinkBandwidth {
+            h2d: n / median(up),
+            d2h: n / median(down),
+            duplex: 2.0 * n / median(both),
+        })
+    }
+
     fn host_frame(
         &self,
         format: PixelFormat,
