@@ -3,7 +3,10 @@
 # Needs root (or sudo) only when a package is missing.
 set -euo pipefail
 
-apt_packages=(build-essential pkg-config ca-certificates curl python3 python3-pip ffmpeg)
+# FFmpeg: the CLI (tests make and probe clips with it) and the dev packages ffmpeg-next links
+# (bindgen needs clang); x264 comes with Debian's libavcodec.
+apt_packages=(build-essential pkg-config ca-certificates curl python3 python3-pip ffmpeg
+    libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev clang libclang-dev)
 
 missing=()
 for p in "${apt_packages[@]}"; do

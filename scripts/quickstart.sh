@@ -10,4 +10,5 @@ mkdir -p out
 ./target/release/convflow info
 ./target/release/convflow filter samples/testsrc2.png -o out/testsrc2-gaussian9.png --kernel gaussian:9 --backend auto
 ./target/release/convflow filter samples/frames -o out/frames-sobel --kernel sobel-x --abs --backend auto --check
-echo "quickstart: results in out/ (testsrc2-gaussian9.png, frames-sobel/)"
+./target/release/convflow filter samples/testsrc2.mp4 -o out/testsrc2-gaussian9.mp4 --kernel gaussian:9 --backend auto
+echo "quickstart: results in out/ (testsrc2-gaussian9.png, frames-sobel/, testsrc2-gaussian9.mp4)"

@@ -398,7 +398,7 @@ fn run_stages(
     let skip_bad = opts.skip_bad;
     let progress = opts.progress;
     let passthrough = opts.passthrough;
-    let mut check = opts.check.filter(|_| !passthrough);
+    let check = opts.check.filter(|_| !passthrough);
     let mut sink = sink;
 
     // Queues are made here so a failure to create one stops the run before any frame moves.
@@ -555,7 +555,6 @@ fn run_stages(
                     }
                     Ok(st)
                 }));
-                let check = check.as_deref_mut();
                 handles.push(scope.spawn(move || -> StageResult {
                     let mut st = StageStats::new("download");
                     let mut pool = out_pool;
@@ -615,7 +614,6 @@ fn run_stages(
             }
             _ => {
                 let backend = &mut *backend;
-                let check = check.as_deref_mut();
                 handles.push(scope.spawn(move || -> StageResult {
                     let mut st = StageStats::new("filter");
                     let mut pool = out_pool;

@@ -533,3 +533,49 @@ fn json_report_has_stages_and_latency() {
     assert_fails(&out, &["report", "does not exist"]);
     assert!(!t.path("frames").exists());
 }
+
+#[test]
+fn skip_bad_and_passthrough_on_a_frame_directory() {
+    let t = Scratch::new();
+    let frames = t.path("in");
+    std::fs::create_dir_all(&frames).unwrap();
+    for i in 0..5 {
+        write_png(&frames.join(format!("f{i}.png")), 12, 9, true);
+    }
+    std::fs::write(frames.join("f2.png"), b"\x89PNG\r\n\x1a\n broken").unwrap();
+    let out = run(&["filter", s(&frames), "-o", s(&t.path("out")), "--kernel", "box:3"]);
+    assert_fails(&out, &["frame 2", "f2.png"]);
+    assert!(!t.path("out").exists(), "nothing left after a failed run");
+    let report = t.path("r.json");
+    let out = run(&[
+        "filter",
+        s(&frames),
+        "-o",
+        s(&t.path("out")),
+        "--kernel",
+        "box:3",
+        "--skip-bad",
+        "--report",
+        s(&report),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("skipped 1 bad frame(s)") && err.contains("f2.png"), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!((v["frames"].as_u64(), v["skipped"].as_u64()), (Some(4), Some(1)));
+    assert_eq!(std::fs::read_dir(t.path("out")).unwrap().count(), 4);
+    // --passthrough needs no kernel and writes the input unchanged.
+    std::fs::remove_file(frames.join("f2.png")).unwrap();
+    let out = run(&["filter", s(&frames), "-o", s(&t.path("same")), "--passthrough", "-q"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for i in [0, 1, 3, 4] {
+        let name = format!("f{i}.png");
+        let a = image::open(frames.join(&name)).unwrap();
+        let b = image::open(t.path("same").join(&name)).unwrap();
+        assert_eq!(a.as_bytes(), b.as_bytes(), "{name}");
+    }
+    // Without --passthrough a kernel is still required.
+    let out = run(&["filter", s(&frames), "-o", s(&t.path("x"))]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--kernel"));
+}
