@@ -28,7 +28,7 @@ use hdrhistogram::Histogram;
 use crate::backend::{Backend, BackendError, DeviceFrame, DeviceTimes, Offload};
 use crate::filter::Plan;
 use crate::frame::{Frame, PixelFormat};
-use crate::io::{FrameMeta, FrameSlots, IoError, Sink, Source};
+use crate::io::{FrameMeta, FrameSlots, IoError, Payload, Sink, Source};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PipelineError {
@@ -354,6 +354,28 @@ struct Job<T> {
     meta: FrameMeta,
     t0: Instant,
     input: Option<Frame>,
+    /// The item came from the source, not from a pool: dropped (back to its owner) when done.
+    foreign: bool,
+}
+
+/// A payload the host path can take (a host frame), or the error for one in device memory.
+fn host_only(job: Job<Payload>) -> Result<Job<Frame>, PipelineError> {
+    match job.item {
+        Payload::Host(item) => Ok(Job {
+            item,
+            meta: job.meta,
+            t0: job.t0,
+            input: job.input,
+            foreign: job.foreign,
+        }),
+        Payload::Device(_) => Err(PipelineError::Io(IoError::Read {
+            path: "<source>".into(),
+            msg: format!(
+                "frame {}: the source delivered device memory but this run filters in host memory",
+                job.meta.index
+            ),
+        })),
+    }
 }
 
 fn backend_err(index: usize) -> impl FnOnce(BackendError) -> PipelineError {
@@ -429,7 +451,7 @@ fn run_stages(
     let mut megapixels = 0.0;
 
     let (results, written, steady) = std::thread::scope(|scope| {
-        let (tx_read, rx_read) = bounded::<Job<Frame>>(n);
+        let (tx_read, rx_read) = bounded::<Job<Payload>>(n);
         let (tx_out, rx_out) = bounded::<Job<Frame>>(n);
         let off_ref = offload.as_deref();
         let skipped = &mut skipped;
@@ -451,7 +473,7 @@ fn run_stages(
                 }
                 let t = Instant::now();
                 let waited = slots.pool.waited;
-                let (frame, meta) = match source.next_frame(&mut slots) {
+                let (payload, meta) = match source.next_payload(&mut slots, off_ref) {
                     Ok(Some(x)) => x,
                     Ok(None) | Err(IoError::Stopped) => break,
                     Err(e @ IoError::BadFrame { .. }) if skip_bad => {
@@ -463,13 +485,18 @@ fn run_stages(
                     }
                     Err(e) => return Err(e.into()),
                 };
-                st.add(t.elapsed().saturating_sub(slots.pool.waited - waited), frame.data().len());
-                *megapixels += (frame.width() * frame.height()) as f64 / 1e6;
+                let (len, pixels) = match &payload {
+                    Payload::Host(f) => (f.data().len(), f.width() * f.height()),
+                    Payload::Device(d) => (d.shape.len, d.shape.width * d.shape.height),
+                };
+                st.add(t.elapsed().saturating_sub(slots.pool.waited - waited), len);
+                *megapixels += pixels as f64 / 1e6;
                 let job = Job {
-                    item: frame,
+                    item: payload,
                     meta,
                     t0: t,
                     input: None,
+                    foreign: false,
                 };
                 if tx_read.send(job).is_err() {
                     break; // a later stage stopped; its error is reported
@@ -493,7 +520,31 @@ fn run_stages(
                     for job in rx_read {
                         let t = Instant::now();
                         let index = job.meta.index;
-                        let shape = job.item.shape();
+                        let host = match job.item {
+                            Payload::Host(f) => f,
+                            Payload::Device(dev) => {
+                                // Already on the device: nothing to copy.
+                                if checked {
+                                    return Err(PipelineError::Io(IoError::Read {
+                                        path: "<source>".into(),
+                                        msg: format!("frame {index}: --check needs frames in host memory"),
+                                    }));
+                                }
+                                st.add(t.elapsed(), 0);
+                                let next = Job {
+                                    item: dev,
+                                    meta: job.meta,
+                                    t0: job.t0,
+                                    input: None,
+                                    foreign: true,
+                                };
+                                if tx_dev.send(next).is_err() {
+                                    break;
+                                }
+                                continue;
+                            }
+                        };
+                        let shape = host.shape();
                         let waited = pool.waited;
                         let Some(mut dev) = pool
                             .get(|d| d.shape == shape, || off.device_frame(&shape))
@@ -501,13 +552,13 @@ fn run_stages(
                         else {
                             break;
                         };
-                        let dt = up_q.upload(&job.item, &mut dev).map_err(backend_err(index))?;
+                        let dt = up_q.upload(&host, &mut dev).map_err(backend_err(index))?;
                         st.device += dt;
                         st.add(t.elapsed().saturating_sub(pool.waited - waited), shape.len);
                         let input = if checked {
-                            Some(job.item)
+                            Some(host)
                         } else {
-                            let _ = in_ret.send(job.item);
+                            let _ = in_ret.send(host);
                             None
                         };
                         let next = Job {
@@ -515,6 +566,7 @@ fn run_stages(
                             meta: job.meta,
                             t0: job.t0,
                             input,
+                            foreign: false,
                         };
                         if tx_dev.send(next).is_err() {
                             break;
@@ -542,12 +594,15 @@ fn run_stages(
                             .map_err(backend_err(index))?;
                         st.device += dt;
                         st.add(t.elapsed().saturating_sub(pool.waited - waited), shape.len);
-                        let _ = dev_in_ret.send(job.item);
+                        if !job.foreign {
+                            let _ = dev_in_ret.send(job.item);
+                        }
                         let next = Job {
                             item: out,
                             meta: job.meta,
                             t0: job.t0,
                             input: job.input,
+                            foreign: false,
                         };
                         if tx_done.send(next).is_err() {
                             break;
@@ -589,6 +644,7 @@ fn run_stages(
                             meta: job.meta,
                             t0: job.t0,
                             input: None,
+                            foreign: false,
                         };
                         if tx_out.send(next).is_err() {
                             break;
@@ -604,6 +660,7 @@ fn run_stages(
                 handles.push(scope.spawn(move || -> StageResult {
                     let mut st = StageStats::new("filter");
                     for job in rx_read {
+                        let job = host_only(job)?;
                         st.add(Duration::ZERO, job.item.data().len());
                         if tx_out.send(job).is_err() {
                             break;
@@ -620,6 +677,7 @@ fn run_stages(
                     let mut check = check;
                     let mut reference: Option<Frame> = None;
                     for job in rx_read {
+                        let job = host_only(job)?;
                         let t = Instant::now();
                         let index = job.meta.index;
                         let waited = pool.waited;
@@ -647,6 +705,7 @@ fn run_stages(
                             meta: job.meta,
                             t0: job.t0,
                             input: None,
+                            foreign: false,
                         };
                         if tx_out.send(next).is_err() {
                             break;
@@ -1047,5 +1106,55 @@ mod tests {
             assert_eq!((stats.frames, stats.skipped, got.lock().unwrap().len()), (8, 2, 8));
             assert_eq!(stats.skip_messages, ["numbered: frame 3: planned", "numbered: frame 7: planned"]);
         }
+    }
+
+    /// Delivers `Numbered`'s frames already in device memory when the run has one.
+    struct OnDevice(Numbered);
+    impl Source for OnDevice {
+        fn describe(&self) -> String {
+            "on-device".into()
+        }
+        fn len_hint(&self) -> Option<usize> {
+            Some(self.0.n)
+        }
+        fn next_frame(&mut self, slots: &mut dyn FrameSlots) -> Result<Option<(Frame, FrameMeta)>, IoError> {
+            self.0.next_frame(slots)
+        }
+        fn next_payload(
+            &mut self,
+            slots: &mut dyn FrameSlots,
+            device: Option<&dyn Offload>,
+        ) -> Result<Option<(Payload, FrameMeta)>, IoError> {
+            let Some((f, meta)) = self.0.next_frame(&mut crate::io::HeapSlots)? else {
+                return Ok(None);
+            };
+            let Some(device) = device else {
+                return Ok(Some((Payload::Host(slots.adopt(f)?), meta)));
+            };
+            let mut d = device.device_frame(&f.shape()).unwrap();
+            d.mem.downcast_mut::<Vec<u8>>().unwrap().copy_from_slice(f.data());
+            Ok(Some((Payload::Device(d), meta)))
+        }
+    }
+
+    #[test]
+    fn device_resident_source_frames_skip_the_upload() {
+        let stop = AtomicBool::new(false);
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let want = Arc::new(Mutex::new(Vec::new()));
+        let mut src = OnDevice(Numbered { n: 12, next: 0, bad: vec![] });
+        let stats = run(&mut src, Box::new(Collect(got.clone())), &mut MockDevice(CpuSeq::new()), &plan(), Options::new(2, &stop)).unwrap();
+        assert_eq!(stats.stage("upload").unwrap().bytes, 0, "nothing uploaded");
+        assert_eq!(stats.device.unwrap().h2d, Duration::ZERO);
+        let mut src = Numbered { n: 12, next: 0, bad: vec![] };
+        run(&mut src, Box::new(Collect(want.clone())), &mut CpuSeq::new(), &plan(), Options::new(2, &stop)).unwrap();
+        assert_eq!(*got.lock().unwrap(), *want.lock().unwrap());
+        // --check needs the host input, which a device-resident frame does not have.
+        let mut check = CpuSeq::new();
+        let mut opts = Options::new(2, &stop);
+        opts.check = Some(&mut check);
+        let mut src = OnDevice(Numbered { n: 3, next: 0, bad: vec![] });
+        let err = run(&mut src, Box::new(Collect(Default::default())), &mut MockDevice(CpuSeq::new()), &plan(), opts).unwrap_err();
+        assert!(err.to_string().contains("--check needs frames in host memory"), "{err}");
     }
 }

@@ -16,6 +16,7 @@ pub mod y4m;
 
 use std::path::{Path, PathBuf};
 
+use crate::backend::{DeviceFrame, Offload};
 use crate::frame::{Frame, PixelFormat};
 
 #[derive(Debug, thiserror::Error)]
@@ -105,6 +106,13 @@ pub struct FrameMeta {
     pub pts: Option<i64>,
 }
 
+/// A frame as a source delivers it: in host memory, or already in the device's memory (a
+/// hardware decoder's output), which the pipeline filters without any host copy.
+pub enum Payload {
+    Host(Frame),
+    Device(DeviceFrame),
+}
+
 /// Produces frames in order.
 pub trait Source: Send {
     /// What is being read, for messages.
@@ -118,6 +126,18 @@ pub trait Source: Send {
     /// The next frame, in a buffer from `slots`, or `None` at the end. A
     /// [`IoError::BadFrame`] means this frame is lost but the next call may go on.
     fn next_frame(&mut self, slots: &mut dyn FrameSlots) -> Result<Option<(Frame, FrameMeta)>, IoError>;
+    /// The next frame where the source has it. `device` is the backend's device memory when the
+    /// pipeline filters there (None for host backends, which only take [`Payload::Host`]). The
+    /// default reads a host frame; a source that decodes on the GPU returns
+    /// [`Payload::Device`] frames made with `device`, which skip the upload.
+    fn next_payload(
+        &mut self,
+        slots: &mut dyn FrameSlots,
+        device: Option<&dyn Offload>,
+    ) -> Result<Option<(Payload, FrameMeta)>, IoError> {
+        let _ = device;
+        Ok(self.next_frame(slots)?.map(|(f, m)| (Payload::Host(f), m)))
+    }
 }
 
 /// Consumes frames in order.
