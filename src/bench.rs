@@ -419,7 +419,10 @@ pub fn pipeline_row(s: &PipelineSample, link: Option<&crate::backend::LinkBandwi
         dev(|d| d.2),
         s.overlap,
         s.bottleneck,
-        link.map_or("-".into(), |l| format!("{:.0}%", 100.0 * s.median() / s.duplex_bound(l)))
+        link.map_or("-".into(), |l| format!(
+            "{:.0}%",
+            100.0 * s.median() / s.duplex_bound(l)
+        ))
     )
 }
 

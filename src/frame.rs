@@ -220,7 +220,13 @@ impl Eq for Frame {}
 
 impl fmt::Debug for Frame {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Frame({}, {} bytes, id {})", self.describe(), self.data().len(), self.id)
+        write!(
+            f,
+            "Frame({}, {} bytes, id {})",
+            self.describe(),
+            self.data().len(),
+            self.id
+        )
     }
 }
 

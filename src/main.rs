@@ -444,7 +444,10 @@ fn progress_bar(len: Option<usize>) -> Option<indicatif::ProgressBar> {
             indicatif::ProgressBar::new(n as u64),
             "{bar:40} {pos}/{len} frames  {per_sec}  ETA {eta}",
         ),
-        None => (indicatif::ProgressBar::no_length(), "{pos} frames  {per_sec}  {elapsed}"),
+        None => (
+            indicatif::ProgressBar::no_length(),
+            "{pos} frames  {per_sec}  {elapsed}",
+        ),
     };
     if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
         bar.set_style(style);
@@ -670,13 +673,7 @@ fn bench_kernels(a: BenchKernelsArgs) -> Result<()> {
         return Err(e.into());
     }
     if let Some(path) = a.csv {
-        let mut text = String::from(bench::CSV_HEADER);
-        for s in &samples {
-            text.push('\n');
-            text.push_str(&bench::csv_row(s));
-        }
-        text.push('\n');
-        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+        write_csv(&path, bench::CSV_HEADER, samples.iter().map(bench::csv_row))?;
     }
     Ok(())
 }
@@ -747,13 +744,19 @@ fn bench_pipeline(a: BenchPipelineArgs) -> Result<()> {
         return Err(e.into());
     }
     if let Some(path) = a.csv {
-        let mut text = String::from(bench::PIPELINE_CSV_HEADER);
-        for s in &samples {
-            text.push('\n');
-            text.push_str(&bench::pipeline_csv_row(s, link.as_ref()));
-        }
-        text.push('\n');
-        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+        let rows = samples.iter().map(|s| bench::pipeline_csv_row(s, link.as_ref()));
+        write_csv(&path, bench::PIPELINE_CSV_HEADER, rows)?;
     }
     Ok(())
+}
+
+/// Writes a CSV file: the header line, then one line per row.
+fn write_csv(path: &Path, header: &str, rows: impl Iterator<Item = String>) -> Result<()> {
+    let mut text = String::from(header);
+    for r in rows {
+        text.push('\n');
+        text.push_str(&r);
+    }
+    text.push('\n');
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }

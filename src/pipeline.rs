@@ -167,7 +167,10 @@ impl RunStats {
 
     /// The stage with the most busy time.
     pub fn bottleneck(&self) -> &StageStats {
-        self.stages.iter().max_by_key(|s| s.busy).expect("at least three stages")
+        self.stages
+            .iter()
+            .max_by_key(|s| s.busy)
+            .expect("at least three stages")
     }
 
     /// Sum of stage busy times over wall time: 1 when nothing overlaps, up to the number of
@@ -356,6 +359,17 @@ struct Job<T> {
     input: Option<Frame>,
     /// The item came from the source, not from a pool: dropped (back to its owner) when done.
     foreign: bool,
+}
+
+/// The job for the next stage: a pool's `item` for the same frame.
+fn next_job<U>(meta: FrameMeta, t0: Instant, item: U, input: Option<Frame>) -> Job<U> {
+    Job {
+        item,
+        meta,
+        t0,
+        input,
+        foreign: false,
+    }
 }
 
 /// A payload the host path can take (a host frame), or the error for one in device memory.
@@ -561,13 +575,7 @@ fn run_stages(
                             let _ = in_ret.send(host);
                             None
                         };
-                        let next = Job {
-                            item: dev,
-                            meta: job.meta,
-                            t0: job.t0,
-                            input,
-                            foreign: false,
-                        };
+                        let next = next_job(job.meta, job.t0, dev, input);
                         if tx_dev.send(next).is_err() {
                             break;
                         }
@@ -597,13 +605,7 @@ fn run_stages(
                         if !job.foreign {
                             let _ = dev_in_ret.send(job.item);
                         }
-                        let next = Job {
-                            item: out,
-                            meta: job.meta,
-                            t0: job.t0,
-                            input: job.input,
-                            foreign: false,
-                        };
+                        let next = next_job(job.meta, job.t0, out, job.input);
                         if tx_done.send(next).is_err() {
                             break;
                         }
@@ -639,13 +641,7 @@ fn run_stages(
                                 let _ = ret.send(input);
                             }
                         }
-                        let next = Job {
-                            item: host,
-                            meta: job.meta,
-                            t0: job.t0,
-                            input: None,
-                            foreign: false,
-                        };
+                        let next = next_job(job.meta, job.t0, host, None);
                         if tx_out.send(next).is_err() {
                             break;
                         }
@@ -682,12 +678,16 @@ fn run_stages(
                         let index = job.meta.index;
                         let waited = pool.waited;
                         let frame = &job.item;
-                        let Some(mut dst) = pool
-                            .get(|f: &Frame| f.same_shape(frame), || Ok::<_, PipelineError>(Frame::like(frame)))?
+                        let Some(mut dst) = pool.get(
+                            |f: &Frame| f.same_shape(frame),
+                            || Ok::<_, PipelineError>(Frame::like(frame)),
+                        )?
                         else {
                             break;
                         };
-                        backend.filter_frame(plan, frame, &mut dst).map_err(backend_err(index))?;
+                        backend
+                            .filter_frame(plan, frame, &mut dst)
+                            .map_err(backend_err(index))?;
                         if let Some(d) = backend.last_times() {
                             st.device += d.h2d + d.kernel + d.d2h;
                             st.split.h2d += d.h2d;
@@ -700,13 +700,7 @@ fn run_stages(
                         }
                         st.add(t.elapsed().saturating_sub(pool.waited - waited), frame.data().len());
                         let _ = in_ret.send(job.item);
-                        let next = Job {
-                            item: dst,
-                            meta: job.meta,
-                            t0: job.t0,
-                            input: None,
-                            foreign: false,
-                        };
+                        let next = next_job(job.meta, job.t0, dst, None);
                         if tx_out.send(next).is_err() {
                             break;
                         }
@@ -983,7 +977,8 @@ mod tests {
             Ok(Duration::from_micros(3))
         }
         fn download(&mut self, src: &DeviceFrame, dst: &mut Frame) -> Result<Duration, BackendError> {
-            dst.data_mut().copy_from_slice(src.mem.downcast_ref::<Vec<u8>>().unwrap());
+            dst.data_mut()
+                .copy_from_slice(src.mem.downcast_ref::<Vec<u8>>().unwrap());
             Ok(Duration::from_micros(5))
         }
     }
@@ -1004,7 +999,12 @@ mod tests {
         fn offload(&mut self) -> Result<Option<Arc<dyn Offload>>, BackendError> {
             Ok(Some(Arc::new(MockOffload)))
         }
-        fn filter_device(&mut self, plan: &Plan, src: &DeviceFrame, dst: &mut DeviceFrame) -> Result<Duration, BackendError> {
+        fn filter_device(
+            &mut self,
+            plan: &Plan,
+            src: &DeviceFrame,
+            dst: &mut DeviceFrame,
+        ) -> Result<Duration, BackendError> {
             let input = host_view(&src.shape, src.mem.downcast_ref::<Vec<u8>>().unwrap());
             let mut out = Frame::like(&input);
             self.0.filter_frame(plan, &input, &mut out)?;
@@ -1076,15 +1076,44 @@ mod tests {
             let mut check = CpuSeq::new();
             let mut opts = Options::new(inflight, &stop);
             opts.check = Some(&mut check);
-            let mut src = Numbered { n: 30, next: 0, bad: vec![] };
-            let stats = run(&mut src, Box::new(Collect(got.clone())), &mut MockDevice(CpuSeq::new()), &plan(), opts).unwrap();
+            let mut src = Numbered {
+                n: 30,
+                next: 0,
+                bad: vec![],
+            };
+            let stats = run(
+                &mut src,
+                Box::new(Collect(got.clone())),
+                &mut MockDevice(CpuSeq::new()),
+                &plan(),
+                opts,
+            )
+            .unwrap();
             let names: Vec<_> = stats.stages.iter().map(|s| s.name).collect();
             assert_eq!(names, ["read", "upload", "filter", "download", "write"]);
             assert!(stats.overlapped && stats.checked);
             let d = stats.device.unwrap();
-            assert_eq!((d.h2d, d.kernel, d.d2h), (Duration::from_micros(90), Duration::from_micros(210), Duration::from_micros(150)));
-            let mut src = Numbered { n: 30, next: 0, bad: vec![] };
-            run(&mut src, Box::new(Collect(want.clone())), &mut CpuSeq::new(), &plan(), Options::new(inflight, &stop)).unwrap();
+            assert_eq!(
+                (d.h2d, d.kernel, d.d2h),
+                (
+                    Duration::from_micros(90),
+                    Duration::from_micros(210),
+                    Duration::from_micros(150)
+                )
+            );
+            let mut src = Numbered {
+                n: 30,
+                next: 0,
+                bad: vec![],
+            };
+            run(
+                &mut src,
+                Box::new(Collect(want.clone())),
+                &mut CpuSeq::new(),
+                &plan(),
+                Options::new(inflight, &stop),
+            )
+            .unwrap();
             assert_eq!(*got.lock().unwrap(), *want.lock().unwrap(), "inflight {inflight}");
             assert_eq!(got.lock().unwrap().len(), 30);
         }
@@ -1094,17 +1123,35 @@ mod tests {
     fn bad_frames_fail_the_run_or_are_skipped_and_counted() {
         let stop = AtomicBool::new(false);
         let got = Arc::new(Mutex::new(Vec::new()));
-        let mut src = Numbered { n: 10, next: 0, bad: vec![3, 7] };
-        let err = run(&mut src, Box::new(Collect(got.clone())), &mut CpuSeq::new(), &plan(), Options::new(2, &stop)).unwrap_err();
+        let mut src = Numbered {
+            n: 10,
+            next: 0,
+            bad: vec![3, 7],
+        };
+        let err = run(
+            &mut src,
+            Box::new(Collect(got.clone())),
+            &mut CpuSeq::new(),
+            &plan(),
+            Options::new(2, &stop),
+        )
+        .unwrap_err();
         assert_eq!(err.to_string(), "numbered: frame 3: planned");
         for backend in [&mut CpuSeq::new() as &mut dyn Backend, &mut MockDevice(CpuSeq::new())] {
             let got = Arc::new(Mutex::new(Vec::new()));
             let mut opts = Options::new(2, &stop);
             opts.skip_bad = true;
-            let mut src = Numbered { n: 10, next: 0, bad: vec![3, 7] };
+            let mut src = Numbered {
+                n: 10,
+                next: 0,
+                bad: vec![3, 7],
+            };
             let stats = run(&mut src, Box::new(Collect(got.clone())), backend, &plan(), opts).unwrap();
             assert_eq!((stats.frames, stats.skipped, got.lock().unwrap().len()), (8, 2, 8));
-            assert_eq!(stats.skip_messages, ["numbered: frame 3: planned", "numbered: frame 7: planned"]);
+            assert_eq!(
+                stats.skip_messages,
+                ["numbered: frame 3: planned", "numbered: frame 7: planned"]
+            );
         }
     }
 
@@ -1142,19 +1189,52 @@ mod tests {
         let stop = AtomicBool::new(false);
         let got = Arc::new(Mutex::new(Vec::new()));
         let want = Arc::new(Mutex::new(Vec::new()));
-        let mut src = OnDevice(Numbered { n: 12, next: 0, bad: vec![] });
-        let stats = run(&mut src, Box::new(Collect(got.clone())), &mut MockDevice(CpuSeq::new()), &plan(), Options::new(2, &stop)).unwrap();
+        let mut src = OnDevice(Numbered {
+            n: 12,
+            next: 0,
+            bad: vec![],
+        });
+        let stats = run(
+            &mut src,
+            Box::new(Collect(got.clone())),
+            &mut MockDevice(CpuSeq::new()),
+            &plan(),
+            Options::new(2, &stop),
+        )
+        .unwrap();
         assert_eq!(stats.stage("upload").unwrap().bytes, 0, "nothing uploaded");
         assert_eq!(stats.device.unwrap().h2d, Duration::ZERO);
-        let mut src = Numbered { n: 12, next: 0, bad: vec![] };
-        run(&mut src, Box::new(Collect(want.clone())), &mut CpuSeq::new(), &plan(), Options::new(2, &stop)).unwrap();
+        let mut src = Numbered {
+            n: 12,
+            next: 0,
+            bad: vec![],
+        };
+        run(
+            &mut src,
+            Box::new(Collect(want.clone())),
+            &mut CpuSeq::new(),
+            &plan(),
+            Options::new(2, &stop),
+        )
+        .unwrap();
         assert_eq!(*got.lock().unwrap(), *want.lock().unwrap());
         // --check needs the host input, which a device-resident frame does not have.
         let mut check = CpuSeq::new();
         let mut opts = Options::new(2, &stop);
         opts.check = Some(&mut check);
-        let mut src = OnDevice(Numbered { n: 3, next: 0, bad: vec![] });
-        let err = run(&mut src, Box::new(Collect(Default::default())), &mut MockDevice(CpuSeq::new()), &plan(), opts).unwrap_err();
+        let mut src = OnDevice(Numbered {
+            n: 3,
+            next: 0,
+            bad: vec![],
+        });
+        let err = run(
+            &mut src,
+            Box::new(Collect(Default::default())),
+            &mut MockDevice(CpuSeq::new()),
+            &plan(),
+            opts,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("--check needs frames in host memory"), "{err}");
     }
 }

@@ -560,7 +560,10 @@ fn skip_bad_and_passthrough_on_a_frame_directory() {
     ]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    assert!(err.contains("skipped 1 bad frame(s)") && err.contains("f2.png"), "{err}");
+    assert!(
+        err.contains("skipped 1 bad frame(s)") && err.contains("f2.png"),
+        "{err}"
+    );
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!((v["frames"].as_u64(), v["skipped"].as_u64()), (Some(4), Some(1)));
     assert_eq!(std::fs::read_dir(t.path("out")).unwrap().count(), 4);

@@ -24,7 +24,10 @@ fn gpu(offload: bool, pageable: bool) -> Option<CudaBackend> {
         }
         Err(e) => {
             let required = std::env::var("CONVFLOW_REQUIRE_GPU").is_ok_and(|v| v == "1");
-            assert!(!required, "CONVFLOW_REQUIRE_GPU=1 but the CUDA backend is unavailable: {e}");
+            assert!(
+                !required,
+                "CONVFLOW_REQUIRE_GPU=1 but the CUDA backend is unavailable: {e}"
+            );
             eprintln!("skipped (no GPU): {e}");
             None
         }
@@ -65,7 +68,10 @@ fn overlapped_and_sync_pipelines_equal_cpu_seq_for_every_format() {
                 assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), (0..17).collect::<Vec<_>>());
                 assert!(stats.checked && stats.overlapped == offload);
                 let d = stats.device.expect("device times measured");
-                assert!(d.kernel.as_nanos() > 0 && d.h2d.as_nanos() > 0 && d.d2h.as_nanos() > 0, "{d:?}");
+                assert!(
+                    d.kernel.as_nanos() > 0 && d.h2d.as_nanos() > 0 && d.d2h.as_nanos() > 0,
+                    "{d:?}"
+                );
                 let names: Vec<_> = stats.stages.iter().map(|s| s.name).collect();
                 let want: &[&str] = if offload {
                     &["read", "upload", "filter", "download", "write"]
@@ -99,7 +105,10 @@ fn device_out_of_memory_is_a_clear_error() {
         }
         assert!(held.len() < 64, "1 TiB allocated without an error?");
     };
-    assert!(err.contains("GPU out of memory") && err.contains(&len.to_string()), "{err}");
+    assert!(
+        err.contains("GPU out of memory") && err.contains(&len.to_string()),
+        "{err}"
+    );
     drop(held);
     // The backend still works afterwards.
     let plan = Filter::new(parse_spec("box:3").unwrap()).plan().unwrap();
@@ -113,7 +122,12 @@ fn bandwidth_probe_is_plausible() {
     let Some(mut b) = gpu(true, false) else { return };
     let off = b.offload().unwrap().unwrap();
     let l = off.bandwidth(64 << 20, 3).unwrap();
-    eprintln!("H2D {:.1} GB/s, D2H {:.1} GB/s, duplex {:.1} GB/s", l.h2d / 1e9, l.d2h / 1e9, l.duplex / 1e9);
+    eprintln!(
+        "H2D {:.1} GB/s, D2H {:.1} GB/s, duplex {:.1} GB/s",
+        l.h2d / 1e9,
+        l.d2h / 1e9,
+        l.duplex / 1e9
+    );
     for v in [l.h2d, l.d2h, l.duplex] {
         assert!(v > 1e9 && v < 1e12, "{l:?}");
     }

@@ -17,10 +17,14 @@ fn bin() -> Command {
 }
 
 fn have_ffmpeg() -> bool {
-    let ok = Command::new("ffmpeg").arg("-version").output().is_ok() && Command::new("ffprobe").arg("-version").output().is_ok();
+    let ok = Command::new("ffmpeg").arg("-version").output().is_ok()
+        && Command::new("ffprobe").arg("-version").output().is_ok();
     if !ok {
         let required = std::env::var("CONVFLOW_REQUIRE_FFMPEG").is_ok_and(|v| v == "1");
-        assert!(!required, "CONVFLOW_REQUIRE_FFMPEG=1 but the ffmpeg/ffprobe CLIs are not installed");
+        assert!(
+            !required,
+            "CONVFLOW_REQUIRE_FFMPEG=1 but the ffmpeg/ffprobe CLIs are not installed"
+        );
         eprintln!("skipped: no ffmpeg");
     }
     ok
@@ -57,15 +61,35 @@ fn s(p: &Path) -> &str {
 }
 
 fn ffmpeg(args: &[&str]) {
-    let out = Command::new("ffmpeg").args(["-v", "error", "-y"]).args(args).output().unwrap();
-    assert!(out.status.success(), "ffmpeg {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new("ffmpeg")
+        .args(["-v", "error", "-y"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "ffmpeg {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A testsrc2 clip, lossless (FFV1 in Matroska).
 fn make_clip(path: &Path, size: &str, rate: &str, frames: usize, pix: &str) {
     let src = format!("testsrc2=size={size}:rate={rate}");
     let n = frames.to_string();
-    ffmpeg(&["-f", "lavfi", "-i", &src, "-frames:v", &n, "-pix_fmt", pix, "-c:v", "ffv1", s(path)]);
+    ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        &src,
+        "-frames:v",
+        &n,
+        "-pix_fmt",
+        pix,
+        "-c:v",
+        "ffv1",
+        s(path),
+    ]);
 }
 
 /// Every frame of `path` as raw bytes in `pix`, decoded by the ffmpeg CLI.
@@ -80,7 +104,18 @@ fn decode(path: &Path, pix: &str) -> Vec<u8> {
 
 fn probe(path: &Path, entries: &str) -> String {
     let out = Command::new("ffprobe")
-        .args(["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", entries, "-of", "csv=p=0", s(path)])
+        .args([
+            "-v",
+            "error",
+            "-count_frames",
+            "-select_streams",
+            "v:0",
+            "-show_entries",
+            entries,
+            "-of",
+            "csv=p=0",
+            s(path),
+        ])
         .output()
         .unwrap();
     String::from_utf8_lossy(&out.stdout).trim().to_string()
@@ -117,7 +152,13 @@ fn lossless_video_to_video_matches_cpu_seq_plane_by_plane() {
     let t = Scratch::new("lossless");
     let cases: [(&str, PixelFormat, &str, &str, &[&str]); 4] = [
         ("yuv420p", PixelFormat::Yuv420p, "out.mkv", "ffv1", &[]),
-        ("yuv420p", PixelFormat::Yuv420p, "out.mp4", "libx264", &["--codec-opt", "qp=0", "--codec-opt", "preset=ultrafast"]),
+        (
+            "yuv420p",
+            PixelFormat::Yuv420p,
+            "out.mp4",
+            "libx264",
+            &["--codec-opt", "qp=0", "--codec-opt", "preset=ultrafast"],
+        ),
         ("yuv444p", PixelFormat::Yuv444p, "out.nut", "ffv1", &[]),
         ("gray", PixelFormat::Gray8, "out.mkv", "ffv1", &[]),
     ];
@@ -126,7 +167,18 @@ fn lossless_video_to_video_matches_cpu_seq_plane_by_plane() {
         let clip = t.path(&format!("in{i}.mkv"));
         make_clip(&clip, "96x54", "30000/1001", frames, pix);
         let out = t.path(out_name);
-        let mut args = vec!["filter", s(&clip), "-o", s(&out), "--kernel", "gaussian:5", "--backend", "cpu-par", "--codec", codec];
+        let mut args = vec![
+            "filter",
+            s(&clip),
+            "-o",
+            s(&out),
+            "--kernel",
+            "gaussian:5",
+            "--backend",
+            "cpu-par",
+            "--codec",
+            codec,
+        ];
         args.extend_from_slice(extra);
         let o = run(&args);
         assert!(o.status.success(), "{codec} {pix}: {}", text(&o));
@@ -135,8 +187,15 @@ fn lossless_video_to_video_matches_cpu_seq_plane_by_plane() {
         let got = decode(&out, pix);
         let want = reference(format, w, h, &input, "gaussian:5");
         assert_eq!(got.len(), want.len(), "{codec} {pix}: frames in == frames out");
-        assert!(got == want, "{codec} {pix}: output differs from cpu-seq on the decoded input");
-        assert_eq!(probe(&out, "stream=r_frame_rate"), "30000/1001", "{codec}: frame rate kept");
+        assert!(
+            got == want,
+            "{codec} {pix}: output differs from cpu-seq on the decoded input"
+        );
+        assert_eq!(
+            probe(&out, "stream=r_frame_rate"),
+            "30000/1001",
+            "{codec}: frame rate kept"
+        );
         assert_eq!(probe(&out, "stream=nb_read_frames"), frames.to_string());
         let _ = std::fs::remove_file(&out);
     }
@@ -161,11 +220,28 @@ fn video_to_y4m_and_y4m_to_video() {
     let o = run(&["filter", s(&clip), "-o", s(&y), "--kernel", "box:3", "-q"]);
     assert!(o.status.success(), "{}", text(&o));
     let head = std::fs::read(&y).unwrap();
-    assert!(head.starts_with(b"YUV4MPEG2 W64 H48 F24:1"), "{}", String::from_utf8_lossy(&head[..40]));
+    assert!(
+        head.starts_with(b"YUV4MPEG2 W64 H48 F24:1"),
+        "{}",
+        String::from_utf8_lossy(&head[..40])
+    );
     let back = t.path("back.mkv");
-    let o = run(&["filter", s(&y), "-o", s(&back), "--kernel", "box:1", "--codec", "ffv1", "-q"]);
+    let o = run(&[
+        "filter",
+        s(&y),
+        "-o",
+        s(&back),
+        "--kernel",
+        "box:1",
+        "--codec",
+        "ffv1",
+        "-q",
+    ]);
     assert!(o.status.success(), "{}", text(&o));
-    assert_eq!(decode(&back, "yuv422p"), reference(PixelFormat::Yuv422p, 64, 48, &decode(&clip, "yuv422p"), "box:3"));
+    assert_eq!(
+        decode(&back, "yuv422p"),
+        reference(PixelFormat::Yuv422p, 64, 48, &decode(&clip, "yuv422p"), "box:3")
+    );
     assert_eq!(probe(&back, "stream=r_frame_rate"), "24/1");
 }
 
@@ -180,14 +256,56 @@ fn bad_videos_give_clear_errors_and_skip_bad_counts() {
     std::fs::write(&fake, b"this is not a video").unwrap();
     let o = run(&["filter", s(&fake), "-o", s(&t.path("o.mkv")), "--kernel", "box:3"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o).contains("fake.mp4: not a video file FFmpeg can read"), "{}", text(&o));
+    assert!(
+        text(&o).contains("fake.mp4: not a video file FFmpeg can read"),
+        "{}",
+        text(&o)
+    );
     // Output container and encoder errors come before any work.
     let clip = t.path("c.mkv");
     let src = "testsrc2=size=160x120:rate=25";
-    ffmpeg(&["-f", "lavfi", "-i", src, "-frames:v", "20", "-pix_fmt", "yuv420p", "-c:v", "ffv1", "-slicecrc", "1", s(&clip)]);
-    let o = run(&["filter", s(&clip), "-o", s(&t.path("o.mkv")), "--kernel", "box:3", "--codec", "nosuchcodec"]);
-    assert!(text(&o).contains("encoder 'nosuchcodec' is not in the linked FFmpeg"), "{}", text(&o));
-    let o = run(&["filter", s(&clip), "-o", s(&t.path("o.mkv")), "--kernel", "box:3", "--codec", "libx264", "--codec-opt", "preset=nosuchpreset"]);
+    ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        src,
+        "-frames:v",
+        "20",
+        "-pix_fmt",
+        "yuv420p",
+        "-c:v",
+        "ffv1",
+        "-slicecrc",
+        "1",
+        s(&clip),
+    ]);
+    let o = run(&[
+        "filter",
+        s(&clip),
+        "-o",
+        s(&t.path("o.mkv")),
+        "--kernel",
+        "box:3",
+        "--codec",
+        "nosuchcodec",
+    ]);
+    assert!(
+        text(&o).contains("encoder 'nosuchcodec' is not in the linked FFmpeg"),
+        "{}",
+        text(&o)
+    );
+    let o = run(&[
+        "filter",
+        s(&clip),
+        "-o",
+        s(&t.path("o.mkv")),
+        "--kernel",
+        "box:3",
+        "--codec",
+        "libx264",
+        "--codec-opt",
+        "preset=nosuchpreset",
+    ]);
     assert!(text(&o).contains("cannot open encoder libx264"), "{}", text(&o));
     // Corrupt data in the middle: an error naming the frame, or skipped and counted.
     let mut data = std::fs::read(&clip).unwrap();
@@ -204,18 +322,47 @@ fn bad_videos_give_clear_errors_and_skip_bad_counts() {
     assert!(msg.contains("bad.mkv: frame ") && msg.contains("corrupt data"), "{msg}");
     assert!(!out.exists(), "no output left after a failed run");
     let report = t.path("r.json");
-    let o = run(&["filter", s(&bad), "-o", s(&out), "--kernel", "box:3", "--codec", "ffv1", "--skip-bad", "--report", s(&report)]);
+    let o = run(&[
+        "filter",
+        s(&bad),
+        "-o",
+        s(&out),
+        "--kernel",
+        "box:3",
+        "--codec",
+        "ffv1",
+        "--skip-bad",
+        "--report",
+        s(&report),
+    ]);
     assert!(o.status.success(), "{}", text(&o));
     let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     let skipped = json["skipped"].as_u64().unwrap() as usize;
     let frames = json["frames"].as_u64().unwrap() as usize;
     assert!(skipped >= 1 && frames + skipped <= 20 && frames >= 10, "{json}");
-    assert!(text(&o).contains(&format!("skipped {skipped} bad frame(s)")), "{}", text(&o));
-    assert_eq!(probe(&out, "stream=nb_read_frames"), frames.to_string(), "frames in == frames out");
+    assert!(
+        text(&o).contains(&format!("skipped {skipped} bad frame(s)")),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(
+        probe(&out, "stream=nb_read_frames"),
+        frames.to_string(),
+        "frames in == frames out"
+    );
     // Truncated: the container declares more frames than the file holds.
     let cut = t.path("cut.mkv");
     std::fs::write(&cut, &std::fs::read(&clip).unwrap()[..n * 6 / 10]).unwrap();
-    let o = run(&["filter", s(&cut), "-o", s(&t.path("cut-out.mkv")), "--kernel", "box:3", "--codec", "ffv1"]);
+    let o = run(&[
+        "filter",
+        s(&cut),
+        "-o",
+        s(&t.path("cut-out.mkv")),
+        "--kernel",
+        "box:3",
+        "--codec",
+        "ffv1",
+    ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o).contains("truncated"), "{}", text(&o));
     assert!(!t.path("cut-out.mkv").exists());
@@ -236,7 +383,16 @@ fn ctrl_c_finalizes_the_video_container() {
     let t = Scratch::new("int");
     let out_path = t.path("out.mkv");
     let child = bin()
-        .args(["filter", "synthetic:320x240:yuv420p:10000000", "-o", s(&out_path), "--kernel", "box:3", "--codec", "ffv1"])
+        .args([
+            "filter",
+            "synthetic:320x240:yuv420p:10000000",
+            "-o",
+            s(&out_path),
+            "--kernel",
+            "box:3",
+            "--codec",
+            "ffv1",
+        ])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -248,6 +404,9 @@ fn ctrl_c_finalizes_the_video_container() {
     assert_eq!(out.status.code(), Some(130), "{err}");
     let frames = probe(&out_path, "stream=nb_read_frames");
     assert!(frames.parse::<usize>().unwrap() > 0, "{frames}");
-    assert!(err.contains(&format!("stopped reading after {frames} frame(s)")), "{err} vs {frames}");
+    assert!(
+        err.contains(&format!("stopped reading after {frames} frame(s)")),
+        "{err} vs {frames}"
+    );
     assert_eq!(t.names(), ["out.mkv"], "no temporary file left");
 }

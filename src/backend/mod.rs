@@ -146,8 +146,13 @@ pub trait Offload: Send + Sync {
     /// A tightly packed host frame in memory the copy engines reach directly (page-locked).
     /// `cpu_reads`: the CPU will read it (download targets, `--check` inputs), so it must not be
     /// write-combined.
-    fn host_frame(&self, format: PixelFormat, width: usize, height: usize, cpu_reads: bool)
-        -> Result<Frame, BackendError>;
+    fn host_frame(
+        &self,
+        format: PixelFormat,
+        width: usize,
+        height: usize,
+        cpu_reads: bool,
+    ) -> Result<Frame, BackendError>;
     /// A device buffer for frames of `shape`.
     fn device_frame(&self, shape: &Shape) -> Result<DeviceFrame, BackendError>;
     /// A copy queue of its own (a CUDA stream), for one stage thread.
@@ -217,9 +222,16 @@ pub trait Backend: Send {
 
     /// Filters a device-resident frame into `dst` (both from this backend's [`Offload`]);
     /// returns once done, with the device time of the kernels.
-    fn filter_device(&mut self, _plan: &Plan, _src: &DeviceFrame, _dst: &mut DeviceFrame)
-        -> Result<Duration, BackendError> {
-        Err(BackendError::Unsupported(format!("{} has no device memory", self.name())))
+    fn filter_device(
+        &mut self,
+        _plan: &Plan,
+        _src: &DeviceFrame,
+        _dst: &mut DeviceFrame,
+    ) -> Result<Duration, BackendError> {
+        Err(BackendError::Unsupported(format!(
+            "{} has no device memory",
+            self.name()
+        )))
     }
 
     /// Device times of the last [`Backend::filter_frame`] call, for backends that measure them.

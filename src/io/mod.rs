@@ -219,7 +219,9 @@ pub fn open_sink(
     }
     let needs_stream = |what: &str| IoError::Output {
         path: output.to_path_buf(),
-        msg: format!("{what} output needs a video, y4m or synthetic input (stills and directories hold RGB or gray images)"),
+        msg: format!(
+            "{what} output needs a video, y4m or synthetic input (stills and directories hold RGB or gray images)"
+        ),
     };
     if is_y4m(output) {
         let s = stream.ok_or_else(|| needs_stream("y4m"))?;

@@ -171,7 +171,10 @@ mod tests {
         let b = s.next_frame(&mut crate::io::HeapSlots).unwrap().unwrap().0;
         assert_eq!((a.width(), a.height(), a.format()), (33, 7, PixelFormat::Nv12));
         assert!(a.data() != b.data() && a.data().iter().any(|&v| v != a.data()[0]));
-        assert!(s.next_frame(&mut crate::io::HeapSlots).unwrap().is_some() && s.next_frame(&mut crate::io::HeapSlots).unwrap().is_none());
+        assert!(
+            s.next_frame(&mut crate::io::HeapSlots).unwrap().is_some()
+                && s.next_frame(&mut crate::io::HeapSlots).unwrap().is_none()
+        );
         for bad in [
             "synthetic:0x5:rgb:1",
             "synthetic:5x5:bgr:1",

@@ -12,10 +12,10 @@
 
 use std::path::{Path, PathBuf};
 
-use ffmpeg_next as ff;
 use ff::codec::threading;
 use ff::format::Pixel;
 use ff::{Dictionary, Rational, Rescale};
+use ffmpeg_next as ff;
 
 use super::{existing_parent, temp_sibling, FrameMeta, FrameSlots, IoError, Sink, Source, StreamInfo, VideoOptions};
 use crate::frame::{Frame, PixelFormat};
@@ -110,7 +110,9 @@ impl VideoSource {
                 decoder.format()
             ))
         })?;
-        let rate = ratio(st.avg_frame_rate()).or_else(|| ratio(st.rate())).unwrap_or((25, 1));
+        let rate = ratio(st.avg_frame_rate())
+            .or_else(|| ratio(st.rate()))
+            .unwrap_or((25, 1));
         let info = StreamInfo {
             format,
             width: decoder.width() as usize,
@@ -227,7 +229,10 @@ impl Source for VideoSource {
         }
         let d = &self.decoded;
         let i = &self.info;
-        if d.width() as usize != i.width || d.height() as usize != i.height || map_pixel(d.format()).map(|m| m.0) != Some(i.format) {
+        if d.width() as usize != i.width
+            || d.height() as usize != i.height
+            || map_pixel(d.format()).map(|m| m.0) != Some(i.format)
+        {
             let e = self.bad(format!(
                 "frame is {:?} {}x{} but the stream started as {} {}x{} (size changes are not supported)",
                 d.format(),
@@ -299,14 +304,17 @@ impl VideoSink {
             msg,
         };
         init().map_err(|e| err(format!("FFmpeg did not start: {e}")))?;
-        let muxer = container(path).ok_or_else(|| err("unknown video container (use .mp4, .mkv, .mov, .avi, .ts or .nut)".into()))?;
+        let muxer = container(path)
+            .ok_or_else(|| err("unknown video container (use .mp4, .mkv, .mov, .avi, .ts or .nut)".into()))?;
         existing_parent(path)?;
         let codec = match &opts.codec {
             Some(name) => ff::encoder::find_by_name(name)
                 .ok_or_else(|| err(format!("encoder '{name}' is not in the linked FFmpeg")))?,
             None => ff::encoder::find_by_name("libx264")
                 .or_else(|| ff::encoder::find_by_name("mpeg4"))
-                .ok_or_else(|| err("the linked FFmpeg has neither libx264 nor mpeg4; choose an encoder with --codec".into()))?,
+                .ok_or_else(|| {
+                    err("the linked FFmpeg has neither libx264 nor mpeg4; choose an encoder with --codec".into())
+                })?,
         };
         let pix = ff_pixel(info.format);
         let video = codec
@@ -325,7 +333,11 @@ impl VideoSink {
                     "encoder {} cannot take {} frames (it takes: {}); choose another with --codec",
                     codec.name(),
                     info.format,
-                    if ok.is_empty() { "none of convflow's formats".into() } else { ok.join(", ") }
+                    if ok.is_empty() {
+                        "none of convflow's formats".into()
+                    } else {
+                        ok.join(", ")
+                    }
                 )));
             }
         }
@@ -333,7 +345,9 @@ impl VideoSink {
         let mut octx = ff::format::output_as(&tmp, muxer).map_err(|e| err(format!("cannot create ({e})")))?;
         let global_header = octx.format().flags().contains(ff::format::Flags::GLOBAL_HEADER);
         let result = (|| {
-            let mut ost = octx.add_stream(codec).map_err(|e| err(format!("adding a stream: {e}")))?;
+            let mut ost = octx
+                .add_stream(codec)
+                .map_err(|e| err(format!("adding a stream: {e}")))?;
             let mut ctx = ff::codec::context::Context::new_with_codec(codec);
             ctx.set_threading(threading::Config {
                 kind: threading::Type::Frame,
@@ -366,7 +380,8 @@ impl VideoSink {
             ost.set_parameters(&encoder);
             ost.set_time_base(enc_tb);
             ost.set_avg_frame_rate(rate);
-            octx.write_header().map_err(|e| err(format!("writing the header: {e}")))?;
+            octx.write_header()
+                .map_err(|e| err(format!("writing the header: {e}")))?;
             let stream_tb = octx.stream(0).map(|s| s.time_base()).unwrap_or(enc_tb);
             let frame_duration = 1i64.rescale(Rational(info.rate.1, info.rate.0), enc_tb).max(1);
             let mut frame = ff::frame::Video::new(pix, info.width as u32, info.height as u32);

@@ -772,7 +772,14 @@ impl CudaBackend {
     }
 
     /// Launches every plane of a frame of shape `src` at device address `d_src` into `d_dst`.
-    fn run_planes_at(&mut self, plan: &Plan, src: &Shape, dst: &Shape, d_src: u64, d_dst: u64) -> Result<(), CudaError> {
+    fn run_planes_at(
+        &mut self,
+        plan: &Plan,
+        src: &Shape,
+        dst: &Shape,
+        d_src: u64,
+        d_dst: u64,
+    ) -> Result<(), CudaError> {
         if plan.kernel.width() > i32::MAX as usize / 8 || src.len > i32::MAX as usize {
             return Err(CudaError::Unsupported(
                 "frame or kernel too large for 32-bit indexing".into(),
@@ -900,8 +907,16 @@ impl Backend for CudaBackend {
         Ok(Some(Arc::new(CudaOffload::new(self.ctx.clone(), self.pageable))))
     }
 
-    fn filter_device(&mut self, plan: &Plan, src: &DeviceFrame, dst: &mut DeviceFrame) -> Result<Duration, BackendError> {
-        if src.shape.format != dst.shape.format || src.shape.width != dst.shape.width || src.shape.height != dst.shape.height {
+    fn filter_device(
+        &mut self,
+        plan: &Plan,
+        src: &DeviceFrame,
+        dst: &mut DeviceFrame,
+    ) -> Result<Duration, BackendError> {
+        if src.shape.format != dst.shape.format
+            || src.shape.width != dst.shape.width
+            || src.shape.height != dst.shape.height
+        {
             return Err(BackendError::Shape {
                 src: src.shape.describe(),
                 dst: dst.shape.describe(),

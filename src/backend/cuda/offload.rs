@@ -79,10 +79,7 @@ impl Offload for CudaOffload {
         let down_dev = self.device_frame(&shape)?;
         let (d_up, d_down) = (device_ptr(&up_dev)?, device_ptr(&down_dev)?);
         let err = |e| CudaError::driver("measuring copy bandwidth", e);
-        let (a, b) = (
-            self.ctx.new_stream().map_err(err)?,
-            self.ctx.new_stream().map_err(err)?,
-        );
+        let (a, b) = (self.ctx.new_stream().map_err(err)?, self.ctx.new_stream().map_err(err)?);
         let ev = || {
             self.ctx
                 .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
@@ -154,9 +151,11 @@ impl Offload for CudaOffload {
     fn device_frame(&self, shape: &Shape) -> Result<DeviceFrame, BackendError> {
         let stream = self.ctx.default_stream();
         // 64 bytes of slack: kernels may read whole aligned words past the last row.
-        let buf = stream
-            .alloc_zeros::<u8>(shape.len + 64)
-            .map_err(oom_or("allocating device memory", shape.len, shape.describe()))?;
+        let buf = stream.alloc_zeros::<u8>(shape.len + 64).map_err(oom_or(
+            "allocating device memory",
+            shape.len,
+            shape.describe(),
+        ))?;
         // The zero fill runs on the legacy stream, which the copy streams do not wait for.
         stream
             .synchronize()
