@@ -6,7 +6,8 @@ set -euo pipefail
 # FFmpeg: the CLI (tests make and probe clips with it) and the dev packages ffmpeg-next links
 # (bindgen needs clang); x264 comes with Debian's libavcodec.
 apt_packages=(build-essential pkg-config ca-certificates curl python3 python3-pip ffmpeg
-    libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev clang libclang-dev)
+    libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev clang libclang-dev
+    fonts-dejavu-core)   # the benchmark charts' text
 
 missing=()
 for p in "${apt_packages[@]}"; do

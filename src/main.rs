@@ -213,6 +213,58 @@ enum BenchCommand {
     /// Sustained fps through the whole pipeline (synthetic frames → null), overlapped vs --sync,
     /// next to the measured host↔device bandwidth.
     Pipeline(BenchPipelineArgs),
+    /// Separable vs non-separable (Gaussian vs LoG), k = 3…15, three sizes: cpu-seq, then every
+    /// parallel backend and GPU variant with speedups.
+    Separable(SuiteArgs),
+    /// cpu-par scaling over 1, 2, 4, … threads up to the core count and twice it.
+    Threads(SuiteArgs),
+    /// Every CUDA memory variant × kernel size × resolution, kernel-only and with transfers
+    /// (pinned and pageable), against cpu-seq and cpu-par.
+    Memory(SuiteArgs),
+    /// Block-shape sweep (2D 8…32, 1D 32…1024) per CUDA variant.
+    Blocks(SuiteArgs),
+    /// VGA … 10K with a 3×3 Gaussian, and kernels 1…32 at FHD.
+    Resolution(SuiteArgs),
+    /// Kernels 7, 13, 19, 25 on 4000×2000 … 8000×6000.
+    #[command(name = "big-kernels")]
+    BigKernels(SuiteArgs),
+    /// Pageable vs page-locked host memory for the copies.
+    Pinned(SuiteArgs),
+    /// Every experiment above plus the pipeline one, within a time budget.
+    All(SuiteArgs),
+}
+
+#[derive(Args)]
+struct SuiteArgs {
+    /// Parallel backends to compare with cpu-seq (cuda rows are left out without a GPU).
+    #[arg(long, value_delimiter = ',', default_value = "cpu-par,cuda")]
+    backend: Vec<BackendKind>,
+    /// A small version of every grid (seconds, not minutes): what CI runs.
+    #[arg(long)]
+    quick: bool,
+    /// Time budget in seconds for the whole run (split evenly over the experiments).
+    #[arg(long, default_value_t = 480.0)]
+    budget: f64,
+    /// Timed passes per point (default 5; 2 with --quick).
+    #[arg(long)]
+    runs: Option<usize>,
+    /// Untimed passes first (default 1; 0 with --quick).
+    #[arg(long)]
+    warmup: Option<usize>,
+    /// cpu-par threads outside the threads experiment (0 = one per logical CPU).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    #[arg(long, default_value_t = 0)]
+    device: usize,
+    /// Write every row as CSV.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Write metadata, method, every row and the chart list as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Draw the charts (SVG, and PNG where a font is available) into this directory.
+    #[arg(long)]
+    plot: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -328,6 +380,20 @@ fn run(cli: Cli) -> Result<()> {
         Command::Bench {
             which: BenchCommand::Pipeline(args),
         } => bench_pipeline(args),
+        Command::Bench { which } => {
+            let (name, args) = match which {
+                BenchCommand::Separable(a) => ("separable", a),
+                BenchCommand::Threads(a) => ("threads", a),
+                BenchCommand::Memory(a) => ("memory", a),
+                BenchCommand::Blocks(a) => ("blocks", a),
+                BenchCommand::Resolution(a) => ("resolution", a),
+                BenchCommand::BigKernels(a) => ("big-kernels", a),
+                BenchCommand::Pinned(a) => ("pinned", a),
+                BenchCommand::All(a) => ("all", a),
+                BenchCommand::Kernels(_) | BenchCommand::Pipeline(_) => unreachable!("handled above"),
+            };
+            bench_suite(name, args)
+        }
     }
 }
 
@@ -759,4 +825,156 @@ fn write_csv(path: &Path, header: &str, rows: impl Iterator<Item = String>) -> R
     }
     text.push('\n');
     std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+fn bench_suite(name: &str, a: SuiteArgs) -> Result<()> {
+    use convflow::bench::suite;
+    let experiments: Vec<&str> = if name == "all" {
+        suite::EXPERIMENTS.to_vec()
+    } else {
+        vec![name]
+    };
+    // Check output paths before spending minutes measuring.
+    for p in [&a.csv, &a.json].into_iter().flatten() {
+        let dir = p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            bail!("'{}': directory '{}' does not exist", p.display(), dir.display());
+        }
+    }
+    let cfg = suite::SuiteConfig {
+        backends: a.backend.clone(),
+        quick: a.quick,
+        budget: Duration::from_secs_f64(a.budget.max(0.1)),
+        warmup: a.warmup.unwrap_or(if a.quick { 0 } else { 1 }),
+        runs: a.runs.unwrap_or(if a.quick { 2 } else { 5 }).max(1),
+        threads: a.threads,
+        device: a.device,
+    };
+    let meta = bench_metadata(&cfg);
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "# convflow bench {name}{}\n",
+        if a.quick { " --quick" } else { "" }
+    )?;
+    for (k, v) in meta.as_object().into_iter().flatten() {
+        writeln!(out, "- {k}: {}", v.as_str().map_or(v.to_string(), str::to_string))?;
+    }
+    writeln!(out, "\n{}\n", suite::METHOD)?;
+    let mut write_err = None;
+    let mut result = suite::run(&cfg, &experiments, |e, rows| {
+        let mut w = || -> std::io::Result<()> {
+            writeln!(out, "## {e}\n\n{}", suite::TABLE_HEADER)?;
+            for r in rows {
+                writeln!(out, "{}", suite::table_row(r))?;
+            }
+            writeln!(out)?;
+            out.flush()
+        };
+        if let Err(err) = w() {
+            write_err.get_or_insert(err);
+        }
+    })?;
+    if let Some(e) = write_err {
+        return Err(e.into());
+    }
+    if !result.skipped.is_empty() {
+        writeln!(out, "Left out:")?;
+        for s in &result.skipped {
+            writeln!(out, "- {s}")?;
+        }
+    }
+    if let Some(dir) = &a.plot {
+        result.charts = suite::charts(&result.rows, dir)?;
+        writeln!(out, "\nCharts:")?;
+        for c in &result.charts {
+            writeln!(out, "- {}", c.display())?;
+        }
+    }
+    if let Some(path) = &a.csv {
+        write_csv(path, suite::CSV_HEADER, result.rows.iter().map(suite::csv_row))?;
+    }
+    if let Some(path) = &a.json {
+        let json = serde_json::json!({
+            "meta": meta,
+            "method": suite::METHOD,
+            "experiments": experiments,
+            "rows": result.rows.iter().map(suite::row_json).collect::<Vec<_>>(),
+            "skipped": result.skipped,
+            "charts": result.charts.iter().map(|c| c.display().to_string()).collect::<Vec<_>>(),
+        });
+        let text = serde_json::to_string_pretty(&json).expect("JSON values serialize");
+        std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Device, driver, CPU, threads, date, git revision and command line of a benchmark run.
+fn bench_metadata(cfg: &convflow::bench::suite::SuiteConfig) -> serde_json::Value {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let gpu = if cfg.backends.contains(&BackendKind::Cuda) {
+        match backend::create(BackendKind::Cuda, &Schedule::default()) {
+            Ok(b) => b.name(),
+            Err(e) => format!("none ({e})"),
+        }
+    } else {
+        "not measured".into()
+    };
+    #[cfg(feature = "cuda")]
+    let driver = convflow::backend::cuda::driver_version().map_or("none".into(), |v| format!("CUDA {v}"));
+    #[cfg(not(feature = "cuda"))]
+    let driver = "not built in".to_string();
+    let git = std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".into());
+    serde_json::json!({
+        "date_utc": utc_now(),
+        "convflow": env!("CARGO_PKG_VERSION"),
+        "git_revision": git,
+        "command": std::env::args().collect::<Vec<_>>().join(" "),
+        "cpu": cpu,
+        "logical_cpus": std::thread::available_parallelism().map_or(1, |n| n.get()),
+        "cpu_par": cpu_par::simd_level(),
+        "gpu": gpu,
+        "driver": driver,
+    })
+}
+
+/// The current time as `YYYY-MM-DDTHH:MM:SSZ`.
+fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs()) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }

@@ -175,6 +175,14 @@ pub fn driver_present() -> bool {
     unsafe { cudarc::driver::sys::is_culib_present() }
 }
 
+/// The driver's CUDA version as "major.minor", when a driver is present.
+pub fn driver_version() -> Option<String> {
+    if !driver_present() {
+        return None;
+    }
+    raw::driver_version().map(|v| format!("{}.{}", v / 1000, v % 1000 / 10))
+}
+
 /// True when NVRTC can be loaded.
 pub fn nvrtc_present() -> bool {
     // SAFETY: only tries to dlopen the library.

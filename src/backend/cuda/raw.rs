@@ -185,3 +185,11 @@ pub unsafe fn copy_dtoh(dst: &mut [u8], src: sys::CUdeviceptr, stream: sys::CUst
     // SAFETY: forwarded to the caller.
     unsafe { cudarc::driver::result::memcpy_dtoh_async(dst, src, stream) }
 }
+
+/// The CUDA version the installed driver supports, e.g. 13000 for 13.0 (None without a driver).
+pub fn driver_version() -> Option<i32> {
+    let mut v = 0;
+    // SAFETY: a plain out-parameter; callers check that libcuda is present first.
+    let r = unsafe { sys::cuDriverGetVersion(&mut v) };
+    (r == sys::CUresult::CUDA_SUCCESS).then_some(v)
+}

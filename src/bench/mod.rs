@@ -10,6 +10,9 @@
 //! ceilings, each point also gets its floor, max(bytes / copy bandwidth, FMAs / FMA rate), and
 //! the ratio time / floor.
 
+pub mod plot;
+pub mod suite;
+
 use std::time::{Duration, Instant};
 
 use crate::backend::{self, Backend, BackendError, BackendKind, Schedule, Support};
@@ -27,7 +30,7 @@ pub enum BenchError {
     Size(String),
     #[error(transparent)]
     Frame(#[from] crate::frame::FrameError),
-    #[error("pipeline run failed: {0}")]
+    #[error("{0}")]
     Run(String),
 }
 
@@ -362,7 +365,8 @@ pub fn run_pipeline(
                     let mut runs = Vec::new();
                     for _ in 0..cfg.runs.max(1) {
                         let spec = format!("synthetic:{w}x{h}:{format}:{}", cfg.frames);
-                        let mut src = SyntheticSource::parse(&spec).map_err(|e| BenchError::Run(e.to_string()))?;
+                        let mut src =
+                            SyntheticSource::parse(&spec).map_err(|e| BenchError::Run(format!("pipeline run: {e}")))?;
                         let stats = pipeline::run(
                             &mut src,
                             Box::<NullSink>::default(),
@@ -370,7 +374,7 @@ pub fn run_pipeline(
                             &plan,
                             Options::new(cfg.inflight, &stop),
                         )
-                        .map_err(|e| BenchError::Run(e.to_string()))?;
+                        .map_err(|e| BenchError::Run(format!("pipeline run: {e}")))?;
                         let fps = stats
                             .steady_fps()
                             .unwrap_or(stats.frames as f64 / stats.wall.as_secs_f64().max(1e-9));
