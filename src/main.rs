@@ -232,6 +232,15 @@ enum BenchCommand {
     Pinned(SuiteArgs),
     /// Every experiment above plus the pipeline one, within a time budget.
     All(SuiteArgs),
+    /// Draw the charts of a saved run (`--json` output), e.g. one made on a host without fonts.
+    Plot {
+        /// The run's JSON file.
+        #[arg(long)]
+        from: PathBuf,
+        /// Directory for the charts.
+        #[arg(long)]
+        plot: PathBuf,
+    },
 }
 
 #[derive(Args)]
@@ -380,6 +389,9 @@ fn run(cli: Cli) -> Result<()> {
         Command::Bench {
             which: BenchCommand::Pipeline(args),
         } => bench_pipeline(args),
+        Command::Bench {
+            which: BenchCommand::Plot { from, plot },
+        } => bench_plot(&from, &plot),
         Command::Bench { which } => {
             let (name, args) = match which {
                 BenchCommand::Separable(a) => ("separable", a),
@@ -390,7 +402,9 @@ fn run(cli: Cli) -> Result<()> {
                 BenchCommand::BigKernels(a) => ("big-kernels", a),
                 BenchCommand::Pinned(a) => ("pinned", a),
                 BenchCommand::All(a) => ("all", a),
-                BenchCommand::Kernels(_) | BenchCommand::Pipeline(_) => unreachable!("handled above"),
+                BenchCommand::Kernels(_) | BenchCommand::Pipeline(_) | BenchCommand::Plot { .. } => {
+                    unreachable!("handled above")
+                }
             };
             bench_suite(name, args)
         }
@@ -977,4 +991,22 @@ fn utc_now() -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+fn bench_plot(from: &Path, dir: &Path) -> Result<()> {
+    use convflow::bench::suite;
+    let text = std::fs::read_to_string(from).with_context(|| format!("reading {}", from.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{}: not a bench JSON file", from.display()))?;
+    let rows: Vec<suite::Row> = v["rows"]
+        .as_array()
+        .with_context(|| format!("{}: no rows", from.display()))?
+        .iter()
+        .enumerate()
+        .map(|(i, r)| suite::row_from_json(r).with_context(|| format!("{}: row {i} is malformed", from.display())))
+        .collect::<Result<_>>()?;
+    for c in suite::charts(&rows, dir)? {
+        println!("{}", c.display());
+    }
+    Ok(())
 }

@@ -135,5 +135,20 @@ fn bench_all_quick_writes_csv_json_and_every_chart() {
     }
     let svg = std::fs::read_to_string(plots.join("threads-scaling.svg")).unwrap();
     assert!(svg.contains("threads") && svg.contains("ideal"), "chart labelled");
+    // The same charts again from the saved JSON (for runs made where no font is installed).
+    let again = dir.join("again");
+    let out = Command::new(env!("CARGO_BIN_EXE_convflow"))
+        .args(["bench", "plot", "--from"])
+        .arg(&json)
+        .arg("--plot")
+        .arg(&again)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), charts.len());
+    for c in &charts {
+        let redrawn = again.join(c.file_name().unwrap());
+        assert!(std::fs::metadata(&redrawn).map(|m| m.len() > 500).unwrap_or(false), "{}", redrawn.display());
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -178,6 +178,41 @@ pub fn row_json(r: &Row) -> serde_json::Value {
     })
 }
 
+/// A row back from [`row_json`] (to draw charts from a saved run).
+pub fn row_from_json(v: &serde_json::Value) -> Option<Row> {
+    let st = |k: &str| v[k].as_str().map(str::to_string);
+    let num = |k: &str| v[k].as_f64();
+    let split = v["split_us"].as_object().and_then(|o| {
+        Some((o.get("upload")?.as_f64()?, o.get("kernel")?.as_f64()?, o.get("download")?.as_f64()?))
+    });
+    let experiment = EXPERIMENTS.into_iter().find(|e| v["experiment"] == *e)?;
+    Some(Row {
+        experiment,
+        backend: st("backend")?,
+        variant: st("variant")?,
+        threads: v["threads"].as_u64()? as usize,
+        block: st("block")?,
+        measure: st("measure")?,
+        memory: st("memory")?,
+        clock: st("clock")?,
+        size: st("size")?,
+        width: v["width"].as_u64()? as usize,
+        height: v["height"].as_u64()? as usize,
+        format: st("format")?.parse().ok()?,
+        kernel: st("kernel")?,
+        path: st("path")?,
+        k: v["k"].as_u64()? as usize,
+        runs: v["runs"].as_u64()? as usize,
+        median_us: num("median_us")?,
+        min_us: num("min_us")?,
+        max_us: num("max_us")?,
+        split,
+        speedup_seq: num("speedup_vs_cpu_seq"),
+        speedup_par: num("speedup_vs_cpu_par"),
+        efficiency: num("efficiency"),
+    })
+}
+
 pub const TABLE_HEADER: &str = "| backend | threads | block | measure | memory | size | format | kernel | path | k | runs | median µs | min µs | max µs | MPix/s | × cpu-seq | × cpu-par | efficiency |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
 
 pub fn table_row(r: &Row) -> String {
