@@ -148,7 +148,11 @@ fn bench_all_quick_writes_csv_json_and_every_chart() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), charts.len());
     for c in &charts {
         let redrawn = again.join(c.file_name().unwrap());
-        assert!(std::fs::metadata(&redrawn).map(|m| m.len() > 500).unwrap_or(false), "{}", redrawn.display());
+        assert!(
+            std::fs::metadata(&redrawn).map(|m| m.len() > 500).unwrap_or(false),
+            "{}",
+            redrawn.display()
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

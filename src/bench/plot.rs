@@ -119,8 +119,22 @@ fn render(dir: &Path, stem: &str, chart: Chart<'_>) -> Result<Vec<PathBuf>, Plot
     Ok(out)
 }
 
+/// Axis numbers without needless decimals.
+fn num(v: &f64) -> String {
+    let a = v.abs();
+    if a >= 100.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 0.1 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.1e}")
+    }
+}
+
 fn colour(i: usize) -> RGBColor {
-    const P: [RGBColor; 10] = [
+    const P: [RGBColor; 20] = [
         RGBColor(31, 119, 180),
         RGBColor(255, 127, 14),
         RGBColor(44, 160, 44),
@@ -131,6 +145,16 @@ fn colour(i: usize) -> RGBColor {
         RGBColor(127, 127, 127),
         RGBColor(188, 189, 34),
         RGBColor(23, 190, 207),
+        RGBColor(174, 199, 232),
+        RGBColor(255, 187, 120),
+        RGBColor(152, 223, 138),
+        RGBColor(255, 152, 150),
+        RGBColor(197, 176, 213),
+        RGBColor(196, 156, 148),
+        RGBColor(0, 0, 0),
+        RGBColor(80, 80, 160),
+        RGBColor(160, 80, 0),
+        RGBColor(0, 120, 120),
     ];
     P[i % P.len()]
 }
@@ -174,6 +198,10 @@ fn draw_lines<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, c: &Lines<'_>) 
                 .configure_mesh()
                 .x_desc(c.x_label)
                 .y_desc(c.y_label)
+                .x_labels(8)
+                .y_labels(8)
+                .x_label_formatter(&num)
+                .y_label_formatter(&num)
                 .label_style(("sans-serif", 14))
                 .draw()
                 .map_err(|x| e(&x))?;
@@ -255,6 +283,7 @@ fn draw_bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, c: &Bars<'_>) ->
         .label_style(("sans-serif", 13))
         .x_label_style(("sans-serif", 12).into_font().transform(FontTransform::Rotate270))
         .y_desc(c.y_label)
+        .y_label_formatter(&num)
         .draw()
         .map_err(|x| e(&x))?;
     let mut base = vec![0.0; n];

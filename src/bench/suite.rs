@@ -183,7 +183,11 @@ pub fn row_from_json(v: &serde_json::Value) -> Option<Row> {
     let st = |k: &str| v[k].as_str().map(str::to_string);
     let num = |k: &str| v[k].as_f64();
     let split = v["split_us"].as_object().and_then(|o| {
-        Some((o.get("upload")?.as_f64()?, o.get("kernel")?.as_f64()?, o.get("download")?.as_f64()?))
+        Some((
+            o.get("upload")?.as_f64()?,
+            o.get("kernel")?.as_f64()?,
+            o.get("download")?.as_f64()?,
+        ))
     });
     let experiment = EXPERIMENTS.into_iter().find(|e| v["experiment"] == *e)?;
     Some(Row {
@@ -535,7 +539,16 @@ impl Runner {
         s.set_variant(variant)?;
         s.block = block;
         let key = format!("cuda:{variant}:{block:?}");
-        self.measure(p, &key, BackendKind::Cuda, s)
+        match self.measure(p, &key, BackendKind::Cuda, s) {
+            // A shape a variant cannot launch (too much shared memory, say) is a result of the
+            // sweep, not a failure of the run.
+            Err(e) if block.is_some() => {
+                let (w, h) = block.unwrap_or_default();
+                self.skip(p.experiment, format!("{variant} {w}x{h} at {} k={}: {e}", p.size, p.k));
+                Ok(())
+            }
+            r => r,
+        }
     }
 
     fn wants(&self, kind: BackendKind) -> bool {
