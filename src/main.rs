@@ -949,13 +949,7 @@ fn bench_metadata(cfg: &convflow::bench::suite::SuiteConfig) -> serde_json::Valu
     let driver = convflow::backend::cuda::driver_version().map_or("none".into(), |v| format!("CUDA {v}"));
     #[cfg(not(feature = "cuda"))]
     let driver = "not built in".to_string();
-    let git = std::process::Command::new("git")
-        .args(["rev-parse", "--short", "HEAD"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "unknown".into());
+    let git = env!("CONVFLOW_GIT_REV");
     serde_json::json!({
         "date_utc": utc_now(),
         "convflow": env!("CARGO_PKG_VERSION"),
