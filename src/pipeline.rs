@@ -1035,6 +1035,12 @@ mod tests {
         next: usize,
         bad: Vec<usize>,
     }
+    impl Numbered {
+        fn new(n: usize, bad: Vec<usize>) -> Self {
+            Numbered { n, next: 0, bad }
+        }
+    }
+
     impl Source for Numbered {
         fn describe(&self) -> String {
             "numbered".into()
@@ -1076,11 +1082,7 @@ mod tests {
             let mut check = CpuSeq::new();
             let mut opts = Options::new(inflight, &stop);
             opts.check = Some(&mut check);
-            let mut src = Numbered {
-                n: 30,
-                next: 0,
-                bad: vec![],
-            };
+            let mut src = Numbered::new(30, vec![]);
             let stats = run(
                 &mut src,
                 Box::new(Collect(got.clone())),
@@ -1101,11 +1103,7 @@ mod tests {
                     Duration::from_micros(150)
                 )
             );
-            let mut src = Numbered {
-                n: 30,
-                next: 0,
-                bad: vec![],
-            };
+            let mut src = Numbered::new(30, vec![]);
             run(
                 &mut src,
                 Box::new(Collect(want.clone())),
@@ -1123,11 +1121,7 @@ mod tests {
     fn bad_frames_fail_the_run_or_are_skipped_and_counted() {
         let stop = AtomicBool::new(false);
         let got = Arc::new(Mutex::new(Vec::new()));
-        let mut src = Numbered {
-            n: 10,
-            next: 0,
-            bad: vec![3, 7],
-        };
+        let mut src = Numbered::new(10, vec![3, 7]);
         let err = run(
             &mut src,
             Box::new(Collect(got.clone())),
@@ -1141,11 +1135,7 @@ mod tests {
             let got = Arc::new(Mutex::new(Vec::new()));
             let mut opts = Options::new(2, &stop);
             opts.skip_bad = true;
-            let mut src = Numbered {
-                n: 10,
-                next: 0,
-                bad: vec![3, 7],
-            };
+            let mut src = Numbered::new(10, vec![3, 7]);
             let stats = run(&mut src, Box::new(Collect(got.clone())), backend, &plan(), opts).unwrap();
             assert_eq!((stats.frames, stats.skipped, got.lock().unwrap().len()), (8, 2, 8));
             assert_eq!(
@@ -1189,11 +1179,7 @@ mod tests {
         let stop = AtomicBool::new(false);
         let got = Arc::new(Mutex::new(Vec::new()));
         let want = Arc::new(Mutex::new(Vec::new()));
-        let mut src = OnDevice(Numbered {
-            n: 12,
-            next: 0,
-            bad: vec![],
-        });
+        let mut src = OnDevice(Numbered::new(12, vec![]));
         let stats = run(
             &mut src,
             Box::new(Collect(got.clone())),
@@ -1204,11 +1190,7 @@ mod tests {
         .unwrap();
         assert_eq!(stats.stage("upload").unwrap().bytes, 0, "nothing uploaded");
         assert_eq!(stats.device.unwrap().h2d, Duration::ZERO);
-        let mut src = Numbered {
-            n: 12,
-            next: 0,
-            bad: vec![],
-        };
+        let mut src = Numbered::new(12, vec![]);
         run(
             &mut src,
             Box::new(Collect(want.clone())),
@@ -1222,11 +1204,7 @@ mod tests {
         let mut check = CpuSeq::new();
         let mut opts = Options::new(2, &stop);
         opts.check = Some(&mut check);
-        let mut src = OnDevice(Numbered {
-            n: 3,
-            next: 0,
-            bad: vec![],
-        });
+        let mut src = OnDevice(Numbered::new(3, vec![]));
         let err = run(
             &mut src,
             Box::new(Collect(Default::default())),

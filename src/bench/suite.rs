@@ -317,7 +317,30 @@ struct Point<'a> {
     k: usize,
 }
 
+impl<'a> Point<'a> {
+    /// A gray-frame point (most experiments use gray frames).
+    fn gray(experiment: &'static str, size: &'a str, kernel: &'a str, mode: Mode, k: usize) -> Self {
+        Point {
+            experiment,
+            size,
+            format: PixelFormat::Gray8,
+            kernel,
+            mode,
+            k,
+        }
+    }
+}
+
 impl Runner {
+    /// cpu-seq, and cpu-par when asked for: the CPU rows every comparison needs.
+    fn cpu_rows(&mut self, p: &Point<'_>) -> Result<(), BenchError> {
+        self.cpu_seq(p)?;
+        if self.wants(BackendKind::CpuPar) {
+            self.cpu_par(p)?;
+        }
+        Ok(())
+    }
+
     fn backend(
         &mut self,
         key: &str,
@@ -635,18 +658,8 @@ fn separable(r: &mut Runner) -> Result<(), BenchError> {
         for &k in &g.ks {
             // Gaussian (rank 1, two passes) vs LoG (not separable, the full 2D kernel).
             for (kernel, mode) in [("gaussian", Mode::Separable), ("log", Mode::Full)] {
-                let p = Point {
-                    experiment: "separable",
-                    size,
-                    format: PixelFormat::Gray8,
-                    kernel,
-                    mode,
-                    k,
-                };
-                r.cpu_seq(&p)?;
-                if r.wants(BackendKind::CpuPar) {
-                    r.cpu_par(&p)?;
-                }
+                let p = Point::gray("separable", size, kernel, mode, k);
+                r.cpu_rows(&p)?;
                 if r.wants(BackendKind::Cuda) {
                     for (v, m) in VARIANTS {
                         // Each variant runs the path it implements for this kernel.
@@ -684,14 +697,7 @@ fn threads(r: &mut Runner) -> Result<(), BenchError> {
     counts.dedup();
     for size in &g.sizes {
         for &k in &g.ks {
-            let p = Point {
-                experiment: "threads",
-                size,
-                format: PixelFormat::Gray8,
-                kernel: "gaussian",
-                mode: Mode::Full,
-                k,
-            };
+            let p = Point::gray("threads", size, "gaussian", Mode::Full, k);
             r.cpu_seq(&p)?;
             for &t in &counts {
                 r.measure(&p, &format!("cpu-par:{t}"), BackendKind::CpuPar, r.schedule(t))?;
@@ -705,18 +711,8 @@ fn memory(r: &mut Runner) -> Result<(), BenchError> {
     let g = grid("memory", r.cfg.quick);
     for size in &g.sizes {
         for &k in &g.ks {
-            let p = Point {
-                experiment: "memory",
-                size,
-                format: PixelFormat::Gray8,
-                kernel: "gaussian",
-                mode: Mode::Full,
-                k,
-            };
-            r.cpu_seq(&p)?;
-            if r.wants(BackendKind::CpuPar) {
-                r.cpu_par(&p)?;
-            }
+            let p = Point::gray("memory", size, "gaussian", Mode::Full, k);
+            r.cpu_rows(&p)?;
             if r.wants(BackendKind::Cuda) {
                 for (v, m) in VARIANTS {
                     let p = Point { mode: m, ..p };
@@ -753,14 +749,7 @@ fn blocks(r: &mut Runner) -> Result<(), BenchError> {
     for size in &g.sizes {
         for &k in &g.ks {
             for (v, m) in VARIANTS {
-                let p = Point {
-                    experiment: "blocks",
-                    size,
-                    format: PixelFormat::Gray8,
-                    kernel: "gaussian",
-                    mode: m,
-                    k,
-                };
+                let p = Point::gray("blocks", size, "gaussian", m, k);
                 for &s in &square {
                     r.cuda_variant(&p, v, Some((s, s)))?;
                 }
@@ -787,18 +776,8 @@ fn resolution(r: &mut Runner) -> Result<(), BenchError> {
         }
     }
     for (size, k) in points {
-        let p = Point {
-            experiment: "resolution",
-            size,
-            format: PixelFormat::Gray8,
-            kernel: "gaussian",
-            mode: Mode::Full,
-            k,
-        };
-        r.cpu_seq(&p)?;
-        if r.wants(BackendKind::CpuPar) {
-            r.cpu_par(&p)?;
-        }
+        let p = Point::gray("resolution", size, "gaussian", Mode::Full, k);
+        r.cpu_rows(&p)?;
         if r.wants(BackendKind::Cuda) {
             r.cuda_variant(&p, "fast", None)?;
         }
@@ -810,18 +789,8 @@ fn big_kernels(r: &mut Runner) -> Result<(), BenchError> {
     let g = grid("big-kernels", r.cfg.quick);
     for size in &g.sizes {
         for &k in &g.ks {
-            let p = Point {
-                experiment: "big-kernels",
-                size,
-                format: PixelFormat::Gray8,
-                kernel: "gaussian",
-                mode: Mode::Full,
-                k,
-            };
-            r.cpu_seq(&p)?;
-            if r.wants(BackendKind::CpuPar) {
-                r.cpu_par(&p)?;
-            }
+            let p = Point::gray("big-kernels", size, "gaussian", Mode::Full, k);
+            r.cpu_rows(&p)?;
             if r.wants(BackendKind::Cuda) {
                 for v in ["global", "shared", "fast"] {
                     r.cuda_variant(&p, v, None)?;
