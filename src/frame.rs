@@ -241,11 +241,9 @@ impl Frame {
 
     /// A zero-filled frame whose strides are rounded up to a multiple of `align` bytes.
     pub fn with_row_align(format: PixelFormat, width: usize, height: usize, align: usize) -> Result<Self, FrameError> {
-        let strides: Vec<usize> = (0..format.plane_count())
-            .map(|p| {
-                let (pw, _) = format.plane_size(p, width.max(1), height.max(1));
-                (pw * format.plane_channels(p)).next_multiple_of(align.max(1))
-            })
+        let strides: Vec<usize> = Self::packed_strides(format, width)
+            .into_iter()
+            .map(|row| row.next_multiple_of(align.max(1)))
             .collect();
         let len = Self::layout(format, width, height, &strides)?.1;
         Self::from_parts(format, width, height, &strides, vec![0; len])
@@ -371,6 +369,16 @@ impl Frame {
             planes: self.planes.clone(),
             len: self.data().len(),
         }
+    }
+
+    /// True when this frame has exactly `shape` (format, size, plane layout, length), without
+    /// building a [`Shape`].
+    pub fn has_shape(&self, shape: &Shape) -> bool {
+        self.format == shape.format
+            && self.width == shape.width
+            && self.height == shape.height
+            && self.planes == shape.planes
+            && self.data().len() == shape.len
     }
 
     /// Identifies the buffer (a clone gets a new id).

@@ -130,7 +130,7 @@ struct FilterArgs {
     inflight: u64,
     /// Copy frames from the input to the output without filtering (to measure decode + encode
     /// alone; no kernel needed).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "check")]
     passthrough: bool,
     /// Skip frames the input reports as corrupt or truncated (counted in the report) instead of
     /// failing.
@@ -440,19 +440,7 @@ fn filter(a: FilterArgs) -> Result<()> {
     let stream = source.stream_info();
     // A report that could not be written would fail the run after the output is complete:
     // check its directory before any work.
-    if let Some(path) = &a.report {
-        let dir = path
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        if !dir.is_dir() {
-            bail!(
-                "report '{}': directory '{}' does not exist",
-                path.display(),
-                dir.display()
-            );
-        }
-    }
+    check_output_dirs("report", [&a.report])?;
     let many = a.input.is_dir() || io::synthetic::is_synthetic(&a.input);
     let video = io::VideoOptions {
         codec: a.video.codec.clone(),
@@ -707,6 +695,7 @@ fn info() -> Result<()> {
 }
 
 fn bench_kernels(a: BenchKernelsArgs) -> Result<()> {
+    check_output_dirs("csv", [&a.csv])?;
     for s in &a.sizes {
         bench::parse_size(s)?;
     }
@@ -759,6 +748,7 @@ fn bench_kernels(a: BenchKernelsArgs) -> Result<()> {
 }
 
 fn bench_pipeline(a: BenchPipelineArgs) -> Result<()> {
+    check_output_dirs("csv", [&a.csv])?;
     for s in &a.sizes {
         bench::parse_size(s)?;
     }
@@ -830,6 +820,24 @@ fn bench_pipeline(a: BenchPipelineArgs) -> Result<()> {
     Ok(())
 }
 
+/// Refuses output files whose directory is missing, before any work is done.
+fn check_output_dirs<const N: usize>(what: &str, paths: [&Option<PathBuf>; N]) -> Result<()> {
+    for path in paths.into_iter().flatten() {
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            bail!(
+                "{what} '{}': directory '{}' does not exist",
+                path.display(),
+                dir.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Writes a CSV file: the header line, then one line per row.
 fn write_csv(path: &Path, header: &str, rows: impl Iterator<Item = String>) -> Result<()> {
     let mut text = String::from(header);
@@ -849,14 +857,9 @@ fn bench_suite(name: &str, a: SuiteArgs) -> Result<()> {
         vec![name]
     };
     // Check output paths before spending minutes measuring.
-    for p in [&a.csv, &a.json].into_iter().flatten() {
-        let dir = p
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        if !dir.is_dir() {
-            bail!("'{}': directory '{}' does not exist", p.display(), dir.display());
-        }
+    check_output_dirs("output", [&a.csv, &a.json])?;
+    if let Some(dir) = &a.plot {
+        std::fs::create_dir_all(dir).with_context(|| format!("chart directory '{}'", dir.display()))?;
     }
     let cfg = suite::SuiteConfig {
         backends: a.backend.clone(),

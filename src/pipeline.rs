@@ -311,14 +311,12 @@ struct HostSlots<'a> {
 
 impl FrameSlots for HostSlots<'_> {
     fn take(&mut self, format: PixelFormat, width: usize, height: usize) -> Result<Frame, IoError> {
+        let strides = Frame::packed_strides(format, width);
         let fits = |f: &Frame| {
             f.format() == format
                 && f.width() == width
                 && f.height() == height
-                && f.planes()
-                    .iter()
-                    .zip(Frame::packed_strides(format, width))
-                    .all(|(l, s)| l.stride == s)
+                && f.planes().iter().zip(&strides).all(|(l, s)| l.stride == *s)
         };
         let bad = |e: String| IoError::Read {
             path: "<frame buffer>".into(),
@@ -429,12 +427,12 @@ fn run_stages(
 ) -> Result<RunStats, PipelineError> {
     let n = opts.inflight.max(1);
     let start = Instant::now();
-    let checked = opts.check.is_some();
     let stop = opts.stop;
     let skip_bad = opts.skip_bad;
     let progress = opts.progress;
     let passthrough = opts.passthrough;
     let check = opts.check.filter(|_| !passthrough);
+    let checked = check.is_some();
     let mut sink = sink;
 
     // Queues are made here so a failure to create one stops the run before any frame moves.
@@ -558,17 +556,16 @@ fn run_stages(
                                 continue;
                             }
                         };
-                        let shape = host.shape();
                         let waited = pool.waited;
                         let Some(mut dev) = pool
-                            .get(|d| d.shape == shape, || off.device_frame(&shape))
+                            .get(|d| host.has_shape(&d.shape), || off.device_frame(&host.shape()))
                             .map_err(backend_err(index))?
                         else {
                             break;
                         };
                         let dt = up_q.upload(&host, &mut dev).map_err(backend_err(index))?;
                         st.device += dt;
-                        st.add(t.elapsed().saturating_sub(pool.waited - waited), shape.len);
+                        st.add(t.elapsed().saturating_sub(pool.waited - waited), dev.shape.len);
                         let input = if checked {
                             Some(host)
                         } else {
@@ -624,7 +621,7 @@ fn run_stages(
                         let s = &job.item.shape;
                         let Some(mut host) = pool
                             .get(
-                                |f: &Frame| f.shape() == *s,
+                                |f: &Frame| f.has_shape(s),
                                 || off.host_frame(s.format, s.width, s.height, true),
                             )
                             .map_err(backend_err(index))?

@@ -577,6 +577,15 @@ fn skip_bad_and_passthrough_on_a_frame_directory() {
         let b = image::open(t.path("same").join(&name)).unwrap();
         assert_eq!(a.as_bytes(), b.as_bytes(), "{name}");
     }
+    // --passthrough filters nothing, so there is nothing to --check.
+    let out = run(&["filter", s(&frames), "-o", s(&t.path("y")), "--passthrough", "--check"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!t.path("y").exists());
+    // Benchmarks refuse a CSV path whose directory is missing before measuring anything.
+    for which in ["kernels", "pipeline"] {
+        let out = run(&["bench", which, "--backend", "cpu-par", "--csv", s(&t.path("no/x.csv"))]);
+        assert_fails(&out, &["csv", "does not exist"]);
+    }
     // Without --passthrough a kernel is still required.
     let out = run(&["filter", s(&frames), "-o", s(&t.path("x"))]);
     assert!(!out.status.success());

@@ -574,6 +574,15 @@ impl Runner {
         }
     }
 
+    /// True when cuda runs; else records why `experiment` is left out.
+    fn gpu_or_skip(&mut self, experiment: &str, why: &str) -> bool {
+        let ok = self.wants(BackendKind::Cuda);
+        if !ok {
+            self.skip(experiment, format!("needs cuda ({why})"));
+        }
+        ok
+    }
+
     fn wants(&self, kind: BackendKind) -> bool {
         self.cfg.backends.contains(&kind) && (kind != BackendKind::Cuda || self.cuda)
     }
@@ -728,11 +737,7 @@ fn memory(r: &mut Runner) -> Result<(), BenchError> {
 }
 
 fn blocks(r: &mut Runner) -> Result<(), BenchError> {
-    if !r.wants(BackendKind::Cuda) {
-        r.skip(
-            "blocks",
-            "needs cuda (the block shape is a GPU launch parameter)".into(),
-        );
+    if !r.gpu_or_skip("blocks", "the block shape is a GPU launch parameter") {
         return Ok(());
     }
     let g = grid("blocks", r.cfg.quick);
@@ -802,11 +807,7 @@ fn big_kernels(r: &mut Runner) -> Result<(), BenchError> {
 }
 
 fn pinned(r: &mut Runner) -> Result<(), BenchError> {
-    if !r.wants(BackendKind::Cuda) {
-        r.skip(
-            "pinned",
-            "needs cuda (host memory kinds matter for device copies)".into(),
-        );
+    if !r.gpu_or_skip("pinned", "host memory kinds matter for device copies") {
         return Ok(());
     }
     let g = grid("pinned", r.cfg.quick);

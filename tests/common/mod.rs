@@ -226,3 +226,14 @@ pub fn first_difference(a: &Frame, b: &Frame) -> Option<String> {
     }
     None
 }
+
+/// For a GPU test whose CUDA backend could not be created: fails when CONVFLOW_REQUIRE_GPU=1
+/// (the GPU host), else reports the skip.
+pub fn skip_without_gpu(e: impl std::fmt::Display) {
+    let required = std::env::var("CONVFLOW_REQUIRE_GPU").is_ok_and(|v| v == "1");
+    assert!(
+        !required,
+        "CONVFLOW_REQUIRE_GPU=1 but the CUDA backend is unavailable: {e}"
+    );
+    eprintln!("skipped (no GPU): {e}");
+}

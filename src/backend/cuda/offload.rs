@@ -208,11 +208,12 @@ impl CudaQueue {
     }
 }
 
-fn same(src: &Shape, dst: &Shape) -> Result<(), BackendError> {
-    if src != dst {
+/// The host frame must have exactly the device frame's layout (one copy moves both).
+fn same(host: &Frame, dev: &Shape) -> Result<(), BackendError> {
+    if !host.has_shape(dev) {
         return Err(BackendError::Shape {
-            src: src.describe(),
-            dst: dst.describe(),
+            src: host.describe(),
+            dst: dev.describe(),
         });
     }
     Ok(())
@@ -220,7 +221,7 @@ fn same(src: &Shape, dst: &Shape) -> Result<(), BackendError> {
 
 impl CopyQueue for CudaQueue {
     fn upload(&mut self, src: &Frame, dst: &mut DeviceFrame) -> Result<Duration, BackendError> {
-        same(&src.shape(), &dst.shape)?;
+        same(src, &dst.shape)?;
         let d = device_buf(dst)?.buf.device_ptr(&self.stream).0;
         let bytes = src.data();
         // SAFETY: `d` is a live allocation of at least `shape.len` bytes (checked equal to the
@@ -229,7 +230,7 @@ impl CopyQueue for CudaQueue {
     }
 
     fn download(&mut self, src: &DeviceFrame, dst: &mut Frame) -> Result<Duration, BackendError> {
-        same(&src.shape, &dst.shape())?;
+        same(dst, &src.shape)?;
         let d = device_buf(src)?.buf.device_ptr(&self.stream).0;
         let bytes = dst.data_mut();
         // SAFETY: as for upload; `dst` is mutably borrowed until the copy has completed.
