@@ -27,6 +27,13 @@ pub enum FrameError {
     },
     #[error("frames differ: {0} vs {1}")]
     Mismatch(String, String),
+    #[error("cannot allocate {bytes} bytes for a {format} {w}x{h} frame (out of memory)")]
+    Alloc {
+        format: PixelFormat,
+        w: usize,
+        h: usize,
+        bytes: usize,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -112,7 +119,10 @@ impl FromStr for PixelFormat {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         PixelFormat::ALL.into_iter().find(|f| f.name() == s).ok_or_else(|| {
-            format!("unknown pixel format '{s}' (expected gray, rgb, rgba, yuv420p, yuv422p, yuv444p or nv12)")
+            format!(
+                "unknown pixel format '{}' (expected gray, rgb, rgba, yuv420p, yuv422p, yuv444p or nv12)",
+                crate::quote::quote(s)
+            )
         })
     }
 }
@@ -246,7 +256,16 @@ impl Frame {
             .map(|row| row.next_multiple_of(align.max(1)))
             .collect();
         let len = Self::layout(format, width, height, &strides)?.1;
-        Self::from_parts(format, width, height, &strides, vec![0; len])
+        // A failed allocation is an error, never an abort: frame sizes come from input files.
+        let mut data = Vec::new();
+        data.try_reserve_exact(len).map_err(|_| FrameError::Alloc {
+            format,
+            w: width,
+            h: height,
+            bytes: len,
+        })?;
+        data.resize(len, 0);
+        Self::from_parts(format, width, height, &strides, data)
     }
 
     /// Computes plane layouts for the given strides and the buffer length they need.

@@ -11,8 +11,12 @@ pub mod bench;
 pub mod border;
 pub mod filter;
 pub mod frame;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod io;
+pub mod memory;
 pub mod pipeline;
+pub mod quote;
 
 pub use backend::{Backend, BackendKind, Schedule};
 pub use border::Border;

@@ -307,6 +307,33 @@ struct HostSlots<'a> {
     pool: Pool<Frame>,
     offload: Option<&'a dyn Offload>,
     cpu_reads: bool,
+    /// Host frame buffers the run holds per frame size (pools, --check reference).
+    buffers: usize,
+    /// The frame size last checked against the memory budget.
+    budgeted: Option<(PixelFormat, usize, usize)>,
+}
+
+impl HostSlots<'_> {
+    /// Refuses a frame size whose buffers would not fit the memory budget, before the first
+    /// one is allocated.
+    fn check_budget(&mut self, format: PixelFormat, width: usize, height: usize) -> Result<(), IoError> {
+        if self.budgeted == Some((format, width, height)) {
+            return Ok(());
+        }
+        let bad = |e: crate::frame::FrameError| IoError::Read {
+            path: "<frame buffer>".into(),
+            msg: e.to_string(),
+        };
+        let len = Frame::packed_len(format, width, height).map_err(bad)? as u64;
+        let what = format!(
+            "{} buffers of {format} {width}x{height} frames ({} each)",
+            self.buffers,
+            crate::memory::human(len)
+        );
+        crate::memory::check(&what, len.saturating_mul(self.buffers as u64))?;
+        self.budgeted = Some((format, width, height));
+        Ok(())
+    }
 }
 
 impl FrameSlots for HostSlots<'_> {
@@ -322,6 +349,7 @@ impl FrameSlots for HostSlots<'_> {
             path: "<frame buffer>".into(),
             msg: e,
         };
+        self.check_budget(format, width, height)?;
         let make = || match self.offload {
             Some(off) => off
                 .host_frame(format, width, height, self.cpu_reads)
@@ -417,6 +445,22 @@ pub fn run(
 
 type StageResult = Result<StageStats, PipelineError>;
 
+/// True when a stop was requested; with `wait`, also when one arrives within 100 ms. A signal
+/// sent to a whole pipeline (Ctrl-C in a terminal) ends convflow's upstream at the same moment,
+/// and the read can see the end of its input just before the stop request is raised.
+fn stop_requested(stop: &AtomicBool, wait: bool) -> bool {
+    let deadline = Instant::now() + Duration::from_millis(if wait { 100 } else { 0 });
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 fn run_stages(
     source: &mut dyn Source,
     sink: Box<dyn Sink>,
@@ -477,6 +521,9 @@ fn run_stages(
                 pool: in_pool,
                 offload: off_ref,
                 cpu_reads: checked,
+                // Host input and output pools, plus --check's reference frame.
+                buffers: 2 * n + usize::from(checked),
+                budgeted: None,
             };
             loop {
                 if stop.load(Ordering::Relaxed) {
@@ -488,6 +535,13 @@ fn run_stages(
                 let (payload, meta) = match source.next_payload(&mut slots, off_ref) {
                     Ok(Some(x)) => x,
                     Ok(None) | Err(IoError::Stopped) => break,
+                    // After a stop request a failed read — typically a short last frame, the
+                    // upstream of a pipe having died of the same Ctrl-C — ends the stream: the
+                    // frames read before it are kept.
+                    Err(_) if stop_requested(stop, !skip_bad) => {
+                        *interrupted = true;
+                        break;
+                    }
                     Err(e @ IoError::BadFrame { .. }) if skip_bad => {
                         *skipped += 1;
                         if skip_messages.len() < 10 {

@@ -40,7 +40,7 @@ fn random_kernel(rng: &mut Rng, max_side: usize) -> Kernel {
                 .map(|_| ((rng.unit() * 2.0 - 0.7) * 4.0 / n as f64) as f32)
                 .collect();
             let offset = rng.pick(&[0.0, 0.0, 128.0, -17.25]);
-            Kernel::new("random", kw, kh, w).unwrap().with_offset(offset)
+            Kernel::new("random", kw, kh, w).unwrap().with_offset(offset).unwrap()
         }
     }
 }
@@ -270,7 +270,8 @@ pub fn exact_ties_round_half_to_even(make: &dyn Fn() -> Option<Box<dyn Backend>>
     let (mut rng, seed) = Rng::fresh(salt);
     let half_offset = Kernel::new("custom:2x1:1/2,1/2", 2, 1, vec![0.5, 0.5])
         .unwrap()
-        .with_offset(0.5);
+        .with_offset(0.5)
+        .unwrap();
     let kernels = [
         convflow::filter::spec::parse_spec("binomial:2").unwrap(),
         convflow::filter::spec::parse_spec("box:4x2").unwrap(),

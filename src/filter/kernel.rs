@@ -9,8 +9,16 @@ use super::FilterError;
 /// Tight tolerance for rank-1 detection, relative to the largest weight magnitude.
 pub const SEPARABLE_TOLERANCE: f64 = 1e-6;
 
-/// Most taps a kernel may have (4096 × 4096): a guard against absurd allocations only.
+/// Most taps a kernel may have (4096 × 4096). Spec and file parsers check sizes against it
+/// before any weight is allocated.
 pub const MAX_TAPS: usize = 1 << 24;
+
+/// Longest kernel side (a 1D kernel longer than the largest frame side has no use).
+pub const MAX_SIDE: usize = crate::frame::MAX_SIDE;
+
+/// Largest sum of |weights|, and largest |offset|: with them, no f32 sum of the contract can
+/// overflow for any sample value, so every output is a finite number before rounding.
+pub const MAX_WEIGHT_SUM: f64 = 1e9;
 
 /// A 2D kernel: `width × height` f32 weights (row-major) plus a constant added to every sum.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,11 +38,7 @@ impl Kernel {
     /// Builds a kernel from row-major weights; detects separability itself.
     pub fn new(name: impl Into<String>, width: usize, height: usize, weights: Vec<f32>) -> Result<Self, FilterError> {
         Self::check_shape(width, height, weights.len())?;
-        if let Some(bad) = weights.iter().find(|w| !w.is_finite()) {
-            return Err(FilterError::Invalid(format!(
-                "kernel weight {bad} is not a finite number"
-            )));
-        }
+        Self::check_weights(&weights)?;
         let factors = factor_rank1(width, height, &weights);
         Ok(Kernel {
             name: name.into(),
@@ -49,11 +53,12 @@ impl Kernel {
     /// Builds the kernel `col ⊗ row` (outer product in f64, rounded to f32) whose factors are
     /// known exactly; used for Gaussian, box and binomial kernels.
     pub fn from_factors(name: impl Into<String>, col: &[f64], row: &[f64]) -> Result<Self, FilterError> {
-        Self::check_shape(row.len(), col.len(), row.len() * col.len())?;
-        let weights = col
+        Self::check_shape(row.len(), col.len(), row.len().saturating_mul(col.len()))?;
+        let weights: Vec<f32> = col
             .iter()
             .flat_map(|c| row.iter().map(move |r| (c * r) as f32))
             .collect();
+        Self::check_weights(&weights)?;
         let to32 = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
         Ok(Kernel {
             name: name.into(),
@@ -69,9 +74,9 @@ impl Kernel {
         if width == 0 || height == 0 {
             return Err(FilterError::Invalid(format!("kernel size {width}x{height} is empty")));
         }
-        if width.saturating_mul(height) > MAX_TAPS {
+        if width > MAX_SIDE || height > MAX_SIDE || width.saturating_mul(height) > MAX_TAPS {
             return Err(FilterError::Invalid(format!(
-                "kernel size {width}x{height} has more than {MAX_TAPS} taps"
+                "kernel size {width}x{height} is over the limit ({MAX_SIDE} per side, {MAX_TAPS} taps)"
             )));
         }
         if len != width * height {
@@ -83,9 +88,32 @@ impl Kernel {
         Ok(())
     }
 
-    pub fn with_offset(mut self, offset: f32) -> Self {
+    /// Every weight finite (a NaN from, say, a vanishing sigma would turn whole images black)
+    /// and the sum of their magnitudes at most [`MAX_WEIGHT_SUM`].
+    fn check_weights(weights: &[f32]) -> Result<(), FilterError> {
+        if weights.iter().any(|w| !w.is_finite()) {
+            return Err(FilterError::Invalid(
+                "the kernel's weights are not all finite numbers (a sigma or amount out of range?)".into(),
+            ));
+        }
+        let sum: f64 = weights.iter().map(|&w| (w as f64).abs()).sum();
+        if sum > MAX_WEIGHT_SUM {
+            return Err(FilterError::Invalid(format!(
+                "the kernel's weights add up to {sum:.3e} in magnitude, more than the limit of {MAX_WEIGHT_SUM:.0e}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The kernel with `offset` added to every sum (finite, |offset| ≤ [`MAX_WEIGHT_SUM`]).
+    pub fn with_offset(mut self, offset: f32) -> Result<Self, FilterError> {
+        if !offset.is_finite() || offset.abs() as f64 > MAX_WEIGHT_SUM {
+            return Err(FilterError::Invalid(format!(
+                "offset {offset} is out of range (at most {MAX_WEIGHT_SUM:.0e} in magnitude)"
+            )));
+        }
         self.offset = offset;
-        self
+        Ok(self)
     }
 
     pub fn with_name(mut self, name: impl Into<String>) -> Self {

@@ -6,13 +6,17 @@
 
 use std::path::Path;
 
-use super::kernel::Kernel;
+use super::kernel::{Kernel, MAX_SIDE, MAX_TAPS};
 use super::library;
 use super::FilterError;
+use crate::quote::quote;
+
+/// Largest kernel file read (bytes): far more than the text of a kernel of [`MAX_TAPS`] taps.
+pub const MAX_FILE_BYTES: u64 = 256 << 20;
 
 fn spec_err(spec: &str, msg: impl Into<String>) -> FilterError {
     FilterError::Spec {
-        spec: spec.to_string(),
+        spec: quote(spec),
         msg: msg.into(),
     }
 }
@@ -20,45 +24,61 @@ fn spec_err(spec: &str, msg: impl Into<String>) -> FilterError {
 /// Parses a number, allowing a fraction `a/b`.
 fn number(s: &str) -> Result<f64, String> {
     let s = s.trim();
+    let not_a_number = || format!("'{}' is not a number", quote(s));
     let v = match s.split_once('/') {
         Some((a, b)) => {
-            let a: f64 = a.trim().parse().map_err(|_| format!("'{s}' is not a number"))?;
-            let b: f64 = b.trim().parse().map_err(|_| format!("'{s}' is not a number"))?;
+            let a: f64 = a.trim().parse().map_err(|_| not_a_number())?;
+            let b: f64 = b.trim().parse().map_err(|_| not_a_number())?;
             if b == 0.0 {
-                return Err(format!("'{s}' divides by zero"));
+                return Err(format!("'{}' divides by zero", quote(s)));
             }
             a / b
         }
-        None => s.parse().map_err(|_| format!("'{s}' is not a number"))?,
+        None => s.parse().map_err(|_| not_a_number())?,
     };
     if v.is_finite() {
         Ok(v)
     } else {
-        Err(format!("'{s}' is not a finite number"))
+        Err(format!("'{}' is not a finite number", quote(s)))
     }
 }
 
 fn dim(spec: &str, s: &str) -> Result<usize, FilterError> {
-    let n: usize = s
-        .trim()
-        .parse()
-        .map_err(|_| spec_err(spec, format!("size '{s}' is not a positive integer")))?;
-    if n == 0 {
-        return Err(spec_err(spec, "kernel size must be at least 1"));
+    let s = s.trim();
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(spec_err(spec, format!("size '{}' is not a positive integer", quote(s))));
     }
-    Ok(n)
+    match s.parse::<usize>() {
+        Ok(0) => Err(spec_err(spec, "kernel size must be at least 1")),
+        Ok(n) if n <= MAX_SIDE => Ok(n),
+        _ => Err(spec_err(
+            spec,
+            format!(
+                "kernel size {} is larger than {MAX_SIDE} (the largest kernel side)",
+                quote(s)
+            ),
+        )),
+    }
 }
 
-/// `N` or `WxH` → (width, height).
+/// `N` or `WxH` → (width, height), both within [`MAX_SIDE`] and W·H within [`MAX_TAPS`]:
+/// checked here, before any generator allocates its weights.
 fn size(spec: &str, s: Option<&str>) -> Result<(usize, usize), FilterError> {
     let s = s.ok_or_else(|| spec_err(spec, "missing kernel size (write e.g. ':5' or ':7x3')"))?;
-    match s.split_once(['x', 'X']) {
-        Some((w, h)) => Ok((dim(spec, w)?, dim(spec, h)?)),
+    let (w, h) = match s.split_once(['x', 'X']) {
+        Some((w, h)) => (dim(spec, w)?, dim(spec, h)?),
         None => {
             let n = dim(spec, s)?;
-            Ok((n, n))
+            (n, n)
         }
+    };
+    if w * h > MAX_TAPS {
+        return Err(spec_err(
+            spec,
+            format!("a {w}x{h} kernel has {} taps, more than the limit of {MAX_TAPS}", w * h),
+        ));
     }
+    Ok((w, h))
 }
 
 fn square(spec: &str, s: Option<&str>) -> Result<usize, FilterError> {
@@ -85,8 +105,16 @@ fn positive(spec: &str, what: &str, s: Option<&str>) -> Result<Option<f64>, Filt
     }
 }
 
-/// Parses `--kernel SPEC`.
+/// Parses `--kernel SPEC`. Sizes and parameters are checked before any weight is computed,
+/// and the weights after (finite, bounded: [`Kernel::new`]).
 pub fn parse_spec(spec: &str) -> Result<Kernel, FilterError> {
+    parse_spec_inner(spec).map_err(|e| match e {
+        FilterError::Invalid(msg) => spec_err(spec, msg),
+        e => e,
+    })
+}
+
+fn parse_spec_inner(spec: &str) -> Result<Kernel, FilterError> {
     let spec = spec.trim();
     if spec.is_empty() {
         return Err(spec_err(spec, "empty kernel spec"));
@@ -155,13 +183,23 @@ pub fn parse_spec(spec: &str) -> Result<Kernel, FilterError> {
                     format!("{w}x{h} needs {} values, got {}", w * h, weights.len()),
                 ));
             }
-            Kernel::new(label, w, h, weights).map_err(|e| spec_err(spec, e.to_string()))
+            Kernel::new(label, w, h, weights)
         }
         _ => Err(spec_err(
             spec,
-            format!("unknown kernel '{name}' (run 'convflow kernels' for the list)"),
+            format!("unknown kernel '{}' (run 'convflow kernels' for the list)", quote(name)),
         )),
     }
+}
+
+/// Parses the bytes of a kernel file: UTF-8 text as [`parse_kernel_text`] reads it.
+pub fn parse_kernel_bytes(origin: &str, bytes: &[u8]) -> Result<Kernel, FilterError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| FilterError::File {
+        path: origin.to_string(),
+        line: 1 + bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count(),
+        msg: "not text (invalid UTF-8)".into(),
+    })?;
+    parse_kernel_text(origin, text)
 }
 
 /// Parses the text of a kernel file (see module docs); `origin` names it in errors.
@@ -206,6 +244,12 @@ pub fn parse_kernel_text(origin: &str, text: &str) -> Result<Kernel, FilterError
                 ));
             }
         }
+        if row.len() > MAX_SIDE || rows.len() >= MAX_SIDE || (rows.len() + 1) * row.len() > MAX_TAPS {
+            return Err(err(
+                line_no,
+                format!("kernel larger than {MAX_SIDE} per side or {MAX_TAPS} taps"),
+            ));
+        }
         rows.push(row);
     }
     if rows.is_empty() {
@@ -217,16 +261,32 @@ pub fn parse_kernel_text(origin: &str, text: &str) -> Result<Kernel, FilterError
     }
     let (w, h) = (rows[0].len(), rows.len());
     let weights = rows.iter().flatten().map(|&v| (v / d) as f32).collect();
-    let k = Kernel::new(origin.to_string(), w, h, weights).map_err(|e| err(0, e.to_string()))?;
-    Ok(k.with_offset(offset.unwrap_or(0.0) as f32))
+    Kernel::new(origin.to_string(), w, h, weights)
+        .and_then(|k| k.with_offset(offset.unwrap_or(0.0) as f32))
+        .map_err(|e| err(0, e.to_string()))
 }
 
-/// Reads and parses a kernel file.
+/// Reads and parses a kernel file (at most [`MAX_FILE_BYTES`]).
 pub fn parse_kernel_file(path: &Path) -> Result<Kernel, FilterError> {
-    let text = std::fs::read_to_string(path).map_err(|e| FilterError::File {
+    use std::io::Read;
+    let file_err = |msg: String| FilterError::File {
         path: path.display().to_string(),
         line: 0,
-        msg: e.to_string(),
+        msg,
+    };
+    let file = std::fs::File::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => file_err("does not exist".into()),
+        _ => file_err(format!("cannot be read: {e}")),
     })?;
-    Ok(parse_kernel_text(&path.display().to_string(), &text)?.with_name(format!("file:{}", path.display())))
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| file_err(format!("cannot be read: {e}")))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(file_err(format!(
+            "larger than {} MiB: not a kernel file",
+            MAX_FILE_BYTES >> 20
+        )));
+    }
+    Ok(parse_kernel_bytes(&path.display().to_string(), &bytes)?.with_name(format!("file:{}", path.display())))
 }

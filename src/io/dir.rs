@@ -2,18 +2,38 @@
 //! written back under the same names.
 //!
 //! Hidden files (names starting with '.') and subdirectories are skipped; any other file must
-//! decode as an image of the same size as the first, or the run stops naming it.
+//! decode as an image of the same size as the first, or the run stops naming it. Names are
+//! kept as bytes (a name need not be UTF-8). An output directory is staged whole and moved into
+//! place only when the run succeeds ([`PendingDir`]).
 
 use std::cmp::Ordering;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use super::still::{load, output_format, save};
-use super::{existing_parent, temp_sibling, FrameMeta, FrameSlots, IoError, Sink, Source};
+use super::atomic::PendingDir;
+use super::still::{encode, load, output_format};
+use super::{existing_parent, FrameMeta, FrameSlots, IoError, Sink, Source};
 use crate::frame::Frame;
 
+/// The file name a directory output gives frame `index` of a source without names
+/// (synthetic frames): `frame_000042.png`.
+pub fn frame_file_name(index: usize) -> OsString {
+    format!("frame_{index:06}.png").into()
+}
+
+/// True for names [`frame_file_name`] makes.
+pub fn is_frame_file_name(name: &OsStr) -> bool {
+    let b = name.as_bytes();
+    b.len() >= 16
+        && b.starts_with(b"frame_")
+        && b.ends_with(b".png")
+        && b[6..b.len() - 4].iter().all(u8::is_ascii_digit)
+}
+
 /// Compares names so that digit runs compare as numbers: `a2.png < a10.png`.
-pub fn natural_cmp(a: &str, b: &str) -> Ordering {
-    let (mut a, mut b) = (a.as_bytes(), b.as_bytes());
+pub fn natural_cmp(a: &[u8], b: &[u8]) -> Ordering {
+    let (mut a, mut b) = (a, b);
     loop {
         match (a.first(), b.first()) {
             (None, None) => return Ordering::Equal,
@@ -52,13 +72,13 @@ pub fn list_frames(dir: &Path) -> Result<Vec<PathBuf>, IoError> {
     let mut names = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(read_err)? {
         let entry = entry.map_err(read_err)?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') || entry.path().is_dir() {
+        let name = entry.file_name();
+        if name.as_bytes().starts_with(b".") || entry.path().is_dir() {
             continue;
         }
         names.push(name);
     }
-    names.sort_by(|a, b| natural_cmp(a, b));
+    names.sort_by(|a, b| natural_cmp(a.as_bytes(), b.as_bytes()));
     if names.is_empty() {
         return Err(IoError::EmptyDir(dir.to_path_buf()));
     }
@@ -86,6 +106,11 @@ impl DirSource {
 impl Source for DirSource {
     fn describe(&self) -> String {
         format!("{} ({} files)", self.dir.display(), self.files.len())
+    }
+    fn files(&self) -> Vec<PathBuf> {
+        let mut v = vec![self.dir.clone()];
+        v.extend(self.files.iter().cloned());
+        v
     }
     fn len_hint(&self) -> Option<usize> {
         Some(self.files.len())
@@ -122,7 +147,7 @@ impl Source for DirSource {
         }
         let meta = FrameMeta {
             index: self.next,
-            name: path.file_name().map(|n| n.to_string_lossy().into_owned()),
+            name: path.file_name().map(|n| n.to_os_string()),
             pts: None,
         };
         self.next += 1;
@@ -133,8 +158,8 @@ impl Source for DirSource {
 /// Writes frames into a hidden staging directory; `finish` moves them into the output.
 pub struct DirSink {
     out: PathBuf,
-    staging: PathBuf,
-    names: Vec<String>,
+    staging: PendingDir,
+    names: Vec<OsString>,
 }
 
 impl DirSink {
@@ -146,8 +171,7 @@ impl DirSink {
             });
         }
         existing_parent(out)?;
-        let staging = temp_sibling(out, "partial");
-        std::fs::create_dir_all(&staging).map_err(|e| IoError::Output {
+        let staging = PendingDir::create(out).map_err(|e| IoError::Output {
             path: out.to_path_buf(),
             msg: e.to_string(),
         })?;
@@ -164,44 +188,46 @@ impl Sink for DirSink {
         format!("{}/", self.out.display())
     }
     fn write_frame(&mut self, frame: &Frame, meta: &FrameMeta) -> Result<(), IoError> {
-        let name = meta
-            .name
-            .clone()
-            .unwrap_or_else(|| format!("frame_{:06}.png", meta.index));
-        let path = self.staging.join(&name);
-        let format = output_format(&PathBuf::from(&name))?;
-        save(frame, &path, format)?;
+        let name = meta.name.clone().unwrap_or_else(|| frame_file_name(meta.index));
+        let shown = self.out.join(&name);
+        let format = output_format(&shown)?;
+        let path = self.staging.path().join(&name);
+        let file = std::fs::File::create_new(&path).map_err(|e| IoError::Write {
+            path: shown.clone(),
+            msg: e.to_string(),
+        })?;
+        encode(frame, format, &mut std::io::BufWriter::new(file), &shown)?;
         self.names.push(name);
         Ok(())
     }
     fn finish(self: Box<Self>) -> Result<(), IoError> {
-        let out_err = |e: std::io::Error| IoError::Output {
-            path: self.out.clone(),
+        let DirSink { out, staging, names } = *self;
+        staging.commit(&names).map_err(|e| IoError::Output {
+            path: out,
             msg: e.to_string(),
-        };
-        let result = (|| {
-            std::fs::create_dir_all(&self.out).map_err(out_err)?;
-            for name in &self.names {
-                std::fs::rename(self.staging.join(name), self.out.join(name)).map_err(out_err)?;
-            }
-            Ok(())
-        })();
-        let _ = std::fs::remove_dir_all(&self.staging);
-        result
+        })
     }
     fn abort(self: Box<Self>) {
-        let _ = std::fs::remove_dir_all(&self.staging);
+        // Dropping the staging directory removes it.
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::natural_cmp;
+    use super::*;
 
     #[test]
     fn natural_order() {
         let mut v = vec!["f10.png", "f2.png", "f1.png", "f02.png", "a.png", "f1a.png"];
-        v.sort_by(|a, b| natural_cmp(a, b));
+        v.sort_by(|a, b| natural_cmp(a.as_bytes(), b.as_bytes()));
         assert_eq!(v, vec!["a.png", "f1.png", "f1a.png", "f2.png", "f02.png", "f10.png"]);
+    }
+
+    #[test]
+    fn generated_frame_names_are_recognised() {
+        assert!(is_frame_file_name(&frame_file_name(42)));
+        assert!(is_frame_file_name(&frame_file_name(12_345_678)));
+        assert!(!is_frame_file_name(OsStr::new("frame_00001x.png")));
+        assert!(!is_frame_file_name(OsStr::new("photo.png")));
     }
 }

@@ -5,15 +5,20 @@
 //!
 //! Sinks never leave an output that looks complete after a failed run: files are written under
 //! a temporary name and renamed on success, and a directory's files are staged in a hidden
-//! sibling directory that is moved into place only by [`Sink::finish`].
+//! sibling directory that is moved into place only by [`Sink::finish`] ([`atomic`]). Before any
+//! work, [`guard`] refuses outputs that would write over an input.
 
+pub mod atomic;
 pub mod dir;
+pub mod guard;
 pub mod still;
+pub mod stop;
 pub mod synthetic;
 #[cfg(feature = "video")]
 pub mod video;
 pub mod y4m;
 
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use crate::backend::{DeviceFrame, Offload};
@@ -46,6 +51,21 @@ pub enum IoError {
     /// The pipeline stopped while a source waited for a free frame buffer (another stage failed).
     #[error("pipeline stopped")]
     Stopped,
+    #[error(transparent)]
+    Memory(#[from] crate::memory::MemoryError),
+}
+
+impl IoError {
+    /// The error for an input that cannot be opened: "does not exist" only when it does not.
+    pub fn open_input(path: &Path, e: std::io::Error) -> IoError {
+        match e.kind() {
+            std::io::ErrorKind::NotFound => IoError::MissingInput(path.to_path_buf()),
+            _ => IoError::Read {
+                path: path.to_path_buf(),
+                msg: format!("cannot be read: {e}"),
+            },
+        }
+    }
 }
 
 /// What a sink needs to know about the stream before the first frame.
@@ -100,8 +120,8 @@ impl FrameSlots for HeapSlots {
 pub struct FrameMeta {
     /// 0-based position in the stream.
     pub index: usize,
-    /// File name for frames read from files (a directory sink reuses it).
-    pub name: Option<String>,
+    /// File name for frames read from files (a directory sink reuses it); any bytes.
+    pub name: Option<OsString>,
     /// Presentation timestamp in [`StreamInfo::time_base`] units (video files).
     pub pts: Option<i64>,
 }
@@ -117,6 +137,10 @@ pub enum Payload {
 pub trait Source: Send {
     /// What is being read, for messages.
     fn describe(&self) -> String;
+    /// The files this source reads (for input protection: no output may be one of them).
+    fn files(&self) -> Vec<PathBuf> {
+        Vec::new()
+    }
     /// Number of frames, when known in advance.
     fn len_hint(&self) -> Option<usize>;
     /// Format, size and timing, when known before the first frame (not for image files).
@@ -180,15 +204,15 @@ pub struct VideoOptions {
 
 /// Opens a source for `input`: `synthetic:WxH:FORMAT:FRAMES`, a y4m stream (`-` or `*.y4m`),
 /// a directory of images, an image file, or (with the `video` feature) any other file as a
-/// video through FFmpeg.
-pub fn open_source(input: &Path) -> Result<Box<dyn Source>, IoError> {
+/// video through FFmpeg. With `stop`, reads that block on a pipe end when it is raised.
+pub fn open_source(input: &Path, stop: Option<stop::StopFlag>) -> Result<Box<dyn Source>, IoError> {
     if synthetic::is_synthetic(input) {
         return Ok(Box::new(synthetic::SyntheticSource::parse(&input.to_string_lossy())?));
     }
     if is_y4m(input) {
-        return Ok(Box::new(y4m::Y4mSource::open(input)?));
+        return Ok(Box::new(y4m::Y4mSource::open(input, stop)?));
     }
-    let meta = std::fs::metadata(input).map_err(|_| IoError::MissingInput(input.to_path_buf()))?;
+    let meta = std::fs::metadata(input).map_err(|e| IoError::open_input(input, e))?;
     if meta.is_dir() {
         return Ok(Box::new(dir::DirSource::open(input)?));
     }
@@ -203,72 +227,120 @@ pub fn open_source(input: &Path) -> Result<Box<dyn Source>, IoError> {
     Ok(Box::new(still::StillSource::new(input)))
 }
 
-/// Opens the sink for `output`: `null` (discard), a y4m stream (`-` or `*.y4m`), a video file
-/// (by extension, `video` feature), a directory when the source is one, or one image file (when
-/// `output` is an existing directory, the file keeps the input's name inside it). `stream` is
-/// the source's [`Source::stream_info`]; y4m and video outputs need it.
-pub fn open_sink(
-    output: &Path,
-    input: &Path,
-    source_is_dir: bool,
-    stream: Option<&StreamInfo>,
-    video: &VideoOptions,
-) -> Result<Box<dyn Sink>, IoError> {
-    if output.as_os_str() == "null" {
-        return Ok(Box::<synthetic::NullSink>::default());
+/// What an OUTPUT argument names, decided from the arguments alone before anything is opened
+/// (input protection checks it; [`open_sink`] opens it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// `null`: frames are discarded.
+    Null,
+    /// `-` (stdout) or a `.y4m` file.
+    Y4m(PathBuf),
+    /// A video file; the container comes from the extension.
+    Video(PathBuf),
+    /// A directory of images, for a directory or synthetic input: it receives the input's file
+    /// names, or `frame_000000.png`, … ([`dir::frame_file_name`]).
+    Dir(PathBuf),
+    /// One image file; an output that is an existing directory receives the input's file name.
+    Still(PathBuf),
+}
+
+impl Output {
+    /// Classifies `output`. `many` is true for inputs of many image frames (directories,
+    /// synthetic frames), which go to a directory unless the output is y4m, video or null.
+    pub fn classify(output: &Path, input: &Path, many: bool) -> Output {
+        if output.as_os_str() == "null" {
+            Output::Null
+        } else if is_y4m(output) {
+            Output::Y4m(output.to_path_buf())
+        } else if is_video_output(output) {
+            Output::Video(output.to_path_buf())
+        } else if many {
+            Output::Dir(output.to_path_buf())
+        } else if output.is_dir() {
+            Output::Still(output.join(input.file_name().unwrap_or_default()))
+        } else {
+            Output::Still(output.to_path_buf())
+        }
     }
-    let needs_stream = |what: &str| IoError::Output {
-        path: output.to_path_buf(),
+
+    /// What input protection compares with the inputs; `names` tells which file names a
+    /// directory output will write.
+    pub fn guarded<'a>(&'a self, names: &'a dyn Fn(&OsStr) -> bool) -> Option<guard::Output<'a>> {
+        Some(match self {
+            Output::Null => return None,
+            Output::Y4m(p) if p.as_os_str() == "-" => guard::Output::Stdout,
+            Output::Y4m(p) | Output::Video(p) | Output::Still(p) => guard::Output::File {
+                what: "output",
+                path: p,
+            },
+            Output::Dir(dir) => guard::Output::Dir {
+                what: "output",
+                dir,
+                writes: names,
+            },
+        })
+    }
+}
+
+/// Opens the sink for `output` (see [`Output::classify`]). `stream` is the source's
+/// [`Source::stream_info`]; y4m and video outputs need it.
+pub fn open_sink(output: &Output, stream: Option<&StreamInfo>, video: &VideoOptions) -> Result<Box<dyn Sink>, IoError> {
+    let needs_stream = |path: &Path, what: &str| IoError::Output {
+        path: path.to_path_buf(),
         msg: format!(
             "{what} output needs a video, y4m or synthetic input (stills and directories hold RGB or gray images)"
         ),
     };
-    if is_y4m(output) {
-        let s = stream.ok_or_else(|| needs_stream("y4m"))?;
-        let header = match &s.y4m {
-            Some(h) => h.clone(),
-            None => y4m::Y4mHeader::for_stream(s).ok_or_else(|| IoError::Output {
-                path: output.to_path_buf(),
-                msg: format!("y4m holds gray, yuv420p, yuv422p or yuv444p frames, not {}", s.format),
-            })?,
-        };
-        return Ok(Box::new(y4m::Y4mSink::create(output, header)?));
-    }
-    if is_video_output(output) {
-        let s = stream.ok_or_else(|| needs_stream("video"))?;
-        #[cfg(feature = "video")]
-        return Ok(Box::new(video::VideoSink::create(output, s, video)?));
-        #[cfg(not(feature = "video"))]
-        {
-            let _ = (s, video);
-            return Err(IoError::Output {
-                path: output.to_path_buf(),
-                msg: "this convflow was built without the 'video' feature".into(),
-            });
+    // Image files hold gray, RGB and RGBA frames; a stream of frames goes to one image file
+    // only through a directory.
+    let image_frames = |path: &Path, many: bool| {
+        match stream {
+        Some(s) if !many || !matches!(s.format, PixelFormat::Gray8 | PixelFormat::Rgb8 | PixelFormat::Rgba8) => {
+            Err(IoError::Output {
+                path: path.to_path_buf(),
+                msg: format!(
+                    "{} frames can be written as y4m ('-' or a .y4m file), a video file (.mp4, .mkv, .mov, .avi, .ts, .nut) or null",
+                    s.format
+                ),
+            })
         }
+        _ => Ok(()),
     }
-    if let Some(s) = stream {
-        let image_ok = matches!(s.format, PixelFormat::Gray8 | PixelFormat::Rgb8 | PixelFormat::Rgba8);
-        if !source_is_dir || !image_ok {
-            let msg = format!(
-                "{} frames can be written as y4m ('-' or a .y4m file), a video file (.mp4, .mkv, .mov, .avi, .ts, .nut) or null",
-                s.format
-            );
-            return Err(IoError::Output {
-                path: output.to_path_buf(),
-                msg,
-            });
+    };
+    match output {
+        Output::Null => Ok(Box::<synthetic::NullSink>::default()),
+        Output::Y4m(path) => {
+            let s = stream.ok_or_else(|| needs_stream(path, "y4m"))?;
+            let header = match &s.y4m {
+                Some(h) => h.clone(),
+                None => y4m::Y4mHeader::for_stream(s).ok_or_else(|| IoError::Output {
+                    path: path.to_path_buf(),
+                    msg: format!("y4m holds gray, yuv420p, yuv422p or yuv444p frames, not {}", s.format),
+                })?,
+            };
+            Ok(Box::new(y4m::Y4mSink::create(path, header)?))
         }
-    }
-    if source_is_dir {
-        Ok(Box::new(dir::DirSink::create(output)?))
-    } else {
-        let target = if output.is_dir() {
-            output.join(input.file_name().unwrap_or_default())
-        } else {
-            output.to_path_buf()
-        };
-        Ok(Box::new(still::StillSink::create(&target)?))
+        Output::Video(path) => {
+            let s = stream.ok_or_else(|| needs_stream(path, "video"))?;
+            #[cfg(feature = "video")]
+            return Ok(Box::new(video::VideoSink::create(path, s, video)?));
+            #[cfg(not(feature = "video"))]
+            {
+                let _ = (s, video);
+                Err(IoError::Output {
+                    path: path.to_path_buf(),
+                    msg: "this convflow was built without the 'video' feature".into(),
+                })
+            }
+        }
+        Output::Dir(path) => {
+            image_frames(path, true)?;
+            Ok(Box::new(dir::DirSink::create(path)?))
+        }
+        Output::Still(path) => {
+            image_frames(path, false)?;
+            Ok(Box::new(still::StillSink::create(path)?))
+        }
     }
 }
 
@@ -287,15 +359,15 @@ pub(crate) fn existing_parent(path: &Path) -> Result<PathBuf, IoError> {
     Ok(parent)
 }
 
-/// A hidden name beside `path` for work in progress: `.NAME.convflow-TAG-PID`.
-pub(crate) fn temp_sibling(path: &Path, tag: &str) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = format!(".{name}.convflow-{tag}-{}", std::process::id());
-    match path.parent() {
-        Some(p) => p.join(tmp),
-        None => PathBuf::from(tmp),
+/// Checks a file output before any work: its directory exists and the path is not an existing
+/// directory (which a rename at the end could not replace).
+pub fn file_target(path: &Path) -> Result<(), IoError> {
+    existing_parent(path)?;
+    if path.is_dir() {
+        return Err(IoError::Output {
+            path: path.to_path_buf(),
+            msg: "is an existing directory; name a file".into(),
+        });
     }
+    Ok(())
 }

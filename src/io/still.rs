@@ -1,31 +1,79 @@
 //! Single still images through the `image` crate (PNG, JPEG, BMP, TIFF).
 //!
 //! 8-bit gray, RGB and RGBA load as they are; gray+alpha loads as RGBA, and 16-bit or float
-//! images are reduced to 8 bits. The output format follows the output file's extension; JPEG
-//! cannot hold alpha, so RGBA is written to JPEG as RGB.
+//! images are reduced to 8 bits. An EXIF orientation (JPEG, PNG, TIFF) is applied on read, as
+//! image viewers and OpenCV's `imread` do, so the pixels come out upright; outputs carry no
+//! orientation tag. Decoding is bounded by the memory budget ([`crate::memory`]) and a decoder
+//! panic on hostile bytes becomes an error. The output format follows the output file's
+//! extension; JPEG cannot hold alpha, so RGBA is written to JPEG as RGB.
 
+use std::io::{BufRead, Seek, Write};
 use std::path::{Path, PathBuf};
 
-use image::{DynamicImage, ExtendedColorType, ImageFormat};
+use image::{DynamicImage, ExtendedColorType, ImageDecoder, ImageFormat};
 
-use super::{existing_parent, temp_sibling, FrameMeta, FrameSlots, IoError, Sink, Source};
+use super::atomic::PendingFile;
+use super::{existing_parent, FrameMeta, FrameSlots, IoError, Sink, Source};
 use crate::frame::{Frame, PixelFormat};
 
-/// Decodes one image file into a frame.
-pub fn load(path: &Path) -> Result<Frame, IoError> {
+thread_local! {
+    static QUIET_PANICS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// True while this thread runs a decoder whose panics are caught and reported as errors: a
+/// panic hook may stay silent then (the CLI's does).
+pub fn panics_are_caught() -> bool {
+    QUIET_PANICS.with(|q| q.get())
+}
+
+/// Runs `f`, turning a panic into `Err(message)`.
+fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    QUIET_PANICS.with(|q| q.set(true));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    QUIET_PANICS.with(|q| q.set(false));
+    r.map_err(|p| {
+        let msg = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown".into());
+        format!("the decoder failed ({msg})")
+    })
+}
+
+/// Decodes an image from `reader` (format guessed from its first bytes) into a frame; `origin`
+/// names it in errors. The decoded image must fit the memory budget ([`crate::memory`]).
+pub fn decode<R: BufRead + Seek>(reader: R, origin: &Path) -> Result<Frame, IoError> {
+    decode_within(reader, origin, crate::memory::budget().map(|(b, _)| b))
+}
+
+/// [`decode`] with an explicit cap in bytes on the decoded image (None: no cap).
+pub fn decode_within<R: BufRead + Seek>(reader: R, origin: &Path, cap: Option<u64>) -> Result<Frame, IoError> {
     let decode_err = |msg: String| IoError::Decode {
-        path: path.to_path_buf(),
-        msg,
+        path: origin.to_path_buf(),
+        msg: msg.replace(['\n', '\r'], " "),
     };
-    let reader = image::ImageReader::open(path).map_err(|e| IoError::Read {
-        path: path.to_path_buf(),
-        msg: e.to_string(),
-    })?;
-    let reader = reader.with_guessed_format().map_err(|e| decode_err(e.to_string()))?;
+    let mut reader = image::ImageReader::new(reader)
+        .with_guessed_format()
+        .map_err(|e| decode_err(e.to_string()))?;
     if reader.format().is_none() {
         return Err(decode_err("unknown image format".into()));
     }
-    let img = reader.decode().map_err(|e| decode_err(e.to_string()))?;
+    let mut limits = image::Limits::default();
+    limits.max_alloc = cap;
+    reader.limits(limits.clone());
+    let img = catch(|| -> image::ImageResult<DynamicImage> {
+        let mut decoder = reader.into_decoder()?;
+        // The header's size is checked before the image buffer is allocated (as
+        // `ImageReader::decode` does, which this path replaces to read the orientation).
+        limits.reserve(decoder.total_bytes())?;
+        let orientation = decoder.orientation()?;
+        let mut img = DynamicImage::from_decoder(decoder)?;
+        img.apply_orientation(orientation);
+        Ok(img)
+    })
+    .map_err(decode_err)?
+    .map_err(|e| decode_err(e.to_string()))?;
     let (w, h) = (img.width() as usize, img.height() as usize);
     let (format, data) = match img {
         DynamicImage::ImageLuma8(b) => (PixelFormat::Gray8, b.into_raw()),
@@ -39,7 +87,12 @@ pub fn load(path: &Path) -> Result<Frame, IoError> {
     Frame::from_parts(format, w, h, &[stride], data).map_err(|e| decode_err(e.to_string()))
 }
 
-/// The image format for an output path, from its extension.
+/// Decodes one image file into a frame.
+pub fn load(path: &Path) -> Result<Frame, IoError> {
+    let file = std::fs::File::open(path).map_err(|e| IoError::open_input(path, e))?;
+    decode(std::io::BufReader::new(file), path)
+}
+
 /// True when the file's first bytes are an image format this build reads.
 pub fn looks_like_image(path: &Path) -> bool {
     image::ImageReader::open(path)
@@ -47,6 +100,7 @@ pub fn looks_like_image(path: &Path) -> bool {
         .is_ok_and(|r| r.format().is_some())
 }
 
+/// The image format for an output path, from its extension.
 pub fn output_format(path: &Path) -> Result<ImageFormat, IoError> {
     let fmt = ImageFormat::from_path(path).map_err(|_| IoError::Output {
         path: path.to_path_buf(),
@@ -61,8 +115,8 @@ pub fn output_format(path: &Path) -> Result<ImageFormat, IoError> {
     }
 }
 
-/// Encodes `frame` into `path` atomically: a temporary sibling is written, then renamed.
-pub fn save(frame: &Frame, path: &Path, format: ImageFormat) -> Result<(), IoError> {
+/// Encodes `frame` as `format` into `out`; `path` names the output in errors.
+pub fn encode<W: Write + Seek>(frame: &Frame, format: ImageFormat, out: &mut W, path: &Path) -> Result<(), IoError> {
     let write_err = |msg: String| IoError::Write {
         path: path.to_path_buf(),
         msg,
@@ -78,15 +132,9 @@ pub fn save(frame: &Frame, path: &Path, format: ImageFormat) -> Result<(), IoErr
         PixelFormat::Rgba8 => ExtendedColorType::Rgba8,
         other => return Err(write_err(format!("cannot store a {other} frame as an image file"))),
     };
-    let tmp = temp_sibling(path, "tmp");
-    let result =
-        image::save_buffer_with_format(&tmp, &data, frame.width() as u32, frame.height() as u32, color, format)
-            .map_err(|e| write_err(e.to_string()))
-            .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| write_err(e.to_string())));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    let (w, h) = (frame.width() as u32, frame.height() as u32);
+    image::write_buffer_with_format(out, &data, w, h, color, format).map_err(|e| write_err(e.to_string()))?;
+    out.flush().map_err(|e| write_err(e.to_string()))
 }
 
 /// One image file as a one-frame source.
@@ -108,6 +156,9 @@ impl Source for StillSource {
     fn describe(&self) -> String {
         self.path.display().to_string()
     }
+    fn files(&self) -> Vec<PathBuf> {
+        vec![self.path.clone()]
+    }
     fn len_hint(&self) -> Option<usize> {
         Some(1)
     }
@@ -115,7 +166,7 @@ impl Source for StillSource {
         if std::mem::replace(&mut self.done, true) {
             return Ok(None);
         }
-        let name = self.path.file_name().map(|n| n.to_string_lossy().into_owned());
+        let name = self.path.file_name().map(|n| n.to_os_string());
         let frame = slots.adopt(load(&self.path)?)?;
         Ok(Some((
             frame,
@@ -128,11 +179,11 @@ impl Source for StillSource {
     }
 }
 
-/// One image file as a sink of exactly one frame.
+/// One image file as a sink of exactly one frame, renamed into place by `finish`.
 pub struct StillSink {
     path: PathBuf,
     format: ImageFormat,
-    written: bool,
+    pending: Option<PendingFile>,
 }
 
 impl StillSink {
@@ -143,7 +194,7 @@ impl StillSink {
         Ok(StillSink {
             path: path.to_path_buf(),
             format,
-            written: false,
+            pending: None,
         })
     }
 }
@@ -153,22 +204,31 @@ impl Sink for StillSink {
         self.path.display().to_string()
     }
     fn write_frame(&mut self, frame: &Frame, _meta: &FrameMeta) -> Result<(), IoError> {
-        if std::mem::replace(&mut self.written, true) {
+        if self.pending.is_some() {
             return Err(IoError::Output {
                 path: self.path.clone(),
                 msg: "an image file holds one frame".into(),
             });
         }
-        save(frame, &self.path, self.format)
-    }
-    fn finish(self: Box<Self>) -> Result<(), IoError> {
+        let mut f = PendingFile::create(&self.path).map_err(|e| IoError::Output {
+            path: self.path.clone(),
+            msg: e.to_string(),
+        })?;
+        encode(frame, self.format, &mut std::io::BufWriter::new(&mut f), &self.path)?;
+        self.pending = Some(f);
         Ok(())
     }
-    fn abort(self: Box<Self>) {
-        // The run failed after this frame was stored (e.g. a --check mismatch found later):
-        // the file must not look like a good result.
-        if self.written {
-            let _ = std::fs::remove_file(&self.path);
+    fn finish(self: Box<Self>) -> Result<(), IoError> {
+        let path = self.path;
+        match self.pending {
+            Some(f) => f.commit().map_err(|e| IoError::Write {
+                path,
+                msg: e.to_string(),
+            }),
+            None => Ok(()),
         }
+    }
+    fn abort(self: Box<Self>) {
+        // Dropping the pending file removes it.
     }
 }

@@ -32,7 +32,7 @@ impl SyntheticSource {
     /// Parses `synthetic:WxH:FORMAT:FRAMES`.
     pub fn parse(spec: &str) -> Result<Self, IoError> {
         let err = |msg: &str| IoError::Read {
-            path: spec.into(),
+            path: crate::quote::quote(spec).into(),
             msg: format!("{msg} (write synthetic:WIDTHxHEIGHT:FORMAT:FRAMES, e.g. synthetic:1920x1080:rgb:100)"),
         };
         let parts: Vec<&str> = spec.split(':').collect();
@@ -46,7 +46,8 @@ impl SyntheticSource {
         };
         let format: PixelFormat = parts[2].parse().map_err(|e: String| err(&e))?;
         let frames = parts[3].parse::<usize>().map_err(|_| err("bad frame count"))?;
-        Frame::new(format, width, height).map_err(|e| err(&e.to_string()))?;
+        // Layout only: frames are allocated by the pipeline, within its memory budget.
+        Frame::packed_len(format, width, height).map_err(|e| err(&e.to_string()))?;
         Ok(SyntheticSource {
             spec: spec.to_string(),
             format,
@@ -96,12 +97,17 @@ impl Source for SyntheticSource {
             return Ok(None);
         }
         let t = self.next;
+        // The slot first: the pipeline checks the frame size against its memory budget there.
+        let mut frame = slots.take(self.format, self.width, self.height)?;
         // A few distinct frames are generated once and then cycled, so this source runs at
         // memory-copy speed and never limits what it measures.
         if self.cache.len() < CYCLE.min(self.frames) {
-            self.cache.push(self.generate(t));
+            let pattern = self.generate(t).map_err(|e| IoError::Read {
+                path: crate::quote::quote(&self.spec).into(),
+                msg: e.to_string(),
+            })?;
+            self.cache.push(pattern);
         }
-        let mut frame = slots.take(self.format, self.width, self.height)?;
         if !self.filled.contains(&frame.id()) {
             let pattern = &self.cache[t % self.cache.len()];
             for p in 0..pattern.planes().len() {
@@ -114,7 +120,7 @@ impl Source for SyntheticSource {
         }
         let meta = FrameMeta {
             index: t,
-            name: Some(format!("frame_{t:06}.png")),
+            name: Some(super::dir::frame_file_name(t)),
             pts: None,
         };
         self.next += 1;
@@ -123,8 +129,8 @@ impl Source for SyntheticSource {
 }
 
 impl SyntheticSource {
-    fn generate(&self, t: usize) -> Frame {
-        let mut frame = Frame::new(self.format, self.width, self.height).expect("size checked in parse");
+    fn generate(&self, t: usize) -> Result<Frame, crate::frame::FrameError> {
+        let mut frame = Frame::new(self.format, self.width, self.height)?;
         let mut s = (t as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         for p in 0..frame.planes().len() {
             for y in 0..frame.planes()[p].height {
@@ -136,7 +142,7 @@ impl SyntheticSource {
                 }
             }
         }
-        frame
+        Ok(frame)
     }
 }
 

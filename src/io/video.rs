@@ -17,17 +17,98 @@ use ff::format::Pixel;
 use ff::{Dictionary, Rational, Rescale};
 use ffmpeg_next as ff;
 
-use super::{existing_parent, temp_sibling, FrameMeta, FrameSlots, IoError, Sink, Source, StreamInfo, VideoOptions};
+use super::atomic::PendingFile;
+use super::{file_target, FrameMeta, FrameSlots, IoError, Sink, Source, StreamInfo, VideoOptions};
 use crate::frame::{Frame, PixelFormat};
 
 fn init() -> Result<(), String> {
     static INIT: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     INIT.get_or_init(|| {
         ff::init().map_err(|e| e.to_string())?;
-        ff::log::set_level(ff::log::Level::Error);
+        // SAFETY: installs a callback with the signature av_log expects; it only formats the
+        // message with FFmpeg's own formatter and never unwinds.
+        unsafe { ff::ffi::av_log_set_callback(Some(log_callback)) };
         Ok(())
     })
     .clone()
+}
+
+/// Print every FFmpeg message (`-v`) instead of keeping them for error messages only.
+static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// Errors FFmpeg logged since the last frame was delivered (oldest first, at most 16).
+static LOGGED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// With `true`, FFmpeg's messages (errors and warnings) are printed on stderr as they come.
+pub fn set_verbose(on: bool) {
+    VERBOSE.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn logged() -> std::sync::MutexGuard<'static, Vec<String>> {
+    LOGGED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// FFmpeg's log callback: keeps errors for convflow's messages, prints them (and warnings)
+/// only when verbose.
+unsafe extern "C" fn log_callback(
+    avcl: *mut libc::c_void,
+    level: libc::c_int,
+    fmt: *const libc::c_char,
+    vl: *mut ff::ffi::__va_list_tag,
+) {
+    let verbose = VERBOSE.load(std::sync::atomic::Ordering::Relaxed);
+    if level > ff::ffi::AV_LOG_WARNING || (level > ff::ffi::AV_LOG_ERROR && !verbose) {
+        return;
+    }
+    let mut buf = [0 as libc::c_char; 512];
+    let mut prefix: libc::c_int = 1;
+    // SAFETY: FFmpeg's formatter writes at most buf.len() bytes, NUL-terminated, consuming the
+    // va_list once (as av_log_default_callback does).
+    let line = unsafe {
+        ff::ffi::av_log_format_line2(
+            avcl,
+            level,
+            fmt,
+            vl,
+            buf.as_mut_ptr(),
+            buf.len() as libc::c_int,
+            &mut prefix,
+        );
+        std::ffi::CStr::from_ptr(buf.as_ptr())
+    };
+    let line = tidy_log_line(&line.to_string_lossy());
+    if line.is_empty() {
+        return;
+    }
+    if verbose {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "ffmpeg: {line}");
+    }
+    if level <= ff::ffi::AV_LOG_ERROR {
+        let mut l = logged();
+        if l.len() < 16 {
+            l.push(line);
+        }
+    }
+}
+
+/// One line, without the context's address: `[h264 @ 0x55d…] error` → `[h264] error`.
+fn tidy_log_line(raw: &str) -> String {
+    let mut s = raw.trim().replace(['\n', '\r'], " ").replace("[NULL] ", "");
+    while let Some(at) = s.find(" @ 0x") {
+        match s[at..].find(']') {
+            Some(end) => s.replace_range(at..at + end, ""),
+            None => break,
+        }
+    }
+    s
+}
+
+/// The first FFmpeg error logged since the last call, if any (and forgets the rest).
+fn take_logged() -> Option<String> {
+    let mut l = logged();
+    let first = l.first().cloned();
+    l.clear();
+    first
 }
 
 /// Our format for an FFmpeg pixel format, and whether it is full range (`yuvj*`).
@@ -162,7 +243,12 @@ impl VideoSource {
         }
     }
 
+    /// A bad-frame error, with the first error FFmpeg logged about it.
     fn bad(&self, msg: String) -> IoError {
+        let msg = match take_logged() {
+            Some(log) => format!("{msg}; FFmpeg: {log}"),
+            None => msg,
+        };
         IoError::BadFrame {
             input: self.path.display().to_string(),
             index: self.index,
@@ -201,6 +287,9 @@ impl VideoSource {
 impl Source for VideoSource {
     fn describe(&self) -> String {
         self.path.display().to_string()
+    }
+    fn files(&self) -> Vec<PathBuf> {
+        vec![self.path.clone()]
     }
     fn len_hint(&self) -> Option<usize> {
         self.frames_hint
@@ -252,9 +341,17 @@ impl Source for VideoSource {
             for y in 0..rows {
                 let row = frame.row_mut(p, y);
                 let n = row.len();
-                row.copy_from_slice(&src[y * stride..y * stride + n]);
+                // A decoder's plane that is shorter than its size says (or has a negative
+                // stride) is an error, not a panic.
+                let Some(line) = y.checked_mul(stride).and_then(|o| src.get(o..o.checked_add(n)?)) else {
+                    let e = self.bad(format!("plane {p} of the decoded frame is not laid out as expected"));
+                    self.index += 1;
+                    return Err(e);
+                };
+                row.copy_from_slice(line);
             }
         }
+        take_logged(); // what FFmpeg said before this good frame concerns no error to come
         let meta = FrameMeta {
             index: self.index,
             name: None,
@@ -282,8 +379,9 @@ fn container(path: &Path) -> Option<&'static str> {
 /// Encodes frames into a video file.
 pub struct VideoSink {
     target: PathBuf,
-    tmp: PathBuf,
     octx: ff::format::context::Output,
+    /// The temporary file FFmpeg writes (declared after `octx`, so it is closed first).
+    pending: PendingFile,
     encoder: ff::encoder::Video,
     /// Encoder time base (the input's) and the stream's, which the muxer may change.
     enc_tb: Rational,
@@ -306,7 +404,7 @@ impl VideoSink {
         init().map_err(|e| err(format!("FFmpeg did not start: {e}")))?;
         let muxer = container(path)
             .ok_or_else(|| err("unknown video container (use .mp4, .mkv, .mov, .avi, .ts or .nut)".into()))?;
-        existing_parent(path)?;
+        file_target(path)?;
         let codec = match &opts.codec {
             Some(name) => ff::encoder::find_by_name(name)
                 .ok_or_else(|| err(format!("encoder '{name}' is not in the linked FFmpeg")))?,
@@ -341,10 +439,11 @@ impl VideoSink {
                 )));
             }
         }
-        let tmp = temp_sibling(path, "tmp");
-        let mut octx = ff::format::output_as(&tmp, muxer).map_err(|e| err(format!("cannot create ({e})")))?;
+        // Dropping `pending` on any error below removes the temporary file.
+        let pending = PendingFile::create(path).map_err(|e| err(format!("cannot create ({e})")))?;
+        let mut octx = ff::format::output_as(pending.path(), muxer).map_err(|e| err(format!("cannot create ({e})")))?;
         let global_header = octx.format().flags().contains(ff::format::Flags::GLOBAL_HEADER);
-        let result = (|| {
+        let result = (|| -> Result<_, IoError> {
             let mut ost = octx
                 .add_stream(codec)
                 .map_err(|e| err(format!("adding a stream: {e}")))?;
@@ -390,18 +489,11 @@ impl VideoSink {
             }
             Ok((encoder, enc_tb, stream_tb, frame_duration, frame))
         })();
-        let (encoder, enc_tb, stream_tb, frame_duration, frame) = match result {
-            Ok(x) => x,
-            Err(e) => {
-                drop(octx);
-                let _ = std::fs::remove_file(&tmp);
-                return Err(e);
-            }
-        };
+        let (encoder, enc_tb, stream_tb, frame_duration, frame) = result?;
         Ok(VideoSink {
             target: path.to_path_buf(),
-            tmp,
             octx,
+            pending,
             encoder,
             enc_tb,
             stream_tb,
@@ -477,17 +569,17 @@ impl Sink for VideoSink {
         self.octx
             .write_trailer()
             .map_err(|e| self.write_err(format!("writing the trailer: {e}")))?;
-        let VideoSink { target, tmp, octx, .. } = *self;
-        drop(octx); // closes the file
-        std::fs::rename(&tmp, &target).map_err(|e| IoError::Write {
-            path: target.clone(),
+        let VideoSink {
+            target, octx, pending, ..
+        } = *self;
+        drop(octx); // closes FFmpeg's handle
+        pending.commit().map_err(|e| IoError::Write {
+            path: target,
             msg: e.to_string(),
         })
     }
 
     fn abort(self: Box<Self>) {
-        let tmp = self.tmp.clone();
-        drop(self);
-        let _ = std::fs::remove_file(tmp);
+        // Dropping the sink closes the file and removes the temporary.
     }
 }

@@ -1,41 +1,63 @@
-//! YUV4MPEG2 (y4m) streams: read from a file or stdin (`-`), written to a file or stdout (`-`).
+//! YUV4MPEG2 (y4m) streams: read from a file, a FIFO or stdin (`-`), written to a file or
+//! stdout (`-`).
 //!
-//! Supported colourspaces: `420jpeg`, `420paldv`, `420mpeg2`, `420` (→ yuv420p), `422`,
-//! `444` and `mono` (→ gray), 8 bits; anything else is a clear error. Frames are read into
-//! planar frames with tight strides and filtered in their native YUV (no colour conversion).
-//! The output header repeats the input's size, frame rate, interlacing and aspect.
+//! Supported colourspaces: `420jpeg`, `420paldv`, `420mpeg2`, `420` (→ yuv420p), `422`, `444`
+//! and `mono` (→ gray), 8 bits; anything else is a clear error. Frames are read into planar
+//! frames with tight strides and filtered in their native YUV (no colour conversion).
+//!
+//! Headers are parsed as bytes (they may hold any bytes; nothing here can panic on them), and
+//! an output header repeats the input's parameters exactly, in their order: size, rate,
+//! interlacing, aspect, the colourspace tag as written (`C420mpeg2` stays `C420mpeg2`) and
+//! every `X` parameter. Reads notice a stop request while blocked ([`super::stop`]).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::{existing_parent, temp_sibling, FrameMeta, FrameSlots, IoError, Sink, Source, StreamInfo};
-use crate::frame::{Frame, PixelFormat};
+use super::atomic::PendingFile;
+use super::stop::{StopFlag, StopRead};
+use super::{file_target, FrameMeta, FrameSlots, IoError, Sink, Source, StreamInfo};
+use crate::frame::{Frame, PixelFormat, MAX_SIDE};
+use crate::quote::quote_bytes as shown;
 
-/// Header fields carried from the input to the output.
+/// Longest header line accepted (bytes); frame lines are much shorter in practice.
+const MAX_HEADER: u64 = 64 * 1024;
+const MAX_FRAME_LINE: u64 = 4096;
+
+/// A y4m stream header. The parameters are kept as written so an output repeats them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Y4mHeader {
     pub width: usize,
     pub height: usize,
     pub format: PixelFormat,
-    /// Frame rate `F` and the other tags (`I`, `A`, `X…`) as written, passed through.
-    pub rate: String,
-    pub extra: Vec<String>,
+    /// Every parameter after the magic, in order, as written (`W320`, `F25:1`, `C420mpeg2`,
+    /// `XYSCSS=420MPEG2`, …).
+    params: Vec<Vec<u8>>,
 }
 
 impl Y4mHeader {
     /// A 25 fps progressive header for frames of `format`, if y4m can hold it (gray and the
     /// planar YUV formats; not RGB, RGBA or NV12).
     pub fn for_format(format: PixelFormat, width: usize, height: usize) -> Option<Y4mHeader> {
-        matches!(
-            format,
-            PixelFormat::Gray8 | PixelFormat::Yuv420p | PixelFormat::Yuv422p | PixelFormat::Yuv444p
-        )
-        .then(|| Y4mHeader {
+        let cs = match format {
+            PixelFormat::Gray8 => "mono",
+            PixelFormat::Yuv420p => "420jpeg",
+            PixelFormat::Yuv422p => "422",
+            PixelFormat::Yuv444p => "444",
+            _ => return None,
+        };
+        let params = [
+            format!("W{width}"),
+            format!("H{height}"),
+            "F25:1".into(),
+            "Ip".into(),
+            "A1:1".into(),
+            format!("C{cs}"),
+        ];
+        Some(Y4mHeader {
             width,
             height,
             format,
-            rate: "25:1".into(),
-            extra: vec!["Ip".into(), "A1:1".into()],
+            params: params.into_iter().map(String::into_bytes).collect(),
         })
     }
 
@@ -43,82 +65,91 @@ impl Y4mHeader {
     pub fn for_stream(s: &StreamInfo) -> Option<Y4mHeader> {
         let mut h = Self::for_format(s.format, s.width, s.height)?;
         if s.rate.0 > 0 && s.rate.1 > 0 {
-            h.rate = format!("{}:{}", s.rate.0, s.rate.1);
+            h.params[2] = format!("F{}:{}", s.rate.0, s.rate.1).into_bytes();
         }
         Some(h)
     }
 
-    /// The frame rate as a fraction (25/1 when the header's is unusable).
+    fn param(&self, tag: u8) -> Option<&[u8]> {
+        self.params.iter().find(|p| p.first() == Some(&tag)).map(|p| &p[1..])
+    }
+
+    /// The frame rate as a fraction (25/1 when the header has none, or `F0:0`, unknown).
     pub fn rate(&self) -> (i32, i32) {
-        self.rate
-            .split_once(':')
-            .and_then(|(n, d)| Some((n.parse::<i32>().ok()?, d.parse::<i32>().ok()?)))
-            .filter(|&(n, d)| n > 0 && d > 0)
-            .unwrap_or((25, 1))
+        self.param(b'F').and_then(parse_ratio).unwrap_or((25, 1))
     }
 
-    fn colourspace(&self) -> &'static str {
-        match self.format {
-            PixelFormat::Gray8 => "mono",
-            PixelFormat::Yuv422p => "422",
-            PixelFormat::Yuv444p => "444",
-            _ => "420jpeg",
+    /// The header line, newline included.
+    pub fn line(&self) -> Vec<u8> {
+        let mut s = b"YUV4MPEG2".to_vec();
+        for p in &self.params {
+            s.push(b' ');
+            s.extend_from_slice(p);
         }
-    }
-
-    pub fn line(&self) -> String {
-        let mut s = format!("YUV4MPEG2 W{} H{} F{}", self.width, self.height, self.rate);
-        for t in &self.extra {
-            s.push(' ');
-            s.push_str(t);
-        }
-        s.push_str(&format!(" C{}\n", self.colourspace()));
+        s.push(b'\n');
         s
     }
 
     /// Parses a header line (without its newline); `origin` names the stream in errors.
-    pub fn parse(origin: &Path, line: &str) -> Result<Y4mHeader, IoError> {
+    pub fn parse(origin: &Path, line: &[u8]) -> Result<Y4mHeader, IoError> {
         let err = |msg: String| IoError::Read {
             path: origin.to_path_buf(),
             msg,
         };
-        let mut words = line.split(' ');
-        if words.next() != Some("YUV4MPEG2") {
+        let mut words = line.split(|&b| b == b' ');
+        if words.next() != Some(b"YUV4MPEG2".as_slice()) {
             return Err(err("not a YUV4MPEG2 stream (bad magic)".into()));
         }
-        let (mut w, mut h, mut rate, mut cs, mut extra) = (None, None, "25:1".to_string(), "420jpeg", Vec::new());
-        for t in words.filter(|t| !t.is_empty()) {
-            let (tag, val) = t.split_at(1);
-            match tag {
-                "W" => w = val.parse::<usize>().ok(),
-                "H" => h = val.parse::<usize>().ok(),
-                "F" => rate = val.to_string(),
-                "C" => cs = val,
-                _ => extra.push(t.to_string()),
+        let params: Vec<Vec<u8>> = words.filter(|t| !t.is_empty()).map(<[u8]>::to_vec).collect();
+        let (mut w, mut h, mut cs) = (None, None, b"420jpeg".as_slice());
+        for p in &params {
+            let val = &p[1..];
+            match p[0] {
+                b'W' => w = Some(dimension(val).ok_or_else(|| err(format!("bad width 'W{}'", shown(val))))?),
+                b'H' => h = Some(dimension(val).ok_or_else(|| err(format!("bad height 'H{}'", shown(val))))?),
+                b'F' if val != b"0:0" && parse_ratio(val).is_none() => {
+                    return Err(err(format!("bad frame rate 'F{}' (expected N:D)", shown(val))))
+                }
+                b'C' => cs = val,
+                _ => {}
             }
         }
         let format = match cs {
-            "420jpeg" | "420paldv" | "420mpeg2" | "420" => PixelFormat::Yuv420p,
-            "422" => PixelFormat::Yuv422p,
-            "444" => PixelFormat::Yuv444p,
-            "mono" => PixelFormat::Gray8,
+            b"420jpeg" | b"420paldv" | b"420mpeg2" | b"420" => PixelFormat::Yuv420p,
+            b"422" => PixelFormat::Yuv422p,
+            b"444" => PixelFormat::Yuv444p,
+            b"mono" => PixelFormat::Gray8,
             other => {
                 return Err(err(format!(
-                    "unsupported y4m colourspace C{other} (supported: 420jpeg, 420paldv, 420mpeg2, 420, 422, 444, mono; 8 bits)"
-                )))
+                "unsupported y4m colourspace C{} (supported: 420jpeg, 420paldv, 420mpeg2, 420, 422, 444, mono; 8 bits)",
+                shown(other)
+            )))
             }
         };
         match (w, h) {
-            (Some(width), Some(height)) if width > 0 && height > 0 => Ok(Y4mHeader {
+            (Some(width), Some(height)) => Ok(Y4mHeader {
                 width,
                 height,
                 format,
-                rate,
-                extra,
+                params,
             }),
-            _ => Err(err("y4m header lacks a valid W (width) or H (height)".into())),
+            _ => Err(err("y4m header lacks a W (width) or H (height)".into())),
         }
     }
+}
+
+/// A frame side: ASCII digits, 1…MAX_SIDE.
+fn dimension(v: &[u8]) -> Option<usize> {
+    let n: usize = std::str::from_utf8(v).ok()?.parse().ok()?;
+    (1..=MAX_SIDE).contains(&n).then_some(n)
+}
+
+/// `N:D` with both positive and within i32.
+fn parse_ratio(v: &[u8]) -> Option<(i32, i32)> {
+    let s = std::str::from_utf8(v).ok()?;
+    let (n, d) = s.split_once(':')?;
+    let (n, d): (i32, i32) = (n.parse().ok()?, d.parse().ok()?);
+    (n > 0 && d > 0).then_some((n, d))
 }
 
 /// Reads frames from a y4m stream.
@@ -130,19 +161,28 @@ pub struct Y4mSource {
 }
 
 impl Y4mSource {
-    /// `-` reads standard input.
-    pub fn open(path: &Path) -> Result<Self, IoError> {
-        let reader: Box<dyn BufRead + Send> = if path.as_os_str() == "-" {
-            Box::new(BufReader::with_capacity(1 << 20, std::io::stdin()))
+    /// Opens `path` (`-` for standard input). With `stop`, a read blocked on a pipe or FIFO
+    /// ends once the flag is raised.
+    pub fn open(path: &Path, stop: Option<StopFlag>) -> Result<Self, IoError> {
+        let read = if path.as_os_str() == "-" {
+            StopRead::stdin(stop).map_err(|e| IoError::Read {
+                path: path.to_path_buf(),
+                msg: format!("cannot read standard input: {e}"),
+            })?
         } else {
-            let f = std::fs::File::open(path).map_err(|_| IoError::MissingInput(path.to_path_buf()))?;
-            Box::new(BufReader::with_capacity(1 << 20, f))
+            StopRead::open(path, stop).map_err(|e| IoError::open_input(path, e))?
         };
-        Self::from_reader(path, reader)
+        if read.file().metadata().is_ok_and(|m| m.is_dir()) {
+            return Err(IoError::Read {
+                path: path.to_path_buf(),
+                msg: "is a directory, not a y4m stream".into(),
+            });
+        }
+        Self::from_reader(path, Box::new(BufReader::with_capacity(1 << 20, read)))
     }
 
     pub fn from_reader(origin: &Path, mut reader: Box<dyn BufRead + Send>) -> Result<Self, IoError> {
-        let line = read_line(&mut reader, origin, "header")?.ok_or_else(|| IoError::Read {
+        let line = read_line(&mut reader, origin, "header", MAX_HEADER)?.ok_or_else(|| IoError::Read {
             path: origin.to_path_buf(),
             msg: "empty input: no y4m header".into(),
         })?;
@@ -160,10 +200,10 @@ impl Y4mSource {
     }
 }
 
-/// Reads one '\n'-terminated line (at most 4 KiB); None at a clean end of stream.
-fn read_line(r: &mut dyn BufRead, origin: &Path, what: &str) -> Result<Option<String>, IoError> {
+/// Reads one '\n'-terminated line of at most `max` bytes; None at a clean end of stream.
+fn read_line(r: &mut dyn BufRead, origin: &Path, what: &str, max: u64) -> Result<Option<Vec<u8>>, IoError> {
     let mut buf = Vec::new();
-    let n = r.take(4096).read_until(b'\n', &mut buf).map_err(|e| IoError::Read {
+    let n = r.take(max).read_until(b'\n', &mut buf).map_err(|e| IoError::Read {
         path: origin.to_path_buf(),
         msg: format!("{what}: {e}"),
     })?;
@@ -171,16 +211,18 @@ fn read_line(r: &mut dyn BufRead, origin: &Path, what: &str) -> Result<Option<St
         return Ok(None);
     }
     if buf.last() != Some(&b'\n') {
+        let msg = if n as u64 == max {
+            format!("{what}: line longer than {max} bytes")
+        } else {
+            format!("{what}: the stream ends inside the line")
+        };
         return Err(IoError::Read {
             path: origin.to_path_buf(),
-            msg: format!("{what}: truncated or overlong line"),
+            msg,
         });
     }
     buf.pop();
-    String::from_utf8(buf).map(Some).map_err(|_| IoError::Read {
-        path: origin.to_path_buf(),
-        msg: format!("{what}: not text"),
-    })
+    Ok(Some(buf))
 }
 
 impl Source for Y4mSource {
@@ -192,6 +234,12 @@ impl Source for Y4mSource {
             self.header.width,
             self.header.height
         )
+    }
+    fn files(&self) -> Vec<PathBuf> {
+        match self.origin.as_os_str() == "-" {
+            true => Vec::new(), // standard input: the CLI adds its file, if it is one
+            false => vec![self.origin.clone()],
+        }
     }
     fn len_hint(&self) -> Option<usize> {
         None
@@ -215,14 +263,11 @@ impl Source for Y4mSource {
             path: self.origin.clone(),
             msg,
         };
-        let Some(line) = read_line(&mut self.reader, &self.origin, &what)? else {
+        let Some(line) = read_line(&mut self.reader, &self.origin, &what, MAX_FRAME_LINE)? else {
             return Ok(None);
         };
-        if !line.starts_with("FRAME") {
-            return Err(err(format!(
-                "{what}: expected FRAME, found '{}'",
-                line.chars().take(20).collect::<String>()
-            )));
+        if !(line.starts_with(b"FRAME") && matches!(line.get(5), None | Some(b' '))) {
+            return Err(err(format!("{what}: expected FRAME, found '{}'", shown(&line))));
         }
         let h = &self.header;
         let mut frame = slots.take(h.format, h.width, h.height)?;
@@ -253,101 +298,108 @@ impl Source for Y4mSource {
     }
 }
 
+/// Where a y4m sink writes.
+enum Out {
+    Stdout(std::io::BufWriter<std::io::Stdout>),
+    File(std::io::BufWriter<PendingFile>),
+}
+
 /// Writes frames as a y4m stream: to stdout (`-`) or to a file written under a temporary name
-/// and renamed when the run succeeds.
+/// and renamed when the run succeeds (removed on any failure).
 pub struct Y4mSink {
-    target: Option<PathBuf>,
-    tmp: Option<PathBuf>,
-    out: Box<dyn Write + Send>,
+    name: PathBuf,
+    out: Out,
     header: Y4mHeader,
     wrote_header: bool,
 }
 
 impl Y4mSink {
     pub fn create(path: &Path, header: Y4mHeader) -> Result<Self, IoError> {
-        if path.as_os_str() == "-" {
-            let out = Box::new(std::io::BufWriter::with_capacity(1 << 20, std::io::stdout()));
-            return Ok(Y4mSink {
-                target: None,
-                tmp: None,
-                out,
-                header,
-                wrote_header: false,
-            });
-        }
-        existing_parent(path)?;
-        let tmp = temp_sibling(path, "tmp");
-        let f = std::fs::File::create(&tmp).map_err(|e| IoError::Output {
-            path: path.to_path_buf(),
-            msg: e.to_string(),
-        })?;
+        let out = if path.as_os_str() == "-" {
+            Out::Stdout(std::io::BufWriter::with_capacity(1 << 20, std::io::stdout()))
+        } else {
+            file_target(path)?;
+            let f = PendingFile::create(path).map_err(|e| IoError::Output {
+                path: path.to_path_buf(),
+                msg: e.to_string(),
+            })?;
+            Out::File(std::io::BufWriter::with_capacity(1 << 20, f))
+        };
+        let name = match out {
+            Out::Stdout(_) => PathBuf::from("<stdout>"),
+            Out::File(_) => path.to_path_buf(),
+        };
         Ok(Y4mSink {
-            target: Some(path.to_path_buf()),
-            tmp: Some(tmp),
-            out: Box::new(std::io::BufWriter::with_capacity(1 << 20, f)),
+            name,
+            out,
             header,
             wrote_header: false,
         })
     }
 
-    fn name(&self) -> PathBuf {
-        self.target.clone().unwrap_or_else(|| PathBuf::from("<stdout>"))
+    fn writer(&mut self) -> &mut dyn Write {
+        match &mut self.out {
+            Out::Stdout(w) => w,
+            Out::File(w) => w,
+        }
+    }
+
+    fn io_err(&self, what: String) -> impl Fn(std::io::Error) -> IoError + '_ {
+        move |e| match e.kind() {
+            std::io::ErrorKind::BrokenPipe => IoError::ClosedPipe,
+            _ => IoError::Write {
+                path: self.name.clone(),
+                msg: format!("{what}{e}"),
+            },
+        }
     }
 }
 
 impl Sink for Y4mSink {
     fn describe(&self) -> String {
-        self.name().display().to_string()
+        self.name.display().to_string()
     }
     fn write_frame(&mut self, frame: &Frame, meta: &FrameMeta) -> Result<(), IoError> {
-        let name = self.name();
+        let result = (|| {
+            if !self.wrote_header {
+                let line = self.header.line();
+                self.writer().write_all(&line)?;
+                self.wrote_header = true;
+            }
+            let w = self.writer();
+            w.write_all(b"FRAME\n")?;
+            for p in 0..frame.planes().len() {
+                for y in 0..frame.planes()[p].height {
+                    w.write_all(frame.row(p, y))?;
+                }
+            }
+            Ok(())
+        })();
+        result.map_err(self.io_err(format!("frame {}: ", meta.index)))
+    }
+    fn finish(mut self: Box<Self>) -> Result<(), IoError> {
+        if !self.wrote_header {
+            // An empty input still gives a valid (frame-less) stream.
+            let line = self.header.line();
+            let r = self.writer().write_all(&line);
+            r.map_err(self.io_err(String::new()))?;
+        }
+        let name = self.name.clone();
         let err = |e: std::io::Error| match e.kind() {
             std::io::ErrorKind::BrokenPipe => IoError::ClosedPipe,
             _ => IoError::Write {
                 path: name.clone(),
-                msg: format!("frame {}: {e}", meta.index),
+                msg: e.to_string(),
             },
         };
-        if !self.wrote_header {
-            self.out.write_all(self.header.line().as_bytes()).map_err(err)?;
-            self.wrote_header = true;
+        match self.out {
+            Out::Stdout(mut w) => w.flush().map_err(err),
+            // Dropping the writer on any error removes the temporary file.
+            Out::File(w) => w.into_inner().map_err(|e| err(e.into_error()))?.commit().map_err(err),
         }
-        self.out.write_all(b"FRAME\n").map_err(err)?;
-        for p in 0..frame.planes().len() {
-            for y in 0..frame.planes()[p].height {
-                self.out.write_all(frame.row(p, y)).map_err(err)?;
-            }
-        }
-        Ok(())
-    }
-    fn finish(mut self: Box<Self>) -> Result<(), IoError> {
-        let path = self.name();
-        if !self.wrote_header {
-            // An empty input still gives a valid (frame-less) stream.
-            self.out
-                .write_all(self.header.line().as_bytes())
-                .map_err(|e| IoError::Write {
-                    path: path.clone(),
-                    msg: e.to_string(),
-                })?;
-        }
-        self.out.flush().map_err(|e| IoError::Write {
-            path: path.clone(),
-            msg: e.to_string(),
-        })?;
-        drop(self.out);
-        if let (Some(tmp), Some(target)) = (&self.tmp, &self.target) {
-            std::fs::rename(tmp, target).map_err(|e| IoError::Write {
-                path: target.clone(),
-                msg: e.to_string(),
-            })?;
-        }
-        Ok(())
     }
     fn abort(self: Box<Self>) {
-        if let Some(tmp) = &self.tmp {
-            let _ = std::fs::remove_file(tmp);
-        }
+        // Dropping the pending file removes it.
     }
 }
 
@@ -356,27 +408,43 @@ mod tests {
     use super::*;
 
     #[test]
-    fn header_round_trip_and_errors() {
+    fn header_round_trip_keeps_every_parameter_and_its_order() {
         let o = Path::new("x.y4m");
-        let h = Y4mHeader::parse(o, "YUV4MPEG2 W320 H240 F30000:1001 Ip A1:1 C420jpeg XYSCSS=420JPEG").unwrap();
+        let line = b"YUV4MPEG2 W320 H240 F30000:1001 It A1:1 C420mpeg2 XYSCSS=420MPEG2";
+        let h = Y4mHeader::parse(o, line).unwrap();
         assert_eq!((h.width, h.height, h.format), (320, 240, PixelFormat::Yuv420p));
+        assert_eq!(h.rate(), (30000, 1001));
+        assert_eq!(h.line(), [line.as_slice(), b"\n"].concat());
+        let h = Y4mHeader::parse(o, b"YUV4MPEG2 C420paldv W2 H2").unwrap();
+        assert_eq!(h.line(), b"YUV4MPEG2 C420paldv W2 H2\n");
+        assert_eq!(h.rate(), (25, 1));
         assert_eq!(
-            h.line(),
-            "YUV4MPEG2 W320 H240 F30000:1001 Ip A1:1 XYSCSS=420JPEG C420jpeg\n"
-        );
-        assert_eq!(
-            Y4mHeader::parse(o, "YUV4MPEG2 W2 H2").unwrap().format,
-            PixelFormat::Yuv420p
-        );
-        assert_eq!(
-            Y4mHeader::parse(o, "YUV4MPEG2 W2 H2 Cmono").unwrap().format,
+            Y4mHeader::parse(o, b"YUV4MPEG2 W2 H2 Cmono").unwrap().format,
             PixelFormat::Gray8
         );
-        let e = Y4mHeader::parse(o, "YUV4MPEG1 W2 H2").unwrap_err().to_string();
-        assert!(e.contains("bad magic"), "{e}");
-        let e = Y4mHeader::parse(o, "YUV4MPEG2 W2 H2 C420p10").unwrap_err().to_string();
-        assert!(e.contains("unsupported y4m colourspace C420p10"), "{e}");
-        let e = Y4mHeader::parse(o, "YUV4MPEG2 W0 H2").unwrap_err().to_string();
-        assert!(e.contains("valid W"), "{e}");
+    }
+
+    #[test]
+    fn header_errors_are_one_line_and_never_panic() {
+        let o = Path::new("x.y4m");
+        let cases: [(&[u8], &str); 8] = [
+            (b"YUV4MPEG1 W2 H2", "bad magic"),
+            (b"YUV4MPEG2 W2 H2 C420p10", "unsupported y4m colourspace C420p10"),
+            (b"YUV4MPEG2 W0 H2", "bad width"),
+            (b"YUV4MPEG2 W2", "lacks a W"),
+            (b"YUV4MPEG2 W4 H4 F25:1 \xc3\xa9 C420jpeg", ""),
+            (b"YUV4MPEG2 W4 H4 F\xc3\xa9 C420jpeg", "bad frame rate"),
+            (b"YUV4MPEG2 W99999999999999999999999 H4", "bad width"),
+            (b"YUV4MPEG2 W4 H4 C\xff\n\r", "unsupported y4m colourspace C\\xff\\n\\r"),
+        ];
+        for (line, want) in cases {
+            match Y4mHeader::parse(o, line) {
+                Ok(h) => assert!(want.is_empty(), "{h:?}"),
+                Err(e) => {
+                    let e = e.to_string();
+                    assert!(e.contains(want) && !e.contains('\n') && !e.contains('\r'), "{e}");
+                }
+            }
+        }
     }
 }

@@ -237,3 +237,118 @@ pub fn skip_without_gpu(e: impl std::fmt::Display) {
     );
     eprintln!("skipped (no GPU): {e}");
 }
+
+/// The convflow binary under test.
+pub fn bin() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_convflow"))
+}
+
+/// Runs convflow with `args`, capturing its output.
+pub fn run(args: &[&str]) -> std::process::Output {
+    bin().args(args).output().unwrap()
+}
+
+/// A path as &str (test paths are ASCII).
+pub fn s(p: &std::path::Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Asserts failure with exactly one line on stderr containing every `needle`.
+pub fn assert_fails(out: &std::process::Output, needles: &[&str]) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "expected failure, got success; stderr: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "one-line cause expected, got:\n{err}"
+    );
+    for n in needles {
+        assert!(err.contains(n), "expected '{n}' in: {err}");
+    }
+}
+
+/// A fresh scratch directory per test, removed on drop.
+pub struct Scratch(pub std::path::PathBuf);
+
+impl Scratch {
+    pub fn new(tag: &str) -> Scratch {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let p = std::env::temp_dir().join(format!(
+            "convflow-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Scratch(p)
+    }
+    pub fn path(&self, name: &str) -> std::path::PathBuf {
+        self.0.join(name)
+    }
+    /// Everything in the scratch directory, recursively, hidden files included (to prove
+    /// nothing was left behind).
+    pub fn listing(&self) -> Vec<String> {
+        fn walk(dir: &std::path::Path, base: &std::path::Path, out: &mut Vec<String>) {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                out.push(p.strip_prefix(base).unwrap().to_string_lossy().into_owned());
+                if p.is_dir() && !p.is_symlink() {
+                    walk(&p, base, out);
+                }
+            }
+        }
+        let mut v = Vec::new();
+        walk(&self.0, &self.0, &mut v);
+        v.sort();
+        v
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Writes a small deterministic PNG (gray or RGB).
+pub fn write_png(path: &std::path::Path, w: u32, h: u32, rgb: bool) {
+    let n = (w * h * if rgb { 3 } else { 1 }) as usize;
+    let data: Vec<u8> = (0..n).map(|i| (i * 37 % 251) as u8).collect();
+    let color = if rgb {
+        image::ExtendedColorType::Rgb8
+    } else {
+        image::ExtendedColorType::L8
+    };
+    image::save_buffer(path, &data, w, h, color).unwrap();
+}
+
+/// True when the ffmpeg and ffprobe CLIs are installed; without them a test skips, unless
+/// CONVFLOW_REQUIRE_FFMPEG=1 (set by scripts/test.sh), which makes it fail.
+pub fn have_ffmpeg() -> bool {
+    use std::process::Command;
+    let ok = Command::new("ffmpeg").arg("-version").output().is_ok()
+        && Command::new("ffprobe").arg("-version").output().is_ok();
+    if !ok {
+        let required = std::env::var("CONVFLOW_REQUIRE_FFMPEG").is_ok_and(|v| v == "1");
+        assert!(
+            !required,
+            "CONVFLOW_REQUIRE_FFMPEG=1 but the ffmpeg/ffprobe CLIs are not installed"
+        );
+        eprintln!("skipped: no ffmpeg");
+    }
+    ok
+}
+
+/// Runs the ffmpeg CLI quietly; panics with its stderr on failure.
+pub fn ffmpeg(args: &[&str]) {
+    let out = std::process::Command::new("ffmpeg")
+        .args(["-hide_banner", "-loglevel", "error", "-y"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "ffmpeg {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

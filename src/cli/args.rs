@@ -1,0 +1,348 @@
+//! The command line's arguments (clap derive): what each command and option is, with its
+//! help text. Values are parsed into typed values here; turning them into a configuration (a
+//! filter, a schedule, sources and sinks) is each command's job.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use clap::{Args, Parser, Subcommand};
+
+use convflow::backend::{parse_block, BackendKind, Schedule};
+use convflow::filter::{spec, AlphaMode, Kernel, Mode, PlaneSel};
+use convflow::frame::PixelFormat;
+use convflow::Border;
+
+pub const FILTER_EXAMPLES: &str = "\
+Examples:
+  convflow filter samples/testsrc2.png -o blurred.png --kernel gaussian:9
+  convflow filter frames/ -o out/ --kernel sobel-x --abs --backend cpu-par --threads 4
+  convflow filter photo.jpg -o edges.png --kernel-file my_kernel.txt --border reflect
+  convflow filter photo.png -o sharp.png --kernel unsharp:5:1.5:0.8 --check
+  ffmpeg -i clip.mp4 -f yuv4mpegpipe - | convflow filter - -o - --kernel gaussian:5 | ffplay -";
+
+#[derive(Parser)]
+#[command(
+    name = "convflow",
+    version,
+    about = "2D convolution of video and image frames on GPUs and CPUs"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Filter an image file or a directory of frames.
+    #[command(after_help = FILTER_EXAMPLES)]
+    Filter(FilterArgs),
+    /// List the kernel library, or print the weights of one kernel.
+    #[command(
+        after_help = "Examples:\n  convflow kernels\n  convflow kernels gaussian:5\n  convflow kernels --kernel-file k.txt"
+    )]
+    Kernels {
+        /// Kernel spec to print, e.g. gaussian:7:1.5.
+        spec: Option<String>,
+        /// Print a kernel file instead.
+        #[arg(long, conflicts_with = "spec")]
+        kernel_file: Option<PathBuf>,
+    },
+    /// Show the backends this build has and what they would run on.
+    Info,
+    /// Benchmarks.
+    Bench {
+        #[command(subcommand)]
+        which: BenchCommand,
+    },
+}
+
+#[derive(Args)]
+pub struct KernelChoice {
+    /// Kernel spec, e.g. gaussian:9, box:5x3, sobel-x, custom:3x3:0,1,0,1,-4,1,0,1,0
+    /// (`convflow kernels` lists the grammar).
+    #[arg(short, long, value_name = "SPEC", required_unless_present_any = ["kernel_file", "passthrough"])]
+    pub kernel: Option<String>,
+    /// Kernel file: rows of numbers, optional `divisor D` and `offset O` lines, `#` comments.
+    #[arg(long, value_name = "PATH", conflicts_with = "kernel")]
+    pub kernel_file: Option<PathBuf>,
+}
+
+impl KernelChoice {
+    pub fn load(&self) -> Result<Kernel> {
+        Ok(match (&self.kernel, &self.kernel_file) {
+            (_, Some(path)) => spec::parse_kernel_file(path)?,
+            (Some(s), None) => spec::parse_spec(s)?,
+            (None, None) => bail!("no kernel given (use --kernel SPEC or --kernel-file PATH)"),
+        })
+    }
+}
+
+#[derive(Args)]
+pub struct FilterArgs {
+    /// Input: an image file, a directory of frames, a .y4m file, - for y4m on stdin, or
+    /// synthetic:WIDTHxHEIGHT:FORMAT:FRAMES (generated frames, FORMAT gray, rgb, rgba,
+    /// yuv420p, yuv422p, yuv444p or nv12).
+    pub input: PathBuf,
+    /// Output: an image file (format from its extension), a directory, a .y4m file, - for y4m
+    /// on stdout (y4m inputs give y4m outputs), or null to discard the frames.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub kernel: KernelChoice,
+    /// Border mode: clamp (replicate), zero, reflect (reflect-101) or wrap.
+    #[arg(long, default_value = "clamp")]
+    pub border: Border,
+    /// auto (cuda if a GPU is usable, else cpu-par), cpu-seq, cpu-par or cuda.
+    #[arg(long, default_value = "auto")]
+    pub backend: BackendKind,
+    /// auto (separable when the kernel is rank 1), full or separable.
+    #[arg(long, default_value = "auto")]
+    pub mode: Mode,
+    /// Worker threads for cpu-par (0 = one per logical CPU).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    #[command(flatten)]
+    pub gpu: GpuArgs,
+    /// Planes of YUV frames to filter: luma or all.
+    #[arg(long, default_value = "all")]
+    pub planes: PlaneSel,
+    /// Alpha channel: keep (pass through) or filter.
+    #[arg(long, default_value = "keep")]
+    pub alpha: AlphaMode,
+    /// Output |sum + offset| (for edge and derivative kernels).
+    #[arg(long)]
+    pub abs: bool,
+    /// Also run cpu-seq on every frame and fail on any differing byte.
+    #[arg(long)]
+    pub check: bool,
+    /// Also write the run report as JSON to this file.
+    #[arg(long, value_name = "FILE.json")]
+    pub report: Option<PathBuf>,
+    /// Frame buffers per pipeline pool and frames queued between stages (read → upload →
+    /// filter → download → write): the depth of the overlap.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub inflight: u64,
+    /// Copy frames from the input to the output without filtering (to measure decode + encode
+    /// alone; no kernel needed).
+    #[arg(long, conflicts_with = "check")]
+    pub passthrough: bool,
+    /// Skip frames the input reports as corrupt or truncated (counted in the report) instead of
+    /// failing.
+    #[arg(long)]
+    pub skip_bad: bool,
+    #[command(flatten)]
+    pub video: VideoArgs,
+    /// Print nothing on success (no report, no progress bar).
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Print more: FFmpeg's own messages (errors and warnings) as FFmpeg logs them.
+    #[arg(short, long, conflicts_with = "quiet")]
+    pub verbose: bool,
+}
+
+/// Video output options.
+#[derive(Args, Clone)]
+pub struct VideoArgs {
+    /// Encoder for video outputs, e.g. libx264, ffv1, mpeg4 (default: libx264 when this FFmpeg
+    /// has it, else mpeg4).
+    #[arg(long)]
+    pub codec: Option<String>,
+    /// Encoder option KEY=VALUE (repeatable), e.g. --codec-opt crf=18, --codec-opt qp=0 for
+    /// lossless x264, --codec-opt preset=veryfast.
+    #[arg(long = "codec-opt", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    pub codec_opts: Vec<(String, String)>,
+}
+
+pub fn parse_key_value(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("'{s}': expected KEY=VALUE")),
+    }
+}
+
+/// CUDA schedule options.
+#[derive(Args, Clone)]
+pub struct GpuArgs {
+    /// CUDA memory variant: auto, global, constant, shared, shared-constant, texture,
+    /// separable-global, separable-shared or fast.
+    #[arg(long, default_value = "auto")]
+    pub variant: String,
+    /// CUDA block shape WxH (default 32x8; `fast` shrinks it to fit shared memory).
+    #[arg(long, value_parser = parse_block)]
+    pub block: Option<(u32, u32)>,
+    /// CUDA device ordinal.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// CUDA: keep frames in pageable (ordinary) host memory instead of page-locked buffers.
+    #[arg(long)]
+    pub pageable: bool,
+    /// CUDA: the classic loop for comparison: pageable memory, synchronous copies and kernels
+    /// on one stream inside the filter stage (no upload/download stages, no overlap).
+    #[arg(long)]
+    pub sync: bool,
+}
+
+impl GpuArgs {
+    pub fn schedule(&self, threads: usize, variant: &str) -> Result<Schedule> {
+        #[cfg(feature = "cuda")]
+        let v: convflow::backend::cuda::Variant = variant.parse().map_err(anyhow::Error::msg)?;
+        #[cfg(not(feature = "cuda"))]
+        if variant != "auto" {
+            bail!("--variant {variant}: this convflow was built without the 'cuda' feature");
+        }
+        Ok(Schedule {
+            threads,
+            #[cfg(feature = "cuda")]
+            variant: v,
+            block: self.block,
+            device: self.device,
+            // --sync is the classic loop: pageable memory too.
+            pageable: self.pageable || self.sync,
+            sync: self.sync,
+        })
+    }
+}
+
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    /// Filter-only time per backend × size × format × kernel size × path (gaussian:k).
+    Kernels(BenchKernelsArgs),
+    /// Sustained fps through the whole pipeline (synthetic frames → null), overlapped vs --sync,
+    /// next to the measured host↔device bandwidth.
+    Pipeline(BenchPipelineArgs),
+    /// Separable vs non-separable (Gaussian vs LoG), k = 3…15, three sizes: cpu-seq, then every
+    /// parallel backend and GPU variant with speedups.
+    Separable(SuiteArgs),
+    /// cpu-par scaling over 1, 2, 4, … threads up to the core count and twice it.
+    Threads(SuiteArgs),
+    /// Every CUDA memory variant × kernel size × resolution, kernel-only and with transfers
+    /// (pinned and pageable), against cpu-seq and cpu-par.
+    Memory(SuiteArgs),
+    /// Block-shape sweep (2D 8…32, 1D 32…1024) per CUDA variant.
+    Blocks(SuiteArgs),
+    /// VGA … 10K with a 3×3 Gaussian, and kernels 1…32 at FHD.
+    Resolution(SuiteArgs),
+    /// Kernels 7, 13, 19, 25 on 4000×2000 … 8000×6000.
+    #[command(name = "big-kernels")]
+    BigKernels(SuiteArgs),
+    /// Pageable vs page-locked host memory for the copies.
+    Pinned(SuiteArgs),
+    /// Every experiment above plus the pipeline one, within a time budget.
+    All(SuiteArgs),
+    /// Draw the charts of a saved run (`--json` output), e.g. one made on a host without fonts.
+    Plot {
+        /// The run's JSON file.
+        #[arg(long)]
+        from: PathBuf,
+        /// Directory for the charts.
+        #[arg(long)]
+        plot: PathBuf,
+    },
+}
+
+#[derive(Args)]
+pub struct SuiteArgs {
+    /// Parallel backends to compare with cpu-seq (cuda rows are left out without a GPU).
+    #[arg(long, value_delimiter = ',', default_value = "cpu-par,cuda")]
+    pub backend: Vec<BackendKind>,
+    /// A small version of every grid (seconds, not minutes): what CI runs.
+    #[arg(long)]
+    pub quick: bool,
+    /// Time budget in seconds for the whole run (split evenly over the experiments).
+    #[arg(long, default_value_t = 480.0)]
+    pub budget: f64,
+    /// Timed passes per point (default 5; 2 with --quick).
+    #[arg(long)]
+    pub runs: Option<usize>,
+    /// Untimed passes first (default 1; 0 with --quick).
+    #[arg(long)]
+    pub warmup: Option<usize>,
+    /// cpu-par threads outside the threads experiment (0 = one per logical CPU).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// Write every row as CSV.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// Write metadata, method, every row and the chart list as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Draw the charts (SVG, and PNG where a font is available) into this directory.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct BenchPipelineArgs {
+    /// Backends: cuda runs once per --schedules entry; cpu-seq and cpu-par run once.
+    #[arg(long, value_delimiter = ',', default_value = "cuda")]
+    pub backend: Vec<BackendKind>,
+    /// CUDA schedules: overlap (pinned buffers, copies on their own streams), sync (pageable
+    /// memory, copies and kernels on one stream), pinned-sync (pinned staging, one stream).
+    #[arg(long, value_delimiter = ',', default_value = "overlap,sync")]
+    pub schedules: Vec<String>,
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    #[arg(long, default_value = "auto")]
+    pub variant: String,
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    #[arg(long, value_delimiter = ',', default_value = "1080p,4k")]
+    pub sizes: Vec<String>,
+    #[arg(long, value_delimiter = ',', default_value = "gray,rgb")]
+    pub formats: Vec<PixelFormat>,
+    #[arg(long, value_delimiter = ',', default_value = "3,15")]
+    pub ks: Vec<usize>,
+    /// Frames per run (the first 4·inflight+4 are warm-up).
+    #[arg(long, default_value_t = 600)]
+    pub frames: usize,
+    /// Runs per point (median reported with min and max).
+    #[arg(long, default_value_t = 3)]
+    pub runs: usize,
+    #[arg(long, default_value_t = 3)]
+    pub inflight: usize,
+    /// Also write every point as CSV.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct BenchKernelsArgs {
+    #[arg(long, value_delimiter = ',', default_value = "cpu-par")]
+    pub backend: Vec<BackendKind>,
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// CUDA variants to measure (each a separate row).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "global,constant,shared,shared-constant,texture,separable-global,separable-shared,fast"
+    )]
+    pub variants: Vec<String>,
+    /// CUDA block shape WxH.
+    #[arg(long, value_parser = parse_block)]
+    pub block: Option<(u32, u32)>,
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    #[arg(long, value_delimiter = ',', default_value = "1080p,4k")]
+    pub sizes: Vec<String>,
+    #[arg(long, value_delimiter = ',', default_value = "gray,rgb")]
+    pub formats: Vec<PixelFormat>,
+    #[arg(long, value_delimiter = ',', default_value = "3,5,7,9,15,25")]
+    pub ks: Vec<usize>,
+    #[arg(long, value_delimiter = ',', default_value = "full,separable")]
+    pub modes: Vec<Mode>,
+    #[arg(long, default_value = "clamp")]
+    pub border: Border,
+    #[arg(long, default_value_t = 2)]
+    pub warmup: usize,
+    #[arg(long, default_value_t = 20)]
+    pub runs: usize,
+    /// Seconds of timed runs per point at most (at least one run is always made).
+    #[arg(long, default_value_t = 10.0)]
+    pub budget: f64,
+    /// Also write every point as CSV.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+}

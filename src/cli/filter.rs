@@ -1,0 +1,163 @@
+//! `convflow filter`: builds the filter, backend, source and sink from the arguments, checks
+//! every output against every input before any work, runs the pipeline and reports.
+//!
+//! Order matters for the user's files: arguments and the kernel are checked first, then the
+//! source is opened (reading only), then input protection ([`convflow::io::guard`]) refuses any
+//! output that would write over an input (exit 2), and only then is the sink created, under a
+//! temporary name. Signals are routed to the pipeline's stop flag from the start.
+
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+
+use convflow::backend::{self, BackendKind};
+use convflow::filter::{spec, Filter};
+use convflow::io::{self, guard, stop::StopFlag, Output, Source};
+use convflow::pipeline;
+
+use super::args::FilterArgs;
+use super::{report, signals, usage};
+
+pub fn run(a: FilterArgs) -> Result<()> {
+    let stop: StopFlag = Arc::new(AtomicBool::new(false));
+    signals::install(&stop).context("installing signal handlers")?;
+    #[cfg(feature = "video")]
+    io::video::set_verbose(a.verbose);
+    let kernel = if a.passthrough && a.kernel.kernel.is_none() && a.kernel.kernel_file.is_none() {
+        spec::parse_spec("box:1")?
+    } else {
+        a.kernel.load()?
+    };
+    let filter = Filter {
+        kernel,
+        border: a.border,
+        mode: a.mode,
+        abs: a.abs,
+        planes: a.planes,
+        alpha: a.alpha,
+    };
+    filter.plan()?; // kernel and mode errors first, before any device is opened
+    if let Some(r) = &a.report {
+        check_file_output("report", r)?;
+    }
+    let schedule = a.gpu.schedule(a.threads, &a.gpu.variant)?;
+    let mut backend = backend::create(a.backend, &schedule).with_context(|| format!("backend {}", a.backend))?;
+    let plan = filter.plan_for(backend.support())?;
+    let mut check = if a.check {
+        Some(backend::create(BackendKind::CpuSeq, &schedule)?)
+    } else {
+        None
+    };
+
+    let mut source = match io::open_source(&a.input, Some(stop.clone())) {
+        Ok(s) => s,
+        Err(_) if stop.load(Ordering::SeqCst) => {
+            bail!("interrupted before the first frame was read; nothing was written")
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let stream = source.stream_info();
+    let many = a.input.is_dir() || io::synthetic::is_synthetic(&a.input);
+    let output = Output::classify(&a.output, &a.input, many);
+    protect_inputs(&a, source.as_ref(), &output)?;
+    let video = io::VideoOptions {
+        codec: a.video.codec.clone(),
+        codec_opts: a.video.codec_opts.clone(),
+    };
+    let sink = io::open_sink(&output, stream.as_ref(), &video)?;
+    let sink_name = sink.describe();
+    let bar = (!a.quiet).then(|| report::progress_bar(source.len_hint())).flatten();
+    let tick = |n: usize| {
+        if let Some(b) = &bar {
+            b.set_position(n as u64);
+        }
+    };
+    let mut opts = pipeline::Options::new(a.inflight as usize, &stop);
+    opts.check = check.as_mut().map(|b| b.as_mut() as &mut dyn convflow::Backend);
+    opts.skip_bad = a.skip_bad;
+    opts.passthrough = a.passthrough;
+    opts.progress = Some(&tick);
+    let stats = pipeline::run(source.as_mut(), sink, backend.as_mut(), &plan, opts);
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let stats = stats.with_context(|| format!("filtering {}", source.describe()))?;
+    if !a.quiet {
+        let what = if a.passthrough {
+            "passthrough (no filter)".to_string()
+        } else {
+            format!(
+                "{} {} {}x{} border={} | {}",
+                plan.kernel.name,
+                plan.decomposition,
+                plan.kernel.width(),
+                plan.kernel.height(),
+                plan.border,
+                backend.name()
+            )
+        };
+        report::print(&stats, &a.input, &sink_name, &what);
+    }
+    if let Some(path) = &a.report {
+        let mut json = stats.to_json();
+        json["input"] = a.input.display().to_string().into();
+        json["output"] = sink_name.clone().into();
+        json["backend"] = backend.name().into();
+        json["kernel"] = plan.kernel.name.clone().into();
+        json["decomposition"] = plan.decomposition.to_string().into();
+        json["border"] = plan.border.name().into();
+        json["inflight"] = a.inflight.into();
+        let text = serde_json::to_string_pretty(&json).expect("JSON values serialize") + "\n";
+        io::atomic::write_file(path, text.as_bytes()).with_context(|| format!("writing report {}", path.display()))?;
+    }
+    if let Some(sig) = signals::received() {
+        bail!(
+            "interrupted by {}: stopped reading after {} frame(s); all of them were written to {sink_name}",
+            signals::name(sig),
+            stats.frames
+        );
+    }
+    Ok(())
+}
+
+/// Refuses, as a usage error, any output that is an input, writes over a file of an input
+/// directory, or is another output (the report).
+fn protect_inputs(a: &FilterArgs, source: &dyn Source, output: &Output) -> Result<()> {
+    let files = source.files();
+    let mut inputs = guard::Inputs::new();
+    for f in &files {
+        inputs.add(f);
+    }
+    if a.input.as_os_str() == "-" {
+        inputs.add_stdin();
+    }
+    if let Some(k) = &a.kernel.kernel_file {
+        inputs.add(k);
+    }
+    // The names a directory output receives: the input's file names, or generated ones.
+    let names: HashSet<&OsStr> = files.iter().filter_map(|f| f.file_name()).collect();
+    let writes = |n: &OsStr| names.contains(n) || io::dir::is_frame_file_name(n);
+    let mut outputs: Vec<guard::Output<'_>> = output.guarded(&writes).into_iter().collect();
+    if let Some(r) = &a.report {
+        outputs.push(guard::Output::File {
+            what: "report",
+            path: r,
+        });
+    }
+    guard::check(&inputs, &outputs).map_err(usage)
+}
+
+/// A file output (report, CSV, JSON) must be writable where it is: its directory exists and it
+/// is not a directory. Checked before any work, so a run never fails after its main output is
+/// complete.
+pub fn check_file_output(what: &str, path: &Path) -> Result<()> {
+    match io::file_target(path) {
+        Ok(()) => Ok(()),
+        Err(io::IoError::Output { msg, .. }) => bail!("{what} '{}': {msg}", path.display()),
+        Err(e) => Err(e.into()),
+    }
+}

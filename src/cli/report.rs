@@ -1,0 +1,102 @@
+//! What a run prints: the progress bar while it runs, the end-of-run report on stderr, and
+//! the same as JSON for `--report`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use convflow::pipeline;
+
+/// A progress bar on stderr with fps and ETA, only when stderr is a terminal.
+pub fn progress_bar(len: Option<usize>) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let (bar, template) = match len {
+        Some(n) => (
+            indicatif::ProgressBar::new(n as u64),
+            "{bar:40} {pos}/{len} frames  {per_sec}  ETA {eta}",
+        ),
+        None => (
+            indicatif::ProgressBar::no_length(),
+            "{pos} frames  {per_sec}  {elapsed}",
+        ),
+    };
+    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+        bar.set_style(style);
+    }
+    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr_with_hz(4));
+    Some(bar)
+}
+
+/// The end-of-run report on stderr: one line per stage, then totals and latency.
+pub fn print(stats: &pipeline::RunStats, input: &Path, sink: &str, what: &str) {
+    let wall = stats.wall.as_secs_f64().max(1e-9);
+    eprintln!(
+        "convflow: {} frame(s) {} -> {} | {what}{}",
+        stats.frames,
+        input.display(),
+        sink,
+        if stats.checked {
+            " | --check: identical to cpu-seq"
+        } else {
+            ""
+        }
+    );
+    if stats.skipped > 0 {
+        eprintln!("  skipped {} bad frame(s) (--skip-bad):", stats.skipped);
+        for m in &stats.skip_messages {
+            eprintln!("    {m}");
+        }
+    }
+    if stats.frames == 0 {
+        return;
+    }
+    eprintln!("  stage     frames   busy ms      fps     MB/s  util  frame µs p50/p99/max");
+    for s in &stats.stages {
+        let busy = s.busy.as_secs_f64();
+        let h = &s.per_frame;
+        eprintln!(
+            "  {:<8} {:>7} {:>9.1} {:>8.1} {:>8.1} {:>4.0}%  {}/{}/{}",
+            s.name,
+            s.frames,
+            busy * 1e3,
+            s.frames as f64 / busy.max(1e-9),
+            s.bytes as f64 / busy.max(1e-9) / 1e6,
+            100.0 * busy / wall,
+            h.value_at_quantile(0.5),
+            h.value_at_quantile(0.99),
+            h.max()
+        );
+    }
+    if let Some(d) = stats.device {
+        let n = stats.frames as f64;
+        let us = |t: Duration| t.as_secs_f64() * 1e6 / n;
+        let total = (d.h2d + d.kernel + d.d2h).as_secs_f64().max(1e-12);
+        eprintln!(
+            "  device time per frame ({}): upload {:.1} µs, kernels {:.1} µs, download {:.1} µs; transfers {:.0}% / kernels {:.0}%",
+            if stats.overlapped { "overlapped on separate streams" } else { "one stream, no overlap" },
+            us(d.h2d),
+            us(d.kernel),
+            us(d.d2h),
+            100.0 * (d.h2d + d.d2h).as_secs_f64() / total,
+            100.0 * d.kernel.as_secs_f64() / total
+        );
+    }
+    let l = &stats.latency;
+    if let Some(fps) = stats.steady_fps() {
+        eprintln!("  sustained after warm-up: {fps:.1} fps");
+    }
+    eprintln!(
+        "  end to end: {:.1} ms, {:.1} fps ({:.1} MPix/s); overlap {:.2} (stage busy / wall); latency µs p50 {} p90 {} p99 {} max {}; bottleneck: {}",
+        wall * 1e3,
+        stats.frames as f64 / wall,
+        stats.megapixels / wall,
+        stats.overlap(),
+        l.value_at_quantile(0.5),
+        l.value_at_quantile(0.9),
+        l.value_at_quantile(0.99),
+        l.max(),
+        stats.bottleneck().name
+    );
+}

@@ -1,0 +1,52 @@
+//! How text from the user or an input file is echoed in error messages: control characters
+//! escaped (so every message stays one line) and long text shortened, so a 100 KB kernel spec
+//! or a binary header never floods the terminal.
+
+/// Characters of echoed text kept before it is shortened with '…'.
+pub const MAX_ECHO: usize = 40;
+
+/// `s` escaped and shortened for an error message.
+pub fn quote(s: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i == MAX_ECHO {
+            out.push_str(&format!("… ({} bytes)", s.len()));
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Bytes (not necessarily UTF-8) escaped and shortened for an error message.
+pub fn quote_bytes(b: &[u8]) -> String {
+    let mut out: String = b
+        .iter()
+        .take(MAX_ECHO)
+        .flat_map(|c| c.escape_ascii())
+        .map(char::from)
+        .collect();
+    if b.len() > MAX_ECHO {
+        out.push_str(&format!("… ({} bytes)", b.len()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn echoes_stay_one_short_line() {
+        assert_eq!(quote("gaussian:5"), "gaussian:5");
+        assert_eq!(quote("a\nb\r"), "a\\nb\\r");
+        let long = "1,".repeat(50_000);
+        let q = quote(&long);
+        assert!(q.len() < 80 && q.ends_with("(100000 bytes)"), "{q}");
+        assert_eq!(quote_bytes(b"C\xff\n"), "C\\xff\\n");
+    }
+}
