@@ -11,7 +11,8 @@ fn git(args: &[&str]) -> Option<String> {
 
 fn main() {
     let rev = git(&["rev-parse", "--short", "HEAD"]).unwrap_or_else(|| "unknown".into());
-    let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    let dirty =
+        git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
     println!(
         "cargo:rustc-env=CONVFLOW_GIT_REV={rev}{}",
         if dirty { "-dirty" } else { "" }

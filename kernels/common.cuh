@@ -1,11 +1,17 @@
 // Shared by every convflow kernel: the parameter block, the border rule and the output rule.
 // These mirror src/border.rs and filter::finish in Rust exactly; change them together.
+// Constants shared with the host (border ids, limits, the PlaneParams checks) are not written
+// here: src/backend/cuda/abi.rs generates them into a prelude prepended to every source.
 #pragma once
+
+#ifndef CONVFLOW_FOR_BORDERS
+#error "compile through convflow's registry: the ABI prelude (src/backend/cuda/abi.rs) is missing"
+#endif
 
 typedef unsigned char u8;
 
 // One plane to filter. Pointers are device addresses; strides are in bytes. Layout matches
-// `PlaneParams` in src/backend/cuda/mod.rs (#[repr(C)]).
+// `PlaneParams` in src/backend/cuda/abi.rs (#[repr(C)]), checked below.
 struct PlaneParams {
     unsigned long long src;
     unsigned long long dst;
@@ -20,8 +26,25 @@ struct PlaneParams {
     int abs_out;     // --abs
     float offset;    // added to every sum
 };
+static_assert(sizeof(PlaneParams) == CONVFLOW_PLANE_PARAMS_SIZE, "PlaneParams size differs from Rust's");
 
-enum { BORDER_CLAMP = 0, BORDER_ZERO = 1, BORDER_REFLECT = 2, BORDER_WRAP = 3 };
+// Writes the byte offset of every PlaneParams field, in declaration order, to out[0..14): the
+// GPU tests compare them with Rust's #[repr(C)] layout (abi::PLANE_PARAMS_FIELDS), as NVRTC
+// has no offsetof for a compile-time check.
+extern "C" __global__ void convflow_plane_params_layout(long long* out) {
+    PlaneParams p;
+    const char* b = (const char*)&p;
+    int i = 0;
+#define CONVFLOW_OFF(f) out[i++] = (const char*)&p.f - b;
+    CONVFLOW_OFF(src) CONVFLOW_OFF(dst) CONVFLOW_OFF(width) CONVFLOW_OFF(height) CONVFLOW_OFF(src_stride)
+    CONVFLOW_OFF(dst_stride) CONVFLOW_OFF(channels) CONVFLOW_OFF(mask) CONVFLOW_OFF(kw) CONVFLOW_OFF(kh)
+    CONVFLOW_OFF(ax) CONVFLOW_OFF(ay) CONVFLOW_OFF(abs_out) CONVFLOW_OFF(offset)
+#undef CONVFLOW_OFF
+}
+
+// Kernels may read whole aligned 4-byte words that end up to 3 bytes past the last row; the
+// host allocates CONVFLOW_DEVICE_SLACK bytes after every frame for that.
+static_assert(CONVFLOW_DEVICE_SLACK >= 4, "device frames need 4 bytes of slack for word reads");
 
 // Maps coordinate i on an axis of length n to 0..n-1, or -1 for the constant zero.
 // Reflect-101 has period 2(n-1) (n = 1 maps everything to 0); wrap has period n.
@@ -68,6 +91,6 @@ __device__ __forceinline__ void stage_tile_u8(const PlaneParams& p, u8* tile, in
     }
 }
 
-// Declares `extern "C"` entry points NAME_clamp, NAME_zero, NAME_reflect, NAME_wrap, each
-// calling BODY<border>(ARGS...). Rust builds these names in `cuda::entry_name`.
-#define CONVFLOW_FOR_BORDERS(M) M(clamp, BORDER_CLAMP) M(zero, BORDER_ZERO) M(reflect, BORDER_REFLECT) M(wrap, BORDER_WRAP)
+// CONVFLOW_FOR_BORDERS(M) (from the prelude) expands M(name, BORDER_ID) for every border, to
+// declare `extern "C"` entry points NAME_clamp, NAME_zero, …: Rust builds these names in
+// `abi::entry_name`.

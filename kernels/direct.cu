@@ -7,7 +7,6 @@
 // Every variant sums taps in row-major order with fmaf (the arithmetic contract).
 #include "common.cuh"
 
-#define CONVFLOW_MAX_CONST_TAPS 16000
 __constant__ float c_weights[CONVFLOW_MAX_CONST_TAPS];
 
 template <int B>

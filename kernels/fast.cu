@@ -9,14 +9,14 @@
 // per thread). Weights live in __constant__ memory and are
 // indexed with compile-time offsets, so they become FFMA constant operands.
 //
-// Both kernels stage the block's input as f32 in shared memory (row stride TS, a multiple of 4
-// for float4 reads), then each thread keeps the row segment it needs in registers and computes
+// Both kernels stage the block's input as f32 in shared memory (row stride `ts`, chosen by the
+// host as a multiple of 4 for float4 reads with room for the last thread's over-read), then each thread keeps the row segment it needs in registers and computes
 // PX (x PY) outputs: register blocking. The per-sample tap order is the contract's order.
 #include "common.cuh"
 
 #define SEG (PX + (KW - 1) * CH)          // samples one thread reads from a tile row
 #define SEG4 ((SEG + 3) & ~3)
-#define SEG_IN_REGS (SEG4 <= 96)
+#define SEG_IN_REGS (SEG4 <= CONVFLOW_FAST_MAX_SEG)
 
 #if SEPARABLE
 __constant__ float c_w[KH + KW];
@@ -26,9 +26,6 @@ __constant__ float c_w[KH * KW];
 
 __device__ __forceinline__ int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
-// Tile row stride for a tile of `tw` samples: room for the float4 over-read of the last thread.
-__device__ __forceinline__ int tile_stride(int tw) { return (tw + 3 + 3) & ~3; }
-
 // Fills th rows x ts samples of f32: tile sample (r, j) is image sample s0 + j of row y0 + r,
 // mapped by the border rule per pixel (zero border and padding columns are 0).
 __device__ __forceinline__ void load_tile(const PlaneParams& p, float* tile, int tw, int ts, int th, int s0, int y0) {
@@ -37,8 +34,8 @@ __device__ __forceinline__ void load_tile(const PlaneParams& p, float* tile, int
     const int tid = threadIdx.y * blockDim.x + threadIdx.x, nthreads = blockDim.x * blockDim.y;
     const bool interior = y0 >= 0 && y0 + th <= p.height && s0 >= 0 && s0 + tw <= n;
     if (interior && (p.src_stride & 3) == 0 && (p.src & 3) == 0) {
-        // Aligned 4-byte loads from a0 = s0 rounded down; the host allocates 64 bytes of slack
-        // after every device frame, so the last word of the last row stays in bounds.
+        // Aligned 4-byte loads from a0 = s0 rounded down; the last word of the last row may end
+        // up to 3 bytes past it, inside the host's CONVFLOW_DEVICE_SLACK.
         const int a0 = s0 & ~3, shift = s0 - a0, nw = (shift + tw + 3) >> 2;
         const u8* base = src + (size_t)y0 * p.src_stride + a0;
         // Rows over threadIdx.y, words over threadIdx.x; unrolled so that several independent
@@ -153,10 +150,10 @@ __device__ __forceinline__ void store_samples(const PlaneParams& p, int e, int y
 // PY > 1 (small kernels: KY_UNROLL covers every row) each tile row segment loaded into
 // registers serves all PY output rows that read it; row r feeds output row py with kernel row
 // ky = r - py, so every output still sees its rows in increasing ky (contract order).
-extern "C" __global__ void fast_full(PlaneParams p) {
+extern "C" __global__ void fast_full(PlaneParams p, int ts) {
     extern __shared__ float tile[];
     const int bw = blockDim.x * PX;
-    const int tw = bw + (KW - 1) * CH, ts = tile_stride(tw), rows = blockDim.y * PY, th = rows + KH - 1;
+    const int tw = bw + (KW - 1) * CH, rows = blockDim.y * PY, th = rows + KH - 1;
     const int e0 = blockIdx.x * bw, y0 = blockIdx.y * rows;
     load_tile(p, tile, tw, ts, th, e0 - AX * CH, y0 - AY);
     __syncthreads();
@@ -202,10 +199,10 @@ extern "C" __global__ void fast_full(PlaneParams p) {
 #if SEPARABLE && !STREAM
 // Separable, fused: horizontal results for blockDim.y*PY + KH - 1 rows go to shared memory
 // after the tile; each thread then runs the vertical pass for PY rows x PX samples.
-extern "C" __global__ void fast_sep(PlaneParams p) {
+extern "C" __global__ void fast_sep(PlaneParams p, int ts) {
     extern __shared__ float smem[];
     const int bw = blockDim.x * PX;
-    const int tw = bw + (KW - 1) * CH, ts = tile_stride(tw);
+    const int tw = bw + (KW - 1) * CH;
     const int rows = blockDim.y * PY, th = rows + KH - 1;
     float* tile = smem;
     float* hs = smem + ts * th;  // th x bw

@@ -22,6 +22,18 @@ fi
 export LD_LIBRARY_PATH="$PWD/$nvrtc_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export CONVFLOW_REQUIRE_NVRTC=1 CONVFLOW_REQUIRE_FFMPEG=1
 set -o pipefail
+
+# Style: clippy with warnings as errors, and no source line over 100 columns.
+cargo clippy --release --locked --all-targets -- -D warnings
+python3 - <<'PY'
+import pathlib, sys
+files = sorted(p for root in ("src", "tests", "examples") for p in pathlib.Path(root).glob("**/*.rs"))
+long = [f"{p}:{i}: {len(l)} columns" for p in files
+        for i, l in enumerate(p.read_text(encoding="utf-8").split("\n"), 1) if len(l) > 100]
+if long:
+    sys.exit("lines over 100 columns:\n" + "\n".join(long))
+PY
+
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo test --release --locked --all-targets 2>&1 | tee "$log"

@@ -6,32 +6,49 @@
 //! legal, so the rules are defined for every integer, not just for a halo of k/2 pixels.
 
 use std::fmt;
-use std::str::FromStr;
 
 /// How a tap that falls outside the image is resolved (named as OpenCV users know them).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    Default,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantNames,
+    strum::VariantArray,
+    strum::EnumMessage,
+)]
 pub enum Border {
     /// Replicate the edge pixel: `aaa|abcd|ddd` (OpenCV `BORDER_REPLICATE`).
     #[default]
+    #[strum(to_string = "clamp", serialize = "replicate")]
     Clamp,
     /// Constant zero outside: `000|abcd|000` (OpenCV `BORDER_CONSTANT`, value 0).
+    #[strum(to_string = "zero", serialize = "constant")]
     Zero,
     /// Mirror without repeating the edge: `dcb|abcd|cba` (OpenCV `BORDER_REFLECT_101`).
+    #[strum(
+        to_string = "reflect",
+        serialize = "reflect101",
+        serialize = "reflect-101"
+    )]
     Reflect,
     /// Periodic: `bcd|abcd|abc` (OpenCV `BORDER_WRAP`).
+    #[strum(to_string = "wrap")]
     Wrap,
 }
 
 impl Border {
-    pub const ALL: [Border; 4] = [Border::Clamp, Border::Zero, Border::Reflect, Border::Wrap];
+    /// Every border mode.
+    pub const ALL: &'static [Border] = <Self as strum::VariantArray>::VARIANTS;
 
+    /// The name users write (`clamp`, `zero`, `reflect`, `wrap`).
     pub fn name(self) -> &'static str {
-        match self {
-            Border::Clamp => "clamp",
-            Border::Zero => "zero",
-            Border::Reflect => "reflect",
-            Border::Wrap => "wrap",
-        }
+        self.into()
     }
 
     /// Maps coordinate `i` on an axis of length `n` (n ≥ 1) to a coordinate inside `0..n`,
@@ -68,21 +85,6 @@ impl fmt::Display for Border {
     }
 }
 
-impl FromStr for Border {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "clamp" | "replicate" => Ok(Border::Clamp),
-            "zero" | "constant" => Ok(Border::Zero),
-            "reflect" | "reflect101" | "reflect-101" => Ok(Border::Reflect),
-            "wrap" => Ok(Border::Wrap),
-            _ => Err(format!(
-                "unknown border mode '{s}' (expected clamp, zero, reflect or wrap)"
-            )),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,7 +96,10 @@ mod tests {
     #[test]
     fn reflect_is_101_and_periodic() {
         // dcb|abcd|cba
-        let got: Vec<_> = row(Border::Reflect, 4, -3, 7).into_iter().map(Option::unwrap).collect();
+        let got: Vec<_> = row(Border::Reflect, 4, -3, 7)
+            .into_iter()
+            .map(Option::unwrap)
+            .collect();
         assert_eq!(got, vec![3, 2, 1, 0, 1, 2, 3, 2, 1, 0]);
         assert_eq!(Border::Reflect.map(-1000, 1), Some(0));
         assert_eq!(Border::Reflect.map(7, 2), Some(1));
@@ -103,15 +108,24 @@ mod tests {
 
     #[test]
     fn clamp_wrap_zero() {
-        assert_eq!(row(Border::Clamp, 3, -2, 5), [0, 0, 0, 1, 2, 2, 2].map(Some).to_vec());
-        assert_eq!(row(Border::Wrap, 3, -4, 4), [2, 0, 1, 2, 0, 1, 2, 0].map(Some).to_vec());
-        assert_eq!(row(Border::Zero, 2, -1, 3), vec![None, Some(0), Some(1), None]);
+        assert_eq!(
+            row(Border::Clamp, 3, -2, 5),
+            [0, 0, 0, 1, 2, 2, 2].map(Some).to_vec()
+        );
+        assert_eq!(
+            row(Border::Wrap, 3, -4, 4),
+            [2, 0, 1, 2, 0, 1, 2, 0].map(Some).to_vec()
+        );
+        assert_eq!(
+            row(Border::Zero, 2, -1, 3),
+            vec![None, Some(0), Some(1), None]
+        );
     }
 
     #[test]
     fn names_round_trip() {
         for b in Border::ALL {
-            assert_eq!(b.name().parse::<Border>().unwrap(), b);
+            assert_eq!(b.name().parse::<Border>().unwrap(), *b);
         }
         assert!("mirror".parse::<Border>().is_err());
     }

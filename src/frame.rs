@@ -6,7 +6,6 @@
 //! (packed RGB as well as planar YUV and NV12) reduces to a list of planes.
 
 use std::fmt;
-use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 #[derive(Debug, thiserror::Error)]
@@ -16,7 +15,11 @@ pub enum FrameError {
     #[error("frame size {w}x{h} is too large")]
     TooLarge { w: usize, h: usize },
     #[error("plane {plane}: stride {stride} is smaller than a row of {row} bytes")]
-    Stride { plane: usize, stride: usize, row: usize },
+    Stride {
+        plane: usize,
+        stride: usize,
+        row: usize,
+    },
     #[error("{format} frame {w}x{h} needs {need} bytes, the buffer has {have}")]
     Buffer {
         format: PixelFormat,
@@ -36,42 +39,52 @@ pub enum FrameError {
     },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantNames,
+    strum::VariantArray,
+    strum::EnumMessage,
+)]
 pub enum PixelFormat {
+    #[strum(serialize = "gray")]
     Gray8,
+    #[strum(serialize = "rgb")]
     Rgb8,
+    #[strum(serialize = "rgba")]
     Rgba8,
     /// Planar Y, U, V with chroma halved in both directions.
+    #[strum(serialize = "yuv420p")]
     Yuv420p,
     /// Planar, chroma halved horizontally.
+    #[strum(serialize = "yuv422p")]
     Yuv422p,
     /// Planar, chroma at full resolution.
+    #[strum(serialize = "yuv444p")]
     Yuv444p,
     /// Y plane, then one plane of interleaved U/V at half resolution in both directions.
+    #[strum(serialize = "nv12")]
     Nv12,
 }
 
 impl PixelFormat {
-    pub const ALL: [PixelFormat; 7] = [
-        PixelFormat::Gray8,
-        PixelFormat::Rgb8,
-        PixelFormat::Rgba8,
-        PixelFormat::Yuv420p,
-        PixelFormat::Yuv422p,
-        PixelFormat::Yuv444p,
-        PixelFormat::Nv12,
-    ];
+    /// Every format.
+    pub const ALL: &'static [PixelFormat] = <Self as strum::VariantArray>::VARIANTS;
 
+    /// The name users write (`gray`, `rgb`, `yuv420p`, …).
     pub fn name(self) -> &'static str {
-        match self {
-            PixelFormat::Gray8 => "gray",
-            PixelFormat::Rgb8 => "rgb",
-            PixelFormat::Rgba8 => "rgba",
-            PixelFormat::Yuv420p => "yuv420p",
-            PixelFormat::Yuv422p => "yuv422p",
-            PixelFormat::Yuv444p => "yuv444p",
-            PixelFormat::Nv12 => "nv12",
-        }
+        self.into()
+    }
+
+    /// Parses a name, with an error that lists the valid ones.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        crate::quote::parse_named("pixel format", s)
     }
 
     pub fn plane_count(self) -> usize {
@@ -109,21 +122,22 @@ impl PixelFormat {
     }
 }
 
-impl fmt::Display for PixelFormat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+impl serde::Serialize for PixelFormat {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
     }
 }
 
-impl FromStr for PixelFormat {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        PixelFormat::ALL.into_iter().find(|f| f.name() == s).ok_or_else(|| {
-            format!(
-                "unknown pixel format '{}' (expected gray, rgb, rgba, yuv420p, yuv422p, yuv444p or nv12)",
-                crate::quote::quote(s)
-            )
-        })
+impl<'de> serde::Deserialize<'de> for PixelFormat {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        PixelFormat::parse(&name).map_err(serde::de::Error::custom)
+    }
+}
+
+impl fmt::Display for PixelFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -250,7 +264,12 @@ impl Frame {
     }
 
     /// A zero-filled frame whose strides are rounded up to a multiple of `align` bytes.
-    pub fn with_row_align(format: PixelFormat, width: usize, height: usize, align: usize) -> Result<Self, FrameError> {
+    pub fn with_row_align(
+        format: PixelFormat,
+        width: usize,
+        height: usize,
+        align: usize,
+    ) -> Result<Self, FrameError> {
         let strides: Vec<usize> = Self::packed_strides(format, width)
             .into_iter()
             .map(|row| row.next_multiple_of(align.max(1)))
@@ -363,7 +382,11 @@ impl Frame {
     }
 
     /// Bytes a tightly packed `format` frame of `width × height` needs.
-    pub fn packed_len(format: PixelFormat, width: usize, height: usize) -> Result<usize, FrameError> {
+    pub fn packed_len(
+        format: PixelFormat,
+        width: usize,
+        height: usize,
+    ) -> Result<usize, FrameError> {
         Ok(Self::layout(format, width, height, &Self::packed_strides(format, width))?.1)
     }
 
@@ -493,7 +516,8 @@ impl Frame {
         self.format == other.format
             && self.width == other.width
             && self.height == other.height
-            && (0..self.planes.len()).all(|p| (0..self.planes[p].height).all(|y| self.row(p, y) == other.row(p, y)))
+            && (0..self.planes.len())
+                .all(|p| (0..self.planes[p].height).all(|y| self.row(p, y) == other.row(p, y)))
     }
 }
 
@@ -539,7 +563,11 @@ mod tests {
     #[test]
     fn planar_layouts_round_chroma_up() {
         let f = Frame::new(PixelFormat::Yuv420p, 5, 3).unwrap();
-        let p: Vec<_> = f.planes().iter().map(|l| (l.width, l.height, l.offset)).collect();
+        let p: Vec<_> = f
+            .planes()
+            .iter()
+            .map(|l| (l.width, l.height, l.offset))
+            .collect();
         assert_eq!(p, vec![(5, 3, 0), (3, 2, 15), (3, 2, 21)]);
         assert_eq!(f.data().len(), 27);
         let n = Frame::new(PixelFormat::Nv12, 5, 3).unwrap();
@@ -551,7 +579,8 @@ mod tests {
     fn aligned_strides_and_packing() {
         let mut f = Frame::with_row_align(PixelFormat::Rgb8, 3, 2, 16).unwrap();
         assert_eq!(f.planes()[0].stride, 16);
-        f.row_mut(0, 1).copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        f.row_mut(0, 1)
+            .copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8, 9]);
         assert_eq!(f.to_packed()[9..], [1, 2, 3, 4, 5, 6, 7, 8, 9]);
         let g = Frame::from_parts(PixelFormat::Rgb8, 3, 2, &[9], f.to_packed()).unwrap();
         assert!(f.same_pixels(&g));

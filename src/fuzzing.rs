@@ -26,7 +26,9 @@ impl FrameSlots for CappedSlots {
         };
         let len = Frame::packed_len(format, width, height).map_err(|e| too_big(e.to_string()))?;
         if len > self.0 {
-            return Err(too_big(format!("frame of {len} bytes over the fuzzing cap")));
+            return Err(too_big(format!(
+                "frame of {len} bytes over the fuzzing cap"
+            )));
         }
         Frame::new(format, width, height).map_err(|e| too_big(e.to_string()))
     }
@@ -55,7 +57,9 @@ pub fn y4m_stream(bytes: &[u8]) -> Result<usize, String> {
 /// Parses a `--kernel` spec (the bytes as the shell would pass them: lossy UTF-8).
 pub fn kernel_spec(bytes: &[u8]) -> Result<usize, String> {
     let text = String::from_utf8_lossy(bytes);
-    spec::parse_spec(&text).map(|k| k.weights().len()).map_err(message)
+    spec::parse_spec(&text)
+        .map(|k| k.weights().len())
+        .map_err(message)
 }
 
 /// Parses the contents of a `--kernel-file`.
@@ -79,7 +83,8 @@ pub fn synthetic_spec(bytes: &[u8]) -> Result<usize, String> {
 /// Decodes a still image (PNG, JPEG, BMP, TIFF: format from the first bytes).
 pub fn image(bytes: &[u8]) -> Result<usize, String> {
     let cap = Some(MAX_FRAME_BYTES as u64);
-    let frame = io::still::decode_within(Cursor::new(bytes), Path::new("fuzz.img"), cap).map_err(message)?;
+    let frame = io::still::decode_within(Cursor::new(bytes), Path::new("fuzz.img"), cap)
+        .map_err(message)?;
     Ok(frame.data().len())
 }
 

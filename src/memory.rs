@@ -11,7 +11,8 @@
 pub const LIMIT_VAR: &str = "CONVFLOW_MEMORY_LIMIT";
 
 #[derive(Debug, thiserror::Error)]
-#[error("{what} needs {} of memory but {} is available{}", human(*need), human(*have), hint(*from_env))]
+#[error("{what} needs {} of memory but {} is \
+    available{}", human(*need), human(*have), hint(*from_env))]
 pub struct MemoryError {
     pub what: String,
     pub need: u64,

@@ -22,6 +22,25 @@ pub fn quote(s: &str) -> String {
     out
 }
 
+/// The error for a name that is not one of `names`: `unknown WHAT 'S' (expected a, b or c)`.
+pub fn unknown(what: &str, s: &str, names: &[&str]) -> String {
+    let list = match names {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    };
+    format!("unknown {what} '{}' (expected {list})", quote(s))
+}
+
+/// Parses a named choice (an enum deriving strum's `EnumString` and `VariantNames`) with the
+/// one-line error of [`unknown`].
+pub fn parse_named<T>(what: &str, s: &str) -> Result<T, String>
+where
+    T: std::str::FromStr + strum::VariantNames,
+{
+    s.parse().map_err(|_| unknown(what, s, T::VARIANTS))
+}
+
 /// Bytes (not necessarily UTF-8) escaped and shortened for an error message.
 pub fn quote_bytes(b: &[u8]) -> String {
     let mut out: String = b

@@ -3,16 +3,17 @@
 //! charts have the promised schema and files. Needs a TrueType font for the charts (CI installs
 //! fonts-dejavu-core).
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::Command;
 
-use convflow::bench::suite::{CSV_HEADER, EXPERIMENTS};
+use convflow::bench::suite::Experiment;
 
 #[test]
 fn bench_all_quick_writes_csv_json_and_every_chart() {
-    let dir = std::env::temp_dir().join(format!("convflow-suite-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = common::Scratch::new("suite");
+    let dir = scratch.0.clone();
     let (csv, json, plots) = (dir.join("s.csv"), dir.join("s.json"), dir.join("plots"));
     let out = Command::new(env!("CARGO_BIN_EXE_convflow"))
         .args(["bench", "all", "--quick", "--backend", "cpu-par", "--csv"])
@@ -37,13 +38,26 @@ fn bench_all_quick_writes_csv_json_and_every_chart() {
     // CSV: the header, then rows with as many fields, from every CPU experiment.
     let text = std::fs::read_to_string(&csv).unwrap();
     let mut lines = text.lines();
-    assert_eq!(lines.next(), Some(CSV_HEADER));
-    let cols: Vec<&str> = CSV_HEADER.split(',').collect();
+    let header = lines.next().unwrap();
+    let cols: Vec<&str> = header.split(',').collect();
+    for c in [
+        "experiment",
+        "backend",
+        "size",
+        "k",
+        "median_us",
+        "speedup_vs_cpu_seq",
+        "efficiency",
+    ] {
+        assert!(cols.contains(&c), "no CSV column {c}: {header}");
+    }
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     assert!(!rows.is_empty());
     for r in &rows {
         assert_eq!(r.len(), cols.len(), "{r:?}");
-        let median: f64 = r[cols.iter().position(|c| *c == "median_us").unwrap()].parse().unwrap();
+        let median: f64 = r[cols.iter().position(|c| *c == "median_us").unwrap()]
+            .parse()
+            .unwrap();
         assert!(median > 0.0, "{r:?}");
     }
     for e in [
@@ -56,7 +70,10 @@ fn bench_all_quick_writes_csv_json_and_every_chart() {
     ] {
         assert!(rows.iter().any(|r| r[0] == e), "no {e} rows");
     }
-    let speed = cols.iter().position(|c| *c == "speedup_vs_cpu_seq").unwrap();
+    let speed = cols
+        .iter()
+        .position(|c| *c == "speedup_vs_cpu_seq")
+        .unwrap();
     assert!(
         rows.iter()
             .filter(|r| r[1] == "cpu-par" && r[0] != "pipeline")
@@ -67,7 +84,8 @@ fn bench_all_quick_writes_csv_json_and_every_chart() {
     assert!(rows.iter().any(|r| r[0] == "threads" && !r[eff].is_empty()));
 
     // JSON: metadata, method, rows with the same fields, what was left out, the charts.
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     for key in [
         "date_utc",
         "git_revision",
@@ -79,9 +97,15 @@ fn bench_all_quick_writes_csv_json_and_every_chart() {
     ] {
         assert!(!v["meta"][key].is_null(), "meta.{key}");
     }
-    assert!(v["meta"]["command"].as_str().unwrap().contains("bench all --quick"));
+    assert!(v["meta"]["command"]
+        .as_str()
+        .unwrap()
+        .contains("bench all --quick"));
     assert!(v["method"].as_str().unwrap().contains("median"));
-    assert_eq!(v["experiments"].as_array().unwrap().len(), EXPERIMENTS.len());
+    assert_eq!(
+        v["experiments"].as_array().unwrap().len(),
+        Experiment::ALL.len()
+    );
     let jrows = v["rows"].as_array().unwrap();
     assert_eq!(jrows.len(), rows.len());
     for key in [
@@ -103,7 +127,10 @@ fn bench_all_quick_writes_csv_json_and_every_chart() {
         .iter()
         .map(|s| s.as_str().unwrap())
         .collect();
-    assert!(skipped.iter().any(|s| s.starts_with("blocks:")) && skipped.iter().any(|s| s.starts_with("pinned:")));
+    assert!(
+        skipped.iter().any(|s| s.starts_with("blocks:"))
+            && skipped.iter().any(|s| s.starts_with("pinned:"))
+    );
 
     // Every chart listed exists and is non-empty; the CPU experiments' charts are all there.
     let charts: Vec<PathBuf> = v["charts"]
@@ -134,7 +161,10 @@ fn bench_all_quick_writes_csv_json_and_every_chart() {
         }
     }
     let svg = std::fs::read_to_string(plots.join("threads-scaling.svg")).unwrap();
-    assert!(svg.contains("threads") && svg.contains("ideal"), "chart labelled");
+    assert!(
+        svg.contains("threads") && svg.contains("ideal"),
+        "chart labelled"
+    );
     // The same charts again from the saved JSON (for runs made where no font is installed).
     let again = dir.join("again");
     let out = Command::new(env!("CARGO_BIN_EXE_convflow"))
@@ -144,15 +174,23 @@ fn bench_all_quick_writes_csv_json_and_every_chart() {
         .arg(&again)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), charts.len());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).lines().count(),
+        charts.len()
+    );
     for c in &charts {
         let redrawn = again.join(c.file_name().unwrap());
         assert!(
-            std::fs::metadata(&redrawn).map(|m| m.len() > 500).unwrap_or(false),
+            std::fs::metadata(&redrawn)
+                .map(|m| m.len() > 500)
+                .unwrap_or(false),
             "{}",
             redrawn.display()
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -2,92 +2,13 @@
 //! exit and no output that looks complete; good inputs (large kernels, kernels larger than the
 //! image, directories) work.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
+mod common;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_convflow"))
-}
-
-/// A fresh scratch directory per test, removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new() -> Scratch {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let p = std::env::temp_dir().join(format!(
-            "convflow-cli-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(p)
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-    /// Everything in the scratch directory, recursively (to prove nothing was left behind).
-    fn listing(&self) -> Vec<String> {
-        fn walk(dir: &Path, base: &Path, out: &mut Vec<String>) {
-            for e in std::fs::read_dir(dir).unwrap() {
-                let p = e.unwrap().path();
-                out.push(p.strip_prefix(base).unwrap().display().to_string());
-                if p.is_dir() {
-                    walk(&p, base, out);
-                }
-            }
-        }
-        let mut v = Vec::new();
-        walk(&self.0, &self.0, &mut v);
-        v.sort();
-        v
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn write_png(path: &Path, w: u32, h: u32, rgb: bool) {
-    let n = (w * h * if rgb { 3 } else { 1 }) as usize;
-    let data: Vec<u8> = (0..n).map(|i| (i * 37 % 251) as u8).collect();
-    let color = if rgb {
-        image::ExtendedColorType::Rgb8
-    } else {
-        image::ExtendedColorType::L8
-    };
-    image::save_buffer(path, &data, w, h, color).unwrap();
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().unwrap()
-}
-
-/// Asserts failure with exactly one line on stderr containing every `needle`.
-fn assert_fails(out: &Output, needles: &[&str]) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "expected failure, got success; stderr: {err}");
-    assert_eq!(
-        err.trim_end().lines().count(),
-        1,
-        "one-line cause expected, got:\n{err}"
-    );
-    for n in needles {
-        assert!(err.contains(n), "expected '{n}' in: {err}");
-    }
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::{assert_fails, run, s, write_png, Scratch};
 
 #[test]
 fn missing_input_file() {
-    let t = Scratch::new();
+    let t = Scratch::new("cli");
     let out = run(&[
         "filter",
         s(&t.path("nope.png")),
@@ -102,32 +23,54 @@ fn missing_input_file() {
 
 #[test]
 fn directory_with_a_non_image_file_names_it_and_leaves_nothing() {
-    let t = Scratch::new();
+    let t = Scratch::new("cli");
     std::fs::create_dir(t.path("in")).unwrap();
     write_png(&t.path("in/a1.png"), 8, 6, true);
     write_png(&t.path("in/a3.png"), 8, 6, true);
     std::fs::write(t.path("in/a2.txt"), "not an image").unwrap();
-    let out = run(&["filter", s(&t.path("in")), "-o", s(&t.path("out")), "--kernel", "box:3"]);
+    let out = run(&[
+        "filter",
+        s(&t.path("in")),
+        "-o",
+        s(&t.path("out")),
+        "--kernel",
+        "box:3",
+    ]);
     assert_fails(&out, &["a2.txt", "not a readable image"]);
-    assert_eq!(t.listing(), vec!["in", "in/a1.png", "in/a2.txt", "in/a3.png"]);
+    assert_eq!(
+        t.listing(),
+        vec!["in", "in/a1.png", "in/a2.txt", "in/a3.png"]
+    );
 }
 
 #[test]
 fn directory_with_mixed_sizes_names_the_file() {
-    let t = Scratch::new();
+    let t = Scratch::new("cli");
     std::fs::create_dir(t.path("in")).unwrap();
     write_png(&t.path("in/f1.png"), 8, 6, true);
     write_png(&t.path("in/f2.png"), 8, 6, true);
     write_png(&t.path("in/f10.png"), 9, 6, true);
-    let out = run(&["filter", s(&t.path("in")), "-o", s(&t.path("out")), "--kernel", "box:3"]);
+    let out = run(&[
+        "filter",
+        s(&t.path("in")),
+        "-o",
+        s(&t.path("out")),
+        "--kernel",
+        "box:3",
+    ]);
     assert_fails(&out, &["f10.png", "9x6", "8x6"]);
     assert!(!t.path("out").exists());
-    assert_eq!(t.listing().len(), 4, "no staging directory left: {:?}", t.listing());
+    assert_eq!(
+        t.listing().len(),
+        4,
+        "no staging directory left: {:?}",
+        t.listing()
+    );
 }
 
 #[test]
 fn directory_round_trip_keeps_names_and_order() {
-    let t = Scratch::new();
+    let t = Scratch::new("cli");
     std::fs::create_dir(t.path("in")).unwrap();
     for name in ["f1.png", "f2.bmp", "f10.png", ".hidden"] {
         if name.starts_with('.') {
@@ -145,7 +88,11 @@ fn directory_round_trip_keeps_names_and_order() {
         "gaussian:5",
         "--check",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let mut names: Vec<_> = std::fs::read_dir(t.path("out"))
         .unwrap()
         .map(|e| e.unwrap().file_name())
@@ -158,7 +105,7 @@ fn directory_round_trip_keeps_names_and_order() {
 
 #[test]
 fn malformed_kernel_specs() {
-    let t = Scratch::new();
+    let t = Scratch::new("cli");
     write_png(&t.path("a.png"), 8, 8, false);
     let cases = [
         ("blur:3", "unknown kernel"),
@@ -186,7 +133,7 @@ fn malformed_kernel_specs() {
 
 #[test]
 fn forcing_separable_on_a_rank2_kernel_is_an_error() {
-    let t = Scratch::new();
+    let t = Scratch::new("cli");
     write_png(&t.path("a.png"), 8, 8, false);
     let out = run(&[
         "filter",
@@ -203,7 +150,7 @@ fn forcing_separable_on_a_rank2_kernel_is_an_error() {
 
 #[test]
 fn kernel_file_errors_name_file_and_line() {
-    let t = Scratch::new();
+    let t = Scratch::new("cli");
     write_png(&t.path("a.png"), 8, 8, false);
     std::fs::write(t.path("k.txt"), "1 2 1\n2 4\n").unwrap();
     let out = run(&[
@@ -228,7 +175,7 @@ fn kernel_file_errors_name_file_and_line() {
 
 #[test]
 fn kernel_size_64_and_beyond_works() {
-    let t = Scratch::new();
+    let t = Scratch::new("cli");
     write_png(&t.path("a.png"), 40, 30, true);
     for spec in ["box:64", "gaussian:151"] {
         let out = run(&[
@@ -240,7 +187,11 @@ fn kernel_size_64_and_beyond_works() {
             spec,
             "--check",
         ]);
-        assert!(out.status.success(), "{spec}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{spec}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let img = image::open(t.path("o.png")).unwrap();
         assert_eq!((img.width(), img.height()), (40, 30));
     }
@@ -248,7 +199,7 @@ fn kernel_size_64_and_beyond_works() {
 
 #[test]
 fn kernel_larger_than_image_uses_borders() {
-    let t = Scratch::new();
+    let t = Scratch::new("cli");
     write_png(&t.path("a.png"), 3, 2, false);
     for border in ["clamp", "zero", "reflect", "wrap"] {
         let out = run(&[
@@ -274,7 +225,7 @@ fn kernel_larger_than_image_uses_borders() {
 
 #[test]
 fn unwritable_output_paths() {
-    let t = Scratch::new();
+    let t = Scratch::new("cli");
     write_png(&t.path("a.png"), 8, 8, false);
     std::fs::write(t.path("file"), "x").unwrap();
     let out = run(&[
@@ -309,7 +260,7 @@ fn unwritable_output_paths() {
 
 #[test]
 fn not_an_image_file() {
-    let t = Scratch::new();
+    let t = Scratch::new("cli");
     std::fs::write(t.path("a.png"), "this is text").unwrap();
     let out = run(&[
         "filter",
@@ -329,16 +280,46 @@ fn bad_flag_values_are_usage_errors() {
         "filter", "a.png", "-o", "o.png", "--kernel", "box:3", "--border", "mirror",
     ]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown border mode 'mirror'"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("invalid value 'mirror'") && err.contains("clamp, zero, reflect, wrap"),
+        "{err}"
+    );
+    // OpenCV's names are accepted as aliases.
+    let t = Scratch::new("cli");
+    write_png(&t.path("a.png"), 8, 8, false);
+    let out = run(&[
+        "filter",
+        s(&t.path("a.png")),
+        "-o",
+        s(&t.path("o.png")),
+        "--kernel",
+        "box:3",
+        "--border",
+        "replicate",
+        "-q",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = run(&["filter", "a.png", "-o", "o.png"]);
     assert_eq!(out.status.code(), Some(2), "a kernel is required");
 }
 
 #[test]
 fn filters_rgba_keeping_alpha_and_jpeg_output() {
-    let t = Scratch::new();
+    let t = Scratch::new("cli");
     let data: Vec<u8> = (0..16 * 9 * 4).map(|i| (i * 13 % 256) as u8).collect();
-    image::save_buffer(t.path("a.png"), &data, 16, 9, image::ExtendedColorType::Rgba8).unwrap();
+    image::save_buffer(
+        t.path("a.png"),
+        &data,
+        16,
+        9,
+        image::ExtendedColorType::Rgba8,
+    )
+    .unwrap();
     let out = run(&[
         "filter",
         s(&t.path("a.png")),
@@ -347,7 +328,11 @@ fn filters_rgba_keeping_alpha_and_jpeg_output() {
         "--kernel",
         "box:5",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let o = image::open(t.path("o.png")).unwrap().to_rgba8().into_raw();
     assert!(
         o.chunks(4).zip(data.chunks(4)).all(|(a, b)| a[3] == b[3]),
@@ -372,15 +357,18 @@ fn kernels_and_info_commands() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("gaussian:N[:SIGMA]"));
     let out = run(&["kernels", "sobel-x"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("separable") && text.contains("-2.0"), "{text}");
+    assert!(
+        text.contains("separable") && text.contains("-2.0"),
+        "{text}"
+    );
     assert_fails(&run(&["kernels", "nope"]), &["unknown kernel 'nope'"]);
     let out = run(&["info"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("cpu-par"));
 }
 
 #[test]
-fn cuda_backend_without_a_gpu_is_a_clear_error() {
-    let t = Scratch::new();
+fn cuda_backend_is_a_clear_error_without_a_gpu_and_filters_with_one() {
+    let t = Scratch::new("cli");
     write_png(&t.path("a.png"), 8, 8, false);
     let out = run(&[
         "filter",
@@ -392,38 +380,78 @@ fn cuda_backend_without_a_gpu_is_a_clear_error() {
         "--backend",
         "cuda",
     ]);
-    if !out.status.success() {
-        // No driver, no device or no NVRTC here: one line saying which, and no output file.
+    if out.status.success() {
+        // A GPU here: the output exists and the report says the cuda backend made it.
+        assert!(t.path("o.png").is_file());
+        assert!(String::from_utf8_lossy(&out.stderr).contains("| cuda "));
+    } else {
+        // No driver, no device or no NVRTC: one line saying which, and no output file.
         assert_fails(&out, &["cuda"]);
         assert!(!t.path("o.png").exists());
     }
+    // Unknown variants and oversized blocks are usage errors that list what is valid.
     let out = run(&[
         "filter",
         s(&t.path("a.png")),
         "-o",
-        s(&t.path("o.png")),
+        s(&t.path("o2.png")),
         "--kernel",
         "box:3",
         "--variant",
         "bogus",
     ]);
-    assert_fails(&out, &["unknown variant 'bogus'"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("invalid value 'bogus'") && err.contains("separable-shared"),
+        "{err}"
+    );
     let out = run(&[
         "filter",
         s(&t.path("a.png")),
         "-o",
-        s(&t.path("o.png")),
+        s(&t.path("o2.png")),
         "--kernel",
         "box:3",
         "--block",
         "64x64",
     ]);
-    assert_eq!(out.status.code(), Some(2), "block over 1024 threads is a usage error");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "block over 1024 threads is a usage error"
+    );
+    assert!(!t.path("o2.png").exists());
+}
+
+#[test]
+fn a_variant_that_cannot_run_the_plan_is_refused_at_start_up() {
+    // gaussian:5 is rank 1: --mode auto plans the separable path on every backend, which the
+    // direct variants do not run. The plan never changes with the variant.
+    let t = Scratch::new("cli");
+    write_png(&t.path("a.png"), 8, 8, false);
+    let (a, o) = (t.path("a.png"), t.path("o.png"));
+    let base = ["filter", s(&a), "-o", s(&o), "--kernel", "gaussian:5"];
+    let out = run(&[&base[..], &["--backend", "cuda", "--variant", "global"]].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("unavailable")
+        || err.contains("driver")
+        || err.contains("NVRTC")
+        || err.contains("device")
+    {
+        assert_eq!(out.status.code(), Some(1), "no GPU here: {err}");
+    } else {
+        assert_fails(&out, &["full kernels only", "--mode full"]);
+        assert_eq!(out.status.code(), Some(2));
+    }
+    assert!(!t.path("o.png").exists());
 }
 
 #[test]
 fn synthetic_source_into_null_y4m_and_directories() {
-    for format in ["gray", "rgb", "rgba", "yuv420p", "yuv422p", "yuv444p", "nv12"] {
+    for format in [
+        "gray", "rgb", "rgba", "yuv420p", "yuv422p", "yuv444p", "nv12",
+    ] {
         let spec = format!("synthetic:97x31:{format}:3");
         let out = run(&[
             "filter",
@@ -459,7 +487,7 @@ fn synthetic_source_into_null_y4m_and_directories() {
         4,
         "frames in == frames out"
     );
-    let t = Scratch::new();
+    let t = Scratch::new("cli");
     let out = run(&[
         "filter",
         "synthetic:16x8:rgb:3",
@@ -469,7 +497,11 @@ fn synthetic_source_into_null_y4m_and_directories() {
         "box:3",
         "-q",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(std::fs::read_dir(t.path("frames")).unwrap().count(), 3);
     assert_fails(
         &run(&[
@@ -483,18 +515,32 @@ fn synthetic_source_into_null_y4m_and_directories() {
         &["yuv420p frames can be written as y4m"],
     );
     assert_fails(
-        &run(&["filter", "synthetic:16:rgb:3", "-o", "null", "--kernel", "box:3"]),
+        &run(&[
+            "filter",
+            "synthetic:16:rgb:3",
+            "-o",
+            "null",
+            "--kernel",
+            "box:3",
+        ]),
         &["bad size", "synthetic:WIDTHxHEIGHT:FORMAT:FRAMES"],
     );
     assert_fails(
-        &run(&["filter", "synthetic:16x8:bgr:3", "-o", "null", "--kernel", "box:3"]),
+        &run(&[
+            "filter",
+            "synthetic:16x8:bgr:3",
+            "-o",
+            "null",
+            "--kernel",
+            "box:3",
+        ]),
         &["unknown pixel format 'bgr'"],
     );
 }
 
 #[test]
 fn json_report_has_stages_and_latency() {
-    let t = Scratch::new();
+    let t = Scratch::new("cli");
     let report = t.path("r.json");
     let out = run(&[
         "filter",
@@ -507,13 +553,21 @@ fn json_report_has_stages_and_latency() {
         "--report",
         s(&report),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(v["frames"], 9);
     assert_eq!(v["kernel"], "box:3");
     let stages = v["stages"].as_array().unwrap();
     assert_eq!(
-        stages.iter().map(|s| s["name"].as_str().unwrap()).collect::<Vec<_>>(),
+        stages
+            .iter()
+            .map(|s| s["name"].as_str().unwrap())
+            .collect::<Vec<_>>(),
         ["read", "filter", "write"]
     );
     assert!(stages.iter().all(|s| s["frames"] == 9));
@@ -536,14 +590,21 @@ fn json_report_has_stages_and_latency() {
 
 #[test]
 fn skip_bad_and_passthrough_on_a_frame_directory() {
-    let t = Scratch::new();
+    let t = Scratch::new("cli");
     let frames = t.path("in");
     std::fs::create_dir_all(&frames).unwrap();
     for i in 0..5 {
         write_png(&frames.join(format!("f{i}.png")), 12, 9, true);
     }
     std::fs::write(frames.join("f2.png"), b"\x89PNG\r\n\x1a\n broken").unwrap();
-    let out = run(&["filter", s(&frames), "-o", s(&t.path("out")), "--kernel", "box:3"]);
+    let out = run(&[
+        "filter",
+        s(&frames),
+        "-o",
+        s(&t.path("out")),
+        "--kernel",
+        "box:3",
+    ]);
     assert_fails(&out, &["frame 2", "f2.png"]);
     assert!(!t.path("out").exists(), "nothing left after a failed run");
     let report = t.path("r.json");
@@ -564,13 +625,28 @@ fn skip_bad_and_passthrough_on_a_frame_directory() {
         err.contains("skipped 1 bad frame(s)") && err.contains("f2.png"),
         "{err}"
     );
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    assert_eq!((v["frames"].as_u64(), v["skipped"].as_u64()), (Some(4), Some(1)));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(
+        (v["frames"].as_u64(), v["skipped"].as_u64()),
+        (Some(4), Some(1))
+    );
     assert_eq!(std::fs::read_dir(t.path("out")).unwrap().count(), 4);
     // --passthrough needs no kernel and writes the input unchanged.
     std::fs::remove_file(frames.join("f2.png")).unwrap();
-    let out = run(&["filter", s(&frames), "-o", s(&t.path("same")), "--passthrough", "-q"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(&[
+        "filter",
+        s(&frames),
+        "-o",
+        s(&t.path("same")),
+        "--passthrough",
+        "-q",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     for i in [0, 1, 3, 4] {
         let name = format!("f{i}.png");
         let a = image::open(frames.join(&name)).unwrap();
@@ -578,12 +654,26 @@ fn skip_bad_and_passthrough_on_a_frame_directory() {
         assert_eq!(a.as_bytes(), b.as_bytes(), "{name}");
     }
     // --passthrough filters nothing, so there is nothing to --check.
-    let out = run(&["filter", s(&frames), "-o", s(&t.path("y")), "--passthrough", "--check"]);
+    let out = run(&[
+        "filter",
+        s(&frames),
+        "-o",
+        s(&t.path("y")),
+        "--passthrough",
+        "--check",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(!t.path("y").exists());
     // Benchmarks refuse a CSV path whose directory is missing before measuring anything.
     for which in ["kernels", "pipeline"] {
-        let out = run(&["bench", which, "--backend", "cpu-par", "--csv", s(&t.path("no/x.csv"))]);
+        let out = run(&[
+            "bench",
+            which,
+            "--backend",
+            "cpu-par",
+            "--csv",
+            s(&t.path("no/x.csv")),
+        ]);
         assert_fails(&out, &["csv", "does not exist"]);
     }
     // Without --passthrough a kernel is still required.

@@ -1,14 +1,19 @@
-//! Conformance: one test body, run for every backend by `backend_suite!`.
+//! Conformance: one test body, run for every backend by `backend_suite!` — cpu-seq, cpu-par,
+//! and every row of the CUDA variant table (plus non-default block shapes and pageable copies).
 //!
-//! Each backend must match `cpu-seq` bit for bit (same decomposition) and agree with the
-//! independent f64 oracle within the documented rounding, on random images with padded
-//! strides, every border mode, odd/even/rectangular kernels 1…31, every pixel format, plane
-//! selection and alpha mode. Outputs are poisoned before each run.
+//! Each backend must match `cpu-seq` bit for bit (same plan) and agree with the independent
+//! f64 oracle within the documented rounding, on random images with padded strides, every
+//! border mode, odd/even/rectangular kernels 1…31, every pixel format, plane selection and
+//! alpha mode. Random kernels (and offsets) go through every decomposition the backend runs, as
+//! the backend itself declares ([`Backend::runs`], from the variant table for CUDA): the direct
+//! variants get any kernel with `--mode full`, the two-pass variants random rank-1 kernels.
+//! Outputs are poisoned before each run.
 
 mod common;
 
 use common::{check_against_oracle, first_difference, poisoned_like, random_frame, Rng};
 use convflow::backend::{Backend, CpuPar, CpuSeq, Support};
+use convflow::filter::Plan;
 use convflow::filter::{library, AlphaMode, Decomposition, Filter, Kernel, Mode, PlaneSel};
 use convflow::frame::{Frame, PixelFormat};
 use convflow::Border;
@@ -16,22 +21,27 @@ use convflow::Border;
 /// Cost bound for one random case (taps × samples), so the suite stays fast on 2 cores.
 const CASE_BUDGET: usize = 3_000_000;
 
-fn random_kernel(rng: &mut Rng, max_side: usize) -> Kernel {
-    let kw = rng.range(1, max_side);
+/// A random kernel a backend that runs `runs` can take: any kernel for full paths, a rank-1
+/// one (larger than 1 both ways) for separable-only ones; random offsets either way.
+fn random_kernel(rng: &mut Rng, max_side: usize, runs: Support) -> Kernel {
+    let min = if runs == Support::SeparableOnly { 2 } else { 1 };
+    let kw = rng.range(min, max_side.max(min));
     let kh = if rng.range(0, 2) == 0 {
-        rng.range(1, max_side)
+        rng.range(min, max_side.max(min))
     } else {
         kw
     };
-    match rng.range(0, 3) {
+    let kinds = if runs == Support::SeparableOnly { 1 } else { 2 };
+    let kernel = match rng.range(0, kinds) {
         0 => library::gaussian(kw, kh, None, format!("gaussian:{kw}x{kh}")).unwrap(),
         1 => {
             // Rank 1 built from random factors: exercises numerical factorization.
             let col: Vec<f64> = (0..kh).map(|_| rng.unit() * 2.0 - 0.5).collect();
             let row: Vec<f64> = (0..kw).map(|_| rng.unit() * 2.0 - 0.5).collect();
-            let w = col
-                .iter()
-                .flat_map(|c| row.iter().map(move |r| (c * r / (kw * kh) as f64 * 3.0) as f32));
+            let w = col.iter().flat_map(|c| {
+                row.iter()
+                    .map(move |r| (c * r / (kw * kh) as f64 * 3.0) as f32)
+            });
             Kernel::new("rank1", kw, kh, w.collect()).unwrap()
         }
         _ => {
@@ -39,48 +49,46 @@ fn random_kernel(rng: &mut Rng, max_side: usize) -> Kernel {
             let w = (0..n)
                 .map(|_| ((rng.unit() * 2.0 - 0.7) * 4.0 / n as f64) as f32)
                 .collect();
-            let offset = rng.pick(&[0.0, 0.0, 128.0, -17.25]);
-            Kernel::new("random", kw, kh, w).unwrap().with_offset(offset).unwrap()
+            Kernel::new("random", kw, kh, w).unwrap()
         }
-    }
+    };
+    let offset = rng.pick(&[0.0, 0.0, 128.0, -17.25]);
+    kernel.with_offset(offset).unwrap()
 }
 
-fn random_filter(rng: &mut Rng, kernel: Kernel, border: Border) -> Filter {
+/// A random filter of `kernel` in a mode the backend runs (`runs`).
+fn random_filter(rng: &mut Rng, kernel: Kernel, border: Border, runs: Support) -> Filter {
     let mut f = Filter::new(kernel);
     f.border = border;
     f.abs = rng.range(0, 3) == 0;
     f.planes = rng.pick(&[PlaneSel::All, PlaneSel::Luma]);
     f.alpha = rng.pick(&[AlphaMode::Keep, AlphaMode::Filter]);
-    f.mode = if f.kernel.is_separable() {
-        rng.pick(&[Mode::Full, Mode::Separable, Mode::Auto])
-    } else {
-        Mode::Full
-    };
+    f.mode = mode_for(rng, &f.kernel, runs);
     f
 }
 
-/// Makes `filter` one that `support` runs: the direct CUDA variants sum the full kernel, the
-/// two-pass variants need a rank-1 kernel (a Gaussian of the same size stands in).
-fn adapt(filter: &Filter, support: Support) -> Filter {
-    let mut f = filter.clone();
-    match support {
-        Support::Both => {}
-        Support::FullOnly => f.mode = Mode::Full,
-        Support::SeparableOnly => {
-            if !f.kernel.is_separable() {
-                let (w, h) = (f.kernel.width(), f.kernel.height());
-                f.kernel = library::gaussian(w, h, None, format!("gaussian:{w}x{h}")).unwrap();
-            }
-            f.mode = Mode::Separable;
+/// A mode whose plan for `kernel` a backend that runs `runs` can take.
+fn mode_for(rng: &mut Rng, kernel: &Kernel, runs: Support) -> Mode {
+    let thin = kernel.width() == 1 || kernel.height() == 1;
+    match runs {
+        Support::FullOnly => Mode::Full,
+        Support::SeparableOnly => Mode::Separable,
+        Support::Both if kernel.is_separable() && !thin => {
+            rng.pick(&[Mode::Full, Mode::Separable, Mode::Auto])
         }
+        Support::Both if kernel.is_separable() => rng.pick(&[Mode::Full, Mode::Separable]),
+        Support::Both => Mode::Full,
     }
-    f
 }
 
 /// The one test body: `backend` on `src` vs cpu-seq (bit for bit) vs the oracle.
 fn check_case(backend: &mut dyn Backend, filter: &Filter, src: &Frame, rng: &mut Rng, ctx: &str) {
-    let filter = &adapt(filter, backend.support());
     let plan = filter.plan().unwrap();
+    assert!(
+        backend.runs().runs(&plan.decomposition),
+        "{ctx}: the test chose a plan {} does not run",
+        backend.name()
+    );
     let mut got = poisoned_like(rng, src);
     backend
         .filter_frame(&plan, src, &mut got)
@@ -98,7 +106,8 @@ fn check_case(backend: &mut dyn Backend, filter: &Filter, src: &Frame, rng: &mut
 fn describe(seed: u64, filter: &Filter, src: &Frame) -> String {
     let k = &filter.kernel;
     format!(
-        "seed {seed}: {} {}x{} kernel {} ({}x{}, offset {}) border {} mode {:?} abs {} planes {:?} alpha {:?}",
+        "seed {seed}: {} {}x{} kernel {} ({}x{}, offset {}) border {} mode {:?} abs {} planes \
+        {:?} alpha {:?}",
         src.format(),
         src.width(),
         src.height(),
@@ -114,13 +123,13 @@ fn describe(seed: u64, filter: &Filter, src: &Frame) -> String {
     )
 }
 
-pub fn random_cases(make: &dyn Fn() -> Option<Box<dyn Backend>>, salt: u64) {
-    let Some(mut backend) = make() else { return };
+pub fn random_cases(backend: &mut dyn Backend, salt: u64) {
+    let runs = backend.runs();
     let (mut rng, seed) = Rng::fresh(salt);
-    for format in PixelFormat::ALL {
-        for border in Border::ALL {
+    for &format in PixelFormat::ALL {
+        for &border in Border::ALL {
             for _ in 0..3 {
-                let kernel = random_kernel(&mut rng, 31);
+                let kernel = random_kernel(&mut rng, 31, runs);
                 let ch = format.plane_channels(0).max(2);
                 let taps = kernel.width() * kernel.height() * ch;
                 let max_area = (CASE_BUDGET / taps).clamp(1, 300 * 300);
@@ -131,9 +140,9 @@ pub fn random_cases(make: &dyn Fn() -> Option<Box<dyn Backend>>, salt: u64) {
                 };
                 let h = rng.range(1, (max_area / w).clamp(1, 300));
                 let src = random_frame(&mut rng, format, w, h);
-                let filter = random_filter(&mut rng, kernel, border);
+                let filter = random_filter(&mut rng, kernel, border, runs);
                 check_case(
-                    backend.as_mut(),
+                    backend,
                     &filter,
                     &src,
                     &mut rng,
@@ -144,16 +153,28 @@ pub fn random_cases(make: &dyn Fn() -> Option<Box<dyn Backend>>, salt: u64) {
     }
 }
 
-pub fn tiny_images_and_kernels_larger_than_image(make: &dyn Fn() -> Option<Box<dyn Backend>>, salt: u64) {
-    let Some(mut backend) = make() else { return };
+pub fn tiny_images_and_kernels_larger_than_image(backend: &mut dyn Backend, salt: u64) {
+    let runs = backend.runs();
     let (mut rng, seed) = Rng::fresh(salt);
-    let sizes = [(1, 1), (2, 1), (1, 3), (17, 3), (3, 17), (5, 4), (1000, 1), (1, 200)];
+    let sizes = [
+        (1, 1),
+        (2, 1),
+        (1, 3),
+        (17, 3),
+        (3, 17),
+        (5, 4),
+        (1000, 1),
+        (1, 200),
+    ];
     for (w, h) in sizes {
-        for border in Border::ALL {
+        for &border in Border::ALL {
             for (kw, kh) in [(1, 1), (2, 2), (4, 3), (7, 7), (31, 31), (40, 9)] {
                 let format = rng.pick(&[PixelFormat::Gray8, PixelFormat::Rgb8, PixelFormat::Nv12]);
                 let src = random_frame(&mut rng, format, w, h);
-                let kernel = if rng.range(0, 1) == 0 {
+                if runs == Support::SeparableOnly && (kw == 1 || kh == 1) {
+                    continue; // a 1-wide kernel is a full plan: nothing for a two-pass variant
+                }
+                let kernel = if rng.range(0, 1) == 0 || runs == Support::SeparableOnly {
                     library::box_filter(kw, kh, format!("box:{kw}x{kh}")).unwrap()
                 } else {
                     let n = kw * kh;
@@ -161,13 +182,15 @@ pub fn tiny_images_and_kernels_larger_than_image(make: &dyn Fn() -> Option<Box<d
                         "random",
                         kw,
                         kh,
-                        (0..n).map(|_| (rng.unit() * 2.0 / n as f64) as f32).collect(),
+                        (0..n)
+                            .map(|_| (rng.unit() * 2.0 / n as f64) as f32)
+                            .collect(),
                     )
                     .unwrap()
                 };
-                let filter = random_filter(&mut rng, kernel, border);
+                let filter = random_filter(&mut rng, kernel, border, runs);
                 check_case(
-                    backend.as_mut(),
+                    backend,
                     &filter,
                     &src,
                     &mut rng,
@@ -178,17 +201,25 @@ pub fn tiny_images_and_kernels_larger_than_image(make: &dyn Fn() -> Option<Box<d
     }
 }
 
-pub fn kernels_beyond_63_taps(make: &dyn Fn() -> Option<Box<dyn Backend>>, salt: u64) {
-    let Some(mut backend) = make() else { return };
+pub fn kernels_beyond_63_taps(backend: &mut dyn Backend, salt: u64) {
+    let runs = backend.runs();
     let (mut rng, seed) = Rng::fresh(salt);
-    for (k, border) in [(64, Border::Reflect), (67, Border::Zero), (65, Border::Wrap)] {
+    for (k, border) in [
+        (64, Border::Reflect),
+        (67, Border::Zero),
+        (65, Border::Wrap),
+    ] {
         let src = random_frame(&mut rng, PixelFormat::Gray8, 70, 45);
         for mode in [Mode::Full, Mode::Separable] {
-            let mut filter = Filter::new(library::gaussian(k, k, None, format!("gaussian:{k}")).unwrap());
+            if !runs_mode(runs, mode) {
+                continue;
+            }
+            let mut filter =
+                Filter::new(library::gaussian(k, k, None, format!("gaussian:{k}")).unwrap());
             filter.border = border;
             filter.mode = mode;
             check_case(
-                backend.as_mut(),
+                backend,
                 &filter,
                 &src,
                 &mut rng,
@@ -198,12 +229,19 @@ pub fn kernels_beyond_63_taps(make: &dyn Fn() -> Option<Box<dyn Backend>>, salt:
     }
 }
 
-/// The separable path equals the full path within ±1 LSB (same backend).
-pub fn separable_within_one_lsb_of_full(make: &dyn Fn() -> Option<Box<dyn Backend>>, salt: u64) {
-    let Some(mut backend) = make() else { return };
-    if backend.support() != Support::Both {
-        return; // a variant that runs one decomposition only has nothing to compare
-    }
+/// The separable path equals the full path within ±1 LSB. A backend that runs one of them is
+/// compared with cpu-seq's run of the other.
+pub fn separable_within_one_lsb_of_full(backend: &mut dyn Backend, salt: u64) {
+    let runs = backend.runs();
+    let mut run = |plan: &Plan, src: &Frame| {
+        let mut out = Frame::like(src);
+        if runs.runs(&plan.decomposition) {
+            backend.filter_frame(plan, src, &mut out).unwrap();
+        } else {
+            CpuSeq::new().filter_frame(plan, src, &mut out).unwrap();
+        }
+        out
+    };
     let (mut rng, seed) = Rng::fresh(salt);
     for spec in [
         "gaussian:5",
@@ -213,7 +251,7 @@ pub fn separable_within_one_lsb_of_full(make: &dyn Fn() -> Option<Box<dyn Backen
         "sobel-x",
         "gaussian:15",
     ] {
-        for border in Border::ALL {
+        for &border in Border::ALL {
             let kernel = convflow::filter::spec::parse_spec(spec).unwrap();
             let format = rng.pick(&[PixelFormat::Gray8, PixelFormat::Rgb8, PixelFormat::Yuv420p]);
             let (w, h) = (rng.range(1, 150), rng.range(1, 120));
@@ -226,9 +264,7 @@ pub fn separable_within_one_lsb_of_full(make: &dyn Fn() -> Option<Box<dyn Backen
             f.mode = Mode::Separable;
             let sep = f.plan().unwrap();
             assert!(matches!(sep.decomposition, Decomposition::Separable { .. }));
-            let (mut a, mut b) = (Frame::like(&src), Frame::like(&src));
-            backend.filter_frame(&full, &src, &mut a).unwrap();
-            backend.filter_frame(&sep, &src, &mut b).unwrap();
+            let (a, b) = (run(&full, &src), run(&sep, &src));
             let worst = a
                 .data()
                 .iter()
@@ -245,17 +281,17 @@ pub fn separable_within_one_lsb_of_full(make: &dyn Fn() -> Option<Box<dyn Backen
 }
 
 /// One backend object filters frames of changing shapes and formats in a row (buffers reused).
-pub fn reused_across_shapes(make: &dyn Fn() -> Option<Box<dyn Backend>>, salt: u64) {
-    let Some(mut backend) = make() else { return };
+pub fn reused_across_shapes(backend: &mut dyn Backend, salt: u64) {
+    let runs = backend.runs();
     let (mut rng, seed) = Rng::fresh(salt);
     for i in 0..12 {
         let format = PixelFormat::ALL[i % PixelFormat::ALL.len()];
         let (w, h) = (rng.range(1, 90), rng.range(1, 90));
         let src = random_frame(&mut rng, format, w, h);
-        let (kernel, border) = (random_kernel(&mut rng, 9), rng.pick(&Border::ALL));
-        let filter = random_filter(&mut rng, kernel, border);
+        let (kernel, border) = (random_kernel(&mut rng, 9, runs), rng.pick(Border::ALL));
+        let filter = random_filter(&mut rng, kernel, border, runs);
         check_case(
-            backend.as_mut(),
+            backend,
             &filter,
             &src,
             &mut rng,
@@ -265,8 +301,8 @@ pub fn reused_across_shapes(make: &dyn Fn() -> Option<Box<dyn Backend>>, salt: u
 }
 
 /// Dyadic kernels on integer inputs make exact .5 ties: they must round half to even.
-pub fn exact_ties_round_half_to_even(make: &dyn Fn() -> Option<Box<dyn Backend>>, salt: u64) {
-    let Some(mut backend) = make() else { return };
+pub fn exact_ties_round_half_to_even(backend: &mut dyn Backend, salt: u64) {
+    let runs = backend.runs();
     let (mut rng, seed) = Rng::fresh(salt);
     let half_offset = Kernel::new("custom:2x1:1/2,1/2", 2, 1, vec![0.5, 0.5])
         .unwrap()
@@ -280,19 +316,25 @@ pub fn exact_ties_round_half_to_even(make: &dyn Fn() -> Option<Box<dyn Backend>>
         half_offset,
     ];
     for kernel in kernels {
-        for mode in [Mode::Full, Mode::Auto] {
+        for mode in [Mode::Full, Mode::Auto, Mode::Separable] {
+            let mut probe = Filter::new(kernel.clone());
+            probe.mode = mode;
+            match probe.plan() {
+                Ok(plan) if runs.runs(&plan.decomposition) => {}
+                _ => continue,
+            }
             let (w, h) = (rng.range(1, 120), rng.range(1, 80));
             let src = random_frame(&mut rng, PixelFormat::Rgb8, w, h);
             let mut filter = Filter::new(kernel.clone());
             filter.mode = mode;
-            filter.border = rng.pick(&Border::ALL);
+            filter.border = rng.pick(Border::ALL);
             assert!(
                 common::exact_in_f32(&filter.plan().unwrap()),
                 "{} should be exact",
                 kernel.name
             );
             check_case(
-                backend.as_mut(),
+                backend,
                 &filter,
                 &src,
                 &mut rng,
@@ -303,8 +345,8 @@ pub fn exact_ties_round_half_to_even(make: &dyn Fn() -> Option<Box<dyn Backend>>
 }
 
 /// Frames of awkward large sizes (odd, one row, 4K), every border.
-pub fn awkward_large_frames(make: &dyn Fn() -> Option<Box<dyn Backend>>, salt: u64) {
-    let Some(mut backend) = make() else { return };
+pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
+    let runs = backend.runs();
     let (mut rng, seed) = Rng::fresh(salt);
     let cases = [
         (PixelFormat::Rgb8, 1921, 1081, 5),
@@ -314,11 +356,17 @@ pub fn awkward_large_frames(make: &dyn Fn() -> Option<Box<dyn Backend>>, salt: u
     ];
     for (i, (format, w, h, k)) in cases.into_iter().enumerate() {
         let src = random_frame(&mut rng, format, w, h);
-        let mut filter = Filter::new(library::gaussian(k, k, None, format!("gaussian:{k}")).unwrap());
+        let mut filter =
+            Filter::new(library::gaussian(k, k, None, format!("gaussian:{k}")).unwrap());
         filter.border = Border::ALL[i % 4];
-        filter.mode = if i % 2 == 0 { Mode::Full } else { Mode::Separable };
+        filter.mode = match runs {
+            Support::FullOnly => Mode::Full,
+            Support::SeparableOnly => Mode::Separable,
+            Support::Both if i % 2 == 0 => Mode::Full,
+            Support::Both => Mode::Separable,
+        };
         check_case(
-            backend.as_mut(),
+            backend,
             &filter,
             &src,
             &mut rng,
@@ -327,62 +375,128 @@ pub fn awkward_large_frames(make: &dyn Fn() -> Option<Box<dyn Backend>>, salt: u
     }
 }
 
+/// True when a backend that runs `runs` takes a rank-1 kernel larger than 1 in `mode`.
+fn runs_mode(runs: Support, mode: Mode) -> bool {
+    match mode {
+        Mode::Full => runs != Support::SeparableOnly,
+        Mode::Separable | Mode::Auto => runs != Support::FullOnly,
+    }
+}
+
+/// The plan follows from the filter alone: in `--mode auto` a rank-1 kernel is separable on
+/// every backend, which then either gives cpu-seq's bytes for that plan or refuses it up front
+/// (never a silent switch to the other decomposition).
+pub fn auto_mode_plans_the_same_on_every_backend(backend: &mut dyn Backend, salt: u64) {
+    let (mut rng, seed) = Rng::fresh(salt);
+    for spec in [
+        "gaussian:15",
+        "box:5x3",
+        "sobel-x",
+        "custom:3x3:1,2,1,2,4,2,1,2,1",
+    ] {
+        let mut f = Filter::new(convflow::filter::spec::parse_spec(spec).unwrap());
+        f.border = rng.pick(Border::ALL);
+        let plan = f.plan().unwrap();
+        assert!(
+            plan.is_separable(),
+            "{spec}: auto takes the separable path for a rank-1 kernel"
+        );
+        let (w, h) = (rng.range(20, 200), rng.range(20, 120));
+        let src = random_frame(&mut rng, PixelFormat::Rgb8, w, h);
+        match backend.check_plan(&plan) {
+            Ok(()) => {
+                let mut got = poisoned_like(&mut rng, &src);
+                backend.filter_frame(&plan, &src, &mut got).unwrap();
+                let mut want = poisoned_like(&mut rng, &src);
+                CpuSeq::new().filter_frame(&plan, &src, &mut want).unwrap();
+                if let Some(d) = first_difference(&got, &want) {
+                    panic!(
+                        "seed {seed}: {spec} auto on {}: differs from cpu-seq at {d}",
+                        backend.name()
+                    );
+                }
+            }
+            Err(e) => {
+                assert_eq!(backend.runs(), Support::FullOnly, "{}: {e}", backend.name());
+                let msg = e.to_string();
+                assert!(
+                    msg.contains("full kernels only") && msg.contains("--mode full"),
+                    "{msg}"
+                );
+                let mut got = Frame::like(&src);
+                assert!(
+                    backend.filter_frame(&plan, &src, &mut got).is_err(),
+                    "refused at run time too"
+                );
+            }
+        }
+    }
+}
+
+/// One module of tests per backend list: each test runs its body on every backend `make`
+/// returns (the CUDA list is the variant table), naming the backend on failure.
 macro_rules! backend_suite {
     ($($name:ident => $make:expr;)*) => {$(
         mod $name {
             use super::*;
-            fn make() -> Option<Box<dyn Backend>> {
-                $make
+            fn each(body: fn(&mut dyn Backend, u64), salt: u64) {
+                let backends: Vec<Box<dyn Backend>> = $make;
+                for mut b in backends {
+                    body(b.as_mut(), salt);
+                }
             }
             #[test]
             fn random_images_every_format_border_and_kernel() {
-                random_cases(&make, 1);
+                each(random_cases, 1);
             }
             #[test]
             fn tiny_images_and_kernels_larger_than_the_image() {
-                tiny_images_and_kernels_larger_than_image(&make, 2);
+                each(tiny_images_and_kernels_larger_than_image, 2);
             }
             #[test]
             fn kernels_larger_than_63() {
-                kernels_beyond_63_taps(&make, 3);
+                each(kernels_beyond_63_taps, 3);
             }
             #[test]
             fn separable_path_within_one_lsb_of_full_path() {
-                separable_within_one_lsb_of_full(&make, 4);
+                each(separable_within_one_lsb_of_full, 4);
             }
             #[test]
             fn exact_ties_round_half_to_even() {
-                super::exact_ties_round_half_to_even(&make, 6);
+                each(super::exact_ties_round_half_to_even, 6);
             }
             #[test]
             fn awkward_large_frames() {
-                super::awkward_large_frames(&make, 7);
+                each(super::awkward_large_frames, 7);
             }
             #[test]
             fn one_backend_reused_across_shapes_and_formats() {
-                reused_across_shapes(&make, 5);
+                each(reused_across_shapes, 5);
+            }
+            #[test]
+            fn auto_mode_plans_the_same_everywhere() {
+                each(auto_mode_plans_the_same_on_every_backend, 8);
             }
         }
     )*};
 }
 
 backend_suite! {
-    cpu_seq => Some(Box::new(CpuSeq::new()));
-    cpu_par_2_threads => Some(Box::new(CpuPar::new(2).unwrap()));
-    cpu_par_3_threads => Some(Box::new(CpuPar::new(3).unwrap()));
+    cpu_seq => vec![Box::new(CpuSeq::new())];
+    cpu_par_2_threads => vec![Box::new(CpuPar::new(2).unwrap())];
+    cpu_par_3_threads => vec![Box::new(CpuPar::new(3).unwrap())];
 }
 
-/// A CUDA backend, or None (test skipped) without a usable GPU; with CONVFLOW_REQUIRE_GPU=1 a
-/// missing GPU fails the test instead.
+/// A CUDA backend, or None without a usable GPU (the test then passes having checked nothing,
+/// and says so); with CONVFLOW_REQUIRE_GPU=1 a missing GPU fails the test instead.
 #[cfg(feature = "cuda")]
-fn cuda(variant: &str, block: Option<(u32, u32)>) -> Option<Box<dyn Backend>> {
-    cuda_copies(variant, block, false)
-}
-
-#[cfg(feature = "cuda")]
-fn cuda_copies(variant: &str, block: Option<(u32, u32)>, pageable: bool) -> Option<Box<dyn Backend>> {
+fn cuda(
+    variant: convflow::backend::cuda::Variant,
+    block: Option<(u32, u32)>,
+    pageable: bool,
+) -> Option<Box<dyn Backend>> {
     use convflow::backend::cuda::CudaBackend;
-    match CudaBackend::new(0, variant.parse().unwrap(), block) {
+    match CudaBackend::new(0, variant, block) {
         Ok(mut b) => {
             b.set_pageable(pageable);
             Some(Box::new(b))
@@ -394,18 +508,25 @@ fn cuda_copies(variant: &str, block: Option<(u32, u32)>, pageable: bool) -> Opti
     }
 }
 
+/// Every row of the variant table, then non-default block shapes and pageable copies.
+#[cfg(feature = "cuda")]
+fn cuda_backends() -> Vec<Box<dyn Backend>> {
+    use convflow::backend::cuda::Variant;
+    let named = |n: &str| n.parse::<Variant>().unwrap();
+    // (variant, block, pageable copies)
+    let extra = [
+        (named("fast"), Some((16, 4)), false),
+        (named("shared"), Some((8, 8)), false),
+        (named("fast"), None, true),
+    ];
+    Variant::all()
+        .map(|v| (v, None, false))
+        .chain(extra)
+        .map_while(|(v, block, pageable)| cuda(v, block, pageable))
+        .collect()
+}
+
 #[cfg(feature = "cuda")]
 backend_suite! {
-    cuda_global => cuda("global", None);
-    cuda_constant => cuda("constant", None);
-    cuda_shared => cuda("shared", None);
-    cuda_shared_constant => cuda("shared-constant", None);
-    cuda_texture => cuda("texture", None);
-    cuda_separable_global => cuda("separable-global", None);
-    cuda_separable_shared => cuda("separable-shared", None);
-    cuda_fast => cuda("fast", None);
-    cuda_fast_block_16x4 => cuda("fast", Some((16, 4)));
-    cuda_shared_block_8x8 => cuda("shared", Some((8, 8)));
-    cuda_auto => cuda("auto", None);
-    cuda_fast_pageable_copies => cuda_copies("fast", None, true);
+    cuda_every_variant => cuda_backends();
 }

@@ -111,13 +111,19 @@ fn seed(salt: u64) -> u64 {
 }
 
 /// Checks one input: no panic, and an error is one non-empty line.
-fn check_case(name: &str, input: &[u8], parse: &dyn Fn(&[u8]) -> Result<usize, String>) -> Result<(), String> {
+fn check_case(
+    name: &str,
+    input: &[u8],
+    parse: &dyn Fn(&[u8]) -> Result<usize, String>,
+) -> Result<(), String> {
     let outcome = catch_unwind(AssertUnwindSafe(|| parse(input)));
     let problem = match outcome {
         Err(_) => "panicked".to_string(),
         Ok(Ok(_)) => return Ok(()),
         Ok(Err(msg)) if msg.trim().is_empty() => "empty error message".into(),
-        Ok(Err(msg)) if msg.contains('\n') || msg.contains('\r') => format!("multi-line error: {msg:?}"),
+        Ok(Err(msg)) if msg.contains('\n') || msg.contains('\r') => {
+            format!("multi-line error: {msg:?}")
+        }
         Ok(Err(_)) => return Ok(()),
     };
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("fuzz-failures");
@@ -205,7 +211,14 @@ fn y4m_parser_never_panics_and_errors_are_one_line() {
         b"YUV4MPEG2",
         b"",
     ];
-    fuzz("y4m", 1, cases(2000), &seeds, regressions, &fuzzing::y4m_stream);
+    fuzz(
+        "y4m",
+        1,
+        cases(2000),
+        &seeds,
+        regressions,
+        &fuzzing::y4m_stream,
+    );
 }
 
 #[test]
@@ -283,10 +296,12 @@ fn kernel_file_parser_never_panics_and_errors_are_one_line() {
 
 #[test]
 fn synthetic_spec_parser_never_panics_nor_allocates_absurdly() {
-    let seeds: Vec<Vec<u8>> = ["gray", "rgb", "rgba", "yuv420p", "yuv422p", "yuv444p", "nv12"]
-        .iter()
-        .map(|f| format!("synthetic:17x9:{f}:3").into_bytes())
-        .collect();
+    let seeds: Vec<Vec<u8>> = [
+        "gray", "rgb", "rgba", "yuv420p", "yuv422p", "yuv444p", "nv12",
+    ]
+    .iter()
+    .map(|f| format!("synthetic:17x9:{f}:3").into_bytes())
+    .collect();
     let regressions: &[&[u8]] = &[
         b"synthetic:65536x65536:rgba:1",
         b"synthetic:0x0:rgb:1",
@@ -303,7 +318,11 @@ fn synthetic_spec_parser_never_panics_nor_allocates_absurdly() {
     );
 }
 
-fn encoded(format: image::ImageFormat, color: image::ExtendedColorType, channels: usize) -> Vec<u8> {
+fn encoded(
+    format: image::ImageFormat,
+    color: image::ExtendedColorType,
+    channels: usize,
+) -> Vec<u8> {
     let (w, h) = (13u32, 7u32);
     let data: Vec<u8> = (0..w as usize * h as usize * channels)
         .map(|i| (i * 29 % 256) as u8)
@@ -325,8 +344,20 @@ fn image_decoders_never_panic_and_errors_are_one_line() {
         encoded(F::Bmp, C::Rgb8, 3),
         encoded(F::Tiff, C::Rgb8, 3),
     ];
-    let regressions: &[&[u8]] = &[b"\x89PNG\r\n\x1a\n broken", b"\xff\xd8\xff", b"BM", b"II*\x00"];
-    fuzz("image", 5, cases(2000), &seeds, regressions, &fuzzing::image);
+    let regressions: &[&[u8]] = &[
+        b"\x89PNG\r\n\x1a\n broken",
+        b"\xff\xd8\xff",
+        b"BM",
+        b"II*\x00",
+    ];
+    fuzz(
+        "image",
+        5,
+        cases(2000),
+        &seeds,
+        regressions,
+        &fuzzing::image,
+    );
 }
 
 #[cfg(feature = "video")]
@@ -338,14 +369,24 @@ fn video_demuxers_and_decoders_never_panic_and_errors_are_one_line() {
     let t = common::Scratch::new("fuzz-video");
     let make = |name: &str, extra: &[&str]| {
         let path = t.path(name);
-        let mut args = vec!["-f", "lavfi", "-i", "testsrc2=size=48x32:rate=25", "-frames:v", "6"];
+        let mut args = vec![
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=size=48x32:rate=25",
+            "-frames:v",
+            "6",
+        ];
         args.extend_from_slice(extra);
         args.push(common::s(&path));
         common::ffmpeg(&args);
         std::fs::read(&path).unwrap()
     };
     let seeds = vec![
-        make("a.mp4", &["-c:v", "libx264", "-g", "3", "-pix_fmt", "yuv420p"]),
+        make(
+            "a.mp4",
+            &["-c:v", "libx264", "-g", "3", "-pix_fmt", "yuv420p"],
+        ),
         make("b.mkv", &["-c:v", "ffv1"]),
         make("c.avi", &["-c:v", "mpeg4"]),
     ];

@@ -19,7 +19,10 @@ fn every_kernel_compiles_with_nvrtc_for_sm80_and_sm90_without_warnings() {
             !required(),
             "NVRTC is required (CONVFLOW_REQUIRE_NVRTC/GPU=1) but libnvrtc could not be loaded"
         );
-        eprintln!("skipped: libnvrtc not found (set LD_LIBRARY_PATH to the nvidia-cuda-nvrtc wheel's lib/)");
+        eprintln!(
+            "skipped: libnvrtc not found (set LD_LIBRARY_PATH to the nvidia-cuda-nvrtc \
+            wheel's lib/)"
+        );
         return;
     }
     let keys = registry::all_check_keys();
@@ -31,7 +34,10 @@ fn every_kernel_compiles_with_nvrtc_for_sm80_and_sm90_without_warnings() {
                     if log.to_lowercase().contains("warning") {
                         failures.push(format!("sm_{arch} {key:?}: warning:\n{log}"));
                     }
-                    assert!(ptx.contains(".entry"), "sm_{arch} {key:?}: no kernel entry in the PTX");
+                    assert!(
+                        ptx.contains(".entry"),
+                        "sm_{arch} {key:?}: no kernel entry in the PTX"
+                    );
                 }
                 Err(e) => failures.push(format!("sm_{arch} {key:?}: {e}")),
             }

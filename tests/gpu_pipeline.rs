@@ -7,14 +7,13 @@
 mod common;
 
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
 
 use convflow::backend::cuda::CudaBackend;
 use convflow::backend::{Backend, CpuSeq};
 use convflow::filter::{spec::parse_spec, Filter};
 use convflow::frame::{Frame, PixelFormat, Shape};
 use convflow::io::synthetic::SyntheticSource;
-use convflow::io::{FrameMeta, IoError, Sink};
+use convflow::io::VecSink;
 use convflow::pipeline::{run, Options};
 
 fn gpu(offload: bool, pageable: bool) -> Option<CudaBackend> {
@@ -31,38 +30,30 @@ fn gpu(offload: bool, pageable: bool) -> Option<CudaBackend> {
     }
 }
 
-struct Collect(Arc<Mutex<Vec<(usize, Frame)>>>);
-impl Sink for Collect {
-    fn describe(&self) -> String {
-        "collect".into()
-    }
-    fn write_frame(&mut self, frame: &Frame, meta: &FrameMeta) -> Result<(), IoError> {
-        self.0.lock().unwrap().push((meta.index, frame.clone()));
-        Ok(())
-    }
-    fn finish(self: Box<Self>) -> Result<(), IoError> {
-        Ok(())
-    }
-    fn abort(self: Box<Self>) {}
-}
-
 #[test]
 fn overlapped_and_sync_pipelines_equal_cpu_seq_for_every_format() {
     let stop = AtomicBool::new(false);
     for (offload, pageable) in [(true, false), (true, true), (false, true), (false, false)] {
-        let Some(mut b) = gpu(offload, pageable) else { return };
+        let Some(mut b) = gpu(offload, pageable) else {
+            return;
+        };
         for format in PixelFormat::ALL {
             for (spec, inflight) in [("gaussian:7", 3), ("sobel-x", 1), ("box:15x3", 5)] {
-                let plan = Filter::new(parse_spec(spec).unwrap()).plan_for(b.support()).unwrap();
-                let got = Arc::new(Mutex::new(Vec::new()));
+                let plan = Filter::new(parse_spec(spec).unwrap()).plan().unwrap();
+                let sink = VecSink::new();
+                let got = sink.frames();
                 let mut check = CpuSeq::new();
                 let mut opts = Options::new(inflight, &stop);
                 opts.check = Some(&mut check);
-                let mut src = SyntheticSource::parse(&format!("synthetic:321x203:{format}:17")).unwrap();
-                let stats = run(&mut src, Box::new(Collect(got.clone())), &mut b, &plan, opts)
+                let mut src =
+                    SyntheticSource::parse(&format!("synthetic:321x203:{format}:17")).unwrap();
+                let stats = run(&mut src, Box::new(sink), &mut b, &plan, opts)
                     .unwrap_or_else(|e| panic!("{format} {spec} offload={offload}: {e}"));
                 let got = got.lock().unwrap();
-                assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), (0..17).collect::<Vec<_>>());
+                assert_eq!(
+                    got.iter().map(|g| g.0.index).collect::<Vec<_>>(),
+                    (0..17).collect::<Vec<_>>()
+                );
                 assert!(stats.checked && stats.overlapped == offload);
                 let d = stats.device.expect("device times measured");
                 assert!(
@@ -83,7 +74,9 @@ fn overlapped_and_sync_pipelines_equal_cpu_seq_for_every_format() {
 
 #[test]
 fn device_out_of_memory_is_a_clear_error() {
-    let Some(mut b) = gpu(true, false) else { return };
+    let Some(mut b) = gpu(true, false) else {
+        return;
+    };
     let off = b.offload().unwrap().unwrap();
     // 16 GiB per frame: allocating until the device is full must fail cleanly.
     let len = 1usize << 34;
@@ -116,9 +109,14 @@ fn device_out_of_memory_is_a_clear_error() {
 
 #[test]
 fn bandwidth_probe_is_plausible() {
-    let Some(mut b) = gpu(true, false) else { return };
-    let off = b.offload().unwrap().unwrap();
-    let l = off.bandwidth(64 << 20, 3).unwrap();
+    let Some(mut b) = gpu(true, false) else {
+        return;
+    };
+    let l = b
+        .measure()
+        .expect("CUDA measures itself")
+        .link_bandwidth(64 << 20, 3)
+        .unwrap();
     eprintln!(
         "H2D {:.1} GB/s, D2H {:.1} GB/s, duplex {:.1} GB/s",
         l.h2d / 1e9,
@@ -128,4 +126,20 @@ fn bandwidth_probe_is_plausible() {
     for v in [l.h2d, l.d2h, l.duplex] {
         assert!(v > 1e9 && v < 1e12, "{l:?}");
     }
+}
+
+#[test]
+fn kernels_see_plane_params_exactly_as_rust_lays_it_out() {
+    use convflow::backend::cuda::abi::PLANE_PARAMS_FIELDS;
+    let Some(mut b) = gpu(true, false) else {
+        return;
+    };
+    let device = b.device_plane_params_layout().unwrap();
+    let host: Vec<i64> = PLANE_PARAMS_FIELDS.iter().map(|&(_, o)| o as i64).collect();
+    assert_eq!(
+        device,
+        host,
+        "fields: {:?}",
+        PLANE_PARAMS_FIELDS.map(|f| f.0)
+    );
 }

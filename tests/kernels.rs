@@ -19,7 +19,8 @@ fn gaussian_matches_opencv_get_gaussian_kernel() {
             9,
             None,
             &[
-                0.015625, 0.05078125, 0.1171875, 0.19921875, 0.234375, 0.19921875, 0.1171875, 0.05078125, 0.015625,
+                0.015625, 0.05078125, 0.1171875, 0.19921875, 0.234375, 0.19921875, 0.1171875,
+                0.05078125, 0.015625,
             ],
         ),
         (
@@ -145,7 +146,15 @@ fn rank1_detection_accepts_separable_and_rejects_the_rest() {
         );
         assert!(k.is_separable());
     }
-    for spec in ["laplacian", "log:5", "log:9", "edge", "sharpen", "emboss", "unsharp:5"] {
+    for spec in [
+        "laplacian",
+        "log:5",
+        "log:9",
+        "edge",
+        "sharpen",
+        "emboss",
+        "unsharp:5",
+    ] {
         let k = parse_spec(spec).unwrap();
         assert!(
             factor_rank1(k.width(), k.height(), k.weights()).is_none(),
@@ -213,7 +222,10 @@ fn kernel_file_format() {
     assert_eq!(k.offset(), 0.5);
     assert!(k.is_separable());
     let bad = [
-        ("1 2\n1 2 3\n", "line 2: row has 3 values but the first row has 2"),
+        (
+            "1 2\n1 2 3\n",
+            "line 2: row has 3 values but the first row has 2",
+        ),
         ("divisor 0\n1\n", "divisor must not be zero"),
         ("divisor 2\ndivisor 3\n1\n", "line 2: 'divisor' given twice"),
         ("offset\n1\n", "line 1: 'offset' takes exactly one number"),

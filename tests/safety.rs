@@ -27,7 +27,11 @@ fn y4m_bytes(w: usize, h: usize, frames: usize) -> Vec<u8> {
 
 fn assert_usage_error(out: &Output, needles: &[&str]) {
     assert_fails(out, needles);
-    assert_eq!(out.status.code(), Some(2), "input protection is a usage error");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "input protection is a usage error"
+    );
 }
 
 /// Sends `sig` to `child`.
@@ -96,7 +100,14 @@ fn a_run_never_writes_over_its_own_input() {
     assert!(!t.path("out.y4m").exists() && !t.path("b.png").exists());
     assert_eq!(
         t.listing(),
-        ["a.png", "dir", "dir/photo.png", "hard.png", "in.y4m", "soft.png"],
+        [
+            "a.png",
+            "dir",
+            "dir/photo.png",
+            "hard.png",
+            "in.y4m",
+            "soft.png"
+        ],
         "nothing written, no temporary left"
     );
 }
@@ -108,15 +119,32 @@ fn standard_streams_that_are_the_input_file_are_refused() {
     let before = std::fs::read(t.path("in.y4m")).unwrap();
     // convflow filter - -o in.y4m < in.y4m
     let out = bin()
-        .args(["filter", "-", "-o", s(&t.path("in.y4m")), "--kernel", "box:3"])
+        .args([
+            "filter",
+            "-",
+            "-o",
+            s(&t.path("in.y4m")),
+            "--kernel",
+            "box:3",
+        ])
         .stdin(std::fs::File::open(t.path("in.y4m")).unwrap())
         .output()
         .unwrap();
     assert_usage_error(&out, &["is the input"]);
     // convflow filter in.y4m -o - >> in.y4m
-    let append = std::fs::OpenOptions::new().append(true).open(t.path("in.y4m")).unwrap();
+    let append = std::fs::OpenOptions::new()
+        .append(true)
+        .open(t.path("in.y4m"))
+        .unwrap();
     let out = bin()
-        .args(["filter", s(&t.path("in.y4m")), "-o", "-", "--kernel", "box:3"])
+        .args([
+            "filter",
+            s(&t.path("in.y4m")),
+            "-o",
+            "-",
+            "--kernel",
+            "box:3",
+        ])
         .stdout(append)
         .stderr(Stdio::piped())
         .output()
@@ -152,9 +180,21 @@ fn kernel_files_and_benchmark_outputs_are_protected_too() {
         "--sizes",
         "64x64",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let same = t.path("r.json");
-    let out = run(&["bench", "separable", "--quick", "--csv", s(&same), "--json", s(&same)]);
+    let out = run(&[
+        "bench",
+        "separable",
+        "--quick",
+        "--csv",
+        s(&same),
+        "--json",
+        s(&same),
+    ]);
     assert_usage_error(&out, &["same file"]);
     let out = run(&["bench", "separable", "--quick", "--csv", s(&t.0)]);
     assert_fails(&out, &["csv", "is an existing directory"]);
@@ -176,9 +216,15 @@ fn y4m_header_bytes_never_panic() {
             c.wait_with_output()
         })
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // Unknown parameters pass through to the output header as they were.
-    assert!(out.stdout.starts_with(b"YUV4MPEG2 W4 H4 F25:1 \xc3\xa9 C420jpeg\n"));
+    assert!(out
+        .stdout
+        .starts_with(b"YUV4MPEG2 W4 H4 F25:1 \xc3\xa9 C420jpeg\n"));
     for header in [
         &b"YUV4MPEG2 W4 H\xc3\xa9 C420jpeg\n"[..],
         b"YUV4MPEG2 W4 H4 C\xe2\x82\xac\n",
@@ -231,7 +277,11 @@ fn absurd_kernel_sizes_fail_at_once_without_allocating() {
         let out = cmd.output().unwrap();
         assert_fails(&out, &[spec]);
         assert_eq!(out.status.code(), Some(1), "{spec}");
-        assert!(t.elapsed() < Duration::from_secs(5), "{spec} took {:?}", t.elapsed());
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "{spec} took {:?}",
+            t.elapsed()
+        );
     }
 }
 
@@ -302,10 +352,25 @@ fn a_full_disk_leaves_no_temporary_file() {
     // (input, output, extra arguments, largest file the run may write)
     let mut cases = vec![
         // Fails while writing frames.
-        ("synthetic:320x240:yuv420p:40".to_string(), "out.y4m", vec![], 200_000),
+        (
+            "synthetic:320x240:yuv420p:40".to_string(),
+            "out.y4m",
+            vec![],
+            200_000,
+        ),
         // Every frame fits the write buffer: fails only in the final flush.
-        ("synthetic:64x48:yuv420p:3".to_string(), "small.y4m", vec![], 8_000),
-        ("synthetic:640x480:rgb:5".to_string(), "frames", vec![], 200_000),
+        (
+            "synthetic:64x48:yuv420p:3".to_string(),
+            "small.y4m",
+            vec![],
+            8_000,
+        ),
+        (
+            "synthetic:640x480:rgb:5".to_string(),
+            "frames",
+            vec![],
+            200_000,
+        ),
         (big, "one.png", vec![], 20_000),
     ];
     if cfg!(feature = "video") {
@@ -361,22 +426,49 @@ fn a_failed_directory_run_leaves_the_output_directory_as_it_was() {
     }
     std::fs::write(t.path("in/f5.png"), b"\x89PNG\r\n\x1a\n broken").unwrap();
     // A fresh output directory: nothing appears.
-    let out = run(&["filter", s(&t.path("in")), "-o", s(&t.path("out")), "--kernel", "box:3"]);
+    let out = run(&[
+        "filter",
+        s(&t.path("in")),
+        "-o",
+        s(&t.path("out")),
+        "--kernel",
+        "box:3",
+    ]);
     assert_fails(&out, &["f5.png"]);
     assert!(!t.path("out").exists());
     // An existing one keeps exactly what it had.
     std::fs::create_dir(t.path("old")).unwrap();
     std::fs::write(t.path("old/f1.png"), b"previous result").unwrap();
     std::fs::write(t.path("old/notes.txt"), b"mine").unwrap();
-    let out = run(&["filter", s(&t.path("in")), "-o", s(&t.path("old")), "--kernel", "box:3"]);
+    let out = run(&[
+        "filter",
+        s(&t.path("in")),
+        "-o",
+        s(&t.path("old")),
+        "--kernel",
+        "box:3",
+    ]);
     assert_fails(&out, &["f5.png"]);
-    assert_eq!(std::fs::read(t.path("old/f1.png")).unwrap(), b"previous result");
+    assert_eq!(
+        std::fs::read(t.path("old/f1.png")).unwrap(),
+        b"previous result"
+    );
     // A failure while moving the results in (f4.png is a directory there) is undone too.
     write_png(&t.path("in/f5.png"), 10, 6, true);
     std::fs::create_dir(t.path("old/f4.png")).unwrap();
-    let out = run(&["filter", s(&t.path("in")), "-o", s(&t.path("old")), "--kernel", "box:3"]);
+    let out = run(&[
+        "filter",
+        s(&t.path("in")),
+        "-o",
+        s(&t.path("old")),
+        "--kernel",
+        "box:3",
+    ]);
     assert_fails(&out, &["f4.png", "directory"]);
-    assert_eq!(std::fs::read(t.path("old/f1.png")).unwrap(), b"previous result");
+    assert_eq!(
+        std::fs::read(t.path("old/f1.png")).unwrap(),
+        b"previous result"
+    );
     let mut old: Vec<_> = std::fs::read_dir(t.path("old"))
         .unwrap()
         .map(|e| e.unwrap().file_name())
@@ -394,15 +486,27 @@ fn a_failed_directory_run_leaves_the_output_directory_as_it_was() {
         "box:3",
         "-q",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(std::fs::read_dir(t.path("old")).unwrap().count(), 7);
-    assert!(!t.listing().iter().any(|f| f.contains("convflow")), "{:?}", t.listing());
+    assert!(
+        !t.listing().iter().any(|f| f.contains("convflow")),
+        "{:?}",
+        t.listing()
+    );
 }
 
 #[test]
 fn sigterm_and_sighup_finalize_the_output_and_a_second_signal_removes_it() {
     let t = Scratch::new("safety-signals");
-    for (sig, code) in [(libc::SIGTERM, 143), (libc::SIGHUP, 129), (libc::SIGINT, 130)] {
+    for (sig, code) in [
+        (libc::SIGTERM, 143),
+        (libc::SIGHUP, 129),
+        (libc::SIGINT, 130),
+    ] {
         let out_path = t.path("out.y4m");
         let child = bin()
             .args([
@@ -436,8 +540,20 @@ fn sigterm_and_sighup_finalize_the_output_and_a_second_signal_removes_it() {
         // Twice: exit at once, nothing left at all. (Frames take long to filter here, so the
         // second signal comes while the first one's drain is still running.)
         let child = bin()
-            .args(["filter", "synthetic:1920x1080:yuv420p:100000000", "-o", s(&out_path)])
-            .args(["--kernel", "gaussian:31", "--mode", "full", "--backend", "cpu-seq"])
+            .args([
+                "filter",
+                "synthetic:1920x1080:yuv420p:100000000",
+                "-o",
+                s(&out_path),
+            ])
+            .args([
+                "--kernel",
+                "gaussian:31",
+                "--mode",
+                "full",
+                "--backend",
+                "cpu-seq",
+            ])
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
@@ -474,11 +590,19 @@ fn ctrl_c_after_the_upstream_dies_mid_frame_keeps_the_complete_frames() {
     let child = cmd.spawn().unwrap();
     std::thread::sleep(Duration::from_millis(600));
     // SAFETY: signals the process group we created (the shell, cat/sleep and convflow).
-    assert_eq!(unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGINT) }, 0);
+    assert_eq!(
+        unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGINT) },
+        0
+    );
     let out = wait_with_timeout(child, Duration::from_secs(20));
     let err = String::from_utf8_lossy(&out.stderr);
-    let data = std::fs::read(&out_path).unwrap_or_else(|e| panic!("no output ({e}); stderr: {err}"));
-    assert_eq!(data.windows(6).filter(|w| w == b"FRAME\n").count(), 3, "{err}");
+    let data =
+        std::fs::read(&out_path).unwrap_or_else(|e| panic!("no output ({e}); stderr: {err}"));
+    assert_eq!(
+        data.windows(6).filter(|w| w == b"FRAME\n").count(),
+        3,
+        "{err}"
+    );
     assert!(err.contains("3 frame(s)"), "{err}");
     assert_eq!(t.listing(), ["out.y4m", "part.bin"]);
 }
@@ -488,7 +612,14 @@ fn sigint_while_stdin_or_a_fifo_is_idle_stops_at_once() {
     let t = Scratch::new("safety-idle");
     // An idle pipe on stdin: nothing ever arrives.
     let mut child = bin()
-        .args(["filter", "-", "-o", s(&t.path("a.y4m")), "--kernel", "box:3"])
+        .args([
+            "filter",
+            "-",
+            "-o",
+            s(&t.path("a.y4m")),
+            "--kernel",
+            "box:3",
+        ])
         .stdin(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -498,7 +629,12 @@ fn sigint_while_stdin_or_a_fifo_is_idle_stops_at_once() {
     signal(&child, libc::SIGINT);
     let out = wait_with_timeout(child, Duration::from_secs(5));
     drop(stdin);
-    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(!t.path("a.y4m").exists());
     // A FIFO by path that delivers one frame and then stalls.
     let fifo = t.path("in.y4m");
@@ -506,7 +642,15 @@ fn sigint_while_stdin_or_a_fifo_is_idle_stops_at_once() {
     // SAFETY: mkfifo with a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let child = bin()
-        .args(["filter", s(&fifo), "-o", s(&t.path("b.y4m")), "--kernel", "box:3", "-q"])
+        .args([
+            "filter",
+            s(&fifo),
+            "-o",
+            s(&t.path("b.y4m")),
+            "--kernel",
+            "box:3",
+            "-q",
+        ])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -516,7 +660,12 @@ fn sigint_while_stdin_or_a_fifo_is_idle_stops_at_once() {
     signal(&child, libc::SIGINT);
     let out = wait_with_timeout(child, Duration::from_secs(5));
     drop(writer);
-    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let data = std::fs::read(t.path("b.y4m")).unwrap();
     assert_eq!(data.windows(6).filter(|w| w == b"FRAME\n").count(), 1);
 }
@@ -580,7 +729,11 @@ fn ffmpeg_log_lines_never_reach_the_terminal_unasked() {
         "--skip-bad",
     ]);
     assert!(out.status.success());
-    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = run(&[
         "filter",
         s(&bad),
@@ -613,7 +766,11 @@ fn long_and_non_utf8_names_are_legal() {
         "box:3",
         "-q",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let long_y4m = format!("{}.y4m", "y".repeat(250));
     let out = run(&[
         "filter",
@@ -624,15 +781,31 @@ fn long_and_non_utf8_names_are_legal() {
         "box:3",
         "-q",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // A frame directory whose file names are not UTF-8.
     let dir = t.path("in");
     std::fs::create_dir(&dir).unwrap();
     let raw = OsStr::from_bytes(b"caf\xe9.png");
     write_png(&dir.join(raw), 8, 6, false);
     write_png(&dir.join("b.png"), 8, 6, false);
-    let out = run(&["filter", s(&dir), "-o", s(&t.path("out")), "--kernel", "box:3", "-q"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(&[
+        "filter",
+        s(&dir),
+        "-o",
+        s(&t.path("out")),
+        "--kernel",
+        "box:3",
+        "-q",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(t.path("out").join(raw).is_file());
     let mut names: Vec<_> = std::fs::read_dir(&t.0)
         .unwrap()
@@ -667,7 +840,14 @@ fn an_unreadable_input_is_not_reported_missing() {
             std::os::unix::fs::PermissionsExt::from_mode(0o000),
         )
         .unwrap();
-        let out = run(&["filter", s(&t.path("locked.y4m")), "-o", "null", "--kernel", "box:3"]);
+        let out = run(&[
+            "filter",
+            s(&t.path("locked.y4m")),
+            "-o",
+            "null",
+            "--kernel",
+            "box:3",
+        ]);
         assert_fails(&out, &["locked.y4m", "ermission denied"]);
     }
 }
@@ -677,13 +857,23 @@ fn a_huge_kernel_spec_is_not_echoed_whole() {
     let spec = format!("custom:3x3:{}", "1,".repeat(50_000));
     let out = run(&["kernels", &spec]);
     assert_fails(&out, &["custom:3x3:1,1", "bytes"]);
-    assert!(out.stderr.len() < 300, "{} bytes of error", out.stderr.len());
+    assert!(
+        out.stderr.len() < 300,
+        "{} bytes of error",
+        out.stderr.len()
+    );
 }
 
 /// A JPEG with an EXIF APP1 segment holding only `Orientation = orientation`.
 fn jpeg_with_orientation(w: u32, h: u32, orientation: u16) -> Vec<u8> {
     let data: Vec<u8> = (0..w * h * 3)
-        .map(|i| if i % 3 == 0 && (i / 3) % w < w / 2 { 250 } else { 10 })
+        .map(|i| {
+            if i % 3 == 0 && (i / 3) % w < w / 2 {
+                250
+            } else {
+                10
+            }
+        })
         .collect();
     let mut jpeg = std::io::Cursor::new(Vec::new());
     image::write_buffer_with_format(
@@ -725,7 +915,11 @@ fn jpeg_exif_orientation_is_applied_on_read() {
         "box:1",
         "-q",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let img = image::open(t.path("o.png")).unwrap().to_rgb8();
     // Orientation 6 (rotate 90° clockwise to view): a 16x8 image is shown 8x16, and its bright
     // left half becomes the top half.
@@ -755,7 +949,16 @@ fn a_report_path_that_is_a_directory_is_refused_before_reading() {
 fn frame_sizes_beyond_the_memory_budget_are_an_error_not_an_abort() {
     let huge_header = b"YUV4MPEG2 W65536 H65536 F25:1 C444\nFRAME\n";
     let out = bin()
-        .args(["filter", "-", "-o", "null", "--kernel", "box:3", "--inflight", "64"])
+        .args([
+            "filter",
+            "-",
+            "-o",
+            "null",
+            "--kernel",
+            "box:3",
+            "--inflight",
+            "64",
+        ])
         .stdin(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -778,7 +981,14 @@ fn frame_sizes_beyond_the_memory_budget_are_an_error_not_an_abort() {
     ]);
     assert_fails(&out, &["needs", "GB of memory"]);
     let out = bin()
-        .args(["filter", "synthetic:4096x4096:rgb:2", "-o", "null", "--kernel", "box:3"])
+        .args([
+            "filter",
+            "synthetic:4096x4096:rgb:2",
+            "-o",
+            "null",
+            "--kernel",
+            "box:3",
+        ])
         .env("CONVFLOW_MEMORY_LIMIT", "64M")
         .output()
         .unwrap();
@@ -798,6 +1008,10 @@ fn a_closed_reader_of_a_non_utf8_path_is_fine() {
         .args(["--kernel", "box:3", "-q"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(Path::new(&t.0.join(name)).is_file());
 }

@@ -5,73 +5,16 @@
 //! unless CONVFLOW_REQUIRE_FFMPEG=1 (set by scripts/test.sh).
 #![cfg(feature = "video")]
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use convflow::backend::{Backend, CpuSeq};
 use convflow::filter::{spec::parse_spec, Filter};
 use convflow::frame::{Frame, PixelFormat};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_convflow"))
-}
-
-fn have_ffmpeg() -> bool {
-    let ok = Command::new("ffmpeg").arg("-version").output().is_ok()
-        && Command::new("ffprobe").arg("-version").output().is_ok();
-    if !ok {
-        let required = std::env::var("CONVFLOW_REQUIRE_FFMPEG").is_ok_and(|v| v == "1");
-        assert!(
-            !required,
-            "CONVFLOW_REQUIRE_FFMPEG=1 but the ffmpeg/ffprobe CLIs are not installed"
-        );
-        eprintln!("skipped: no ffmpeg");
-    }
-    ok
-}
-
-struct Scratch(PathBuf);
-impl Scratch {
-    fn new(tag: &str) -> Self {
-        let d = std::env::temp_dir().join(format!("convflow-video-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Scratch(d)
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-    fn names(&self) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(&self.0)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        v.sort();
-        v
-    }
-}
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn ffmpeg(args: &[&str]) {
-    let out = Command::new("ffmpeg")
-        .args(["-v", "error", "-y"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "ffmpeg {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use common::{bin, ffmpeg, have_ffmpeg, run, s, Scratch};
 
 /// A testsrc2 clip, lossless (FFV1 in Matroska).
 fn make_clip(path: &Path, size: &str, rate: &str, frames: usize, pix: &str) {
@@ -95,10 +38,24 @@ fn make_clip(path: &Path, size: &str, rate: &str, frames: usize, pix: &str) {
 /// Every frame of `path` as raw bytes in `pix`, decoded by the ffmpeg CLI.
 fn decode(path: &Path, pix: &str) -> Vec<u8> {
     let out = Command::new("ffmpeg")
-        .args(["-v", "error", "-i", s(path), "-f", "rawvideo", "-pix_fmt", pix, "-"])
+        .args([
+            "-v",
+            "error",
+            "-i",
+            s(path),
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            pix,
+            "-",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out.stdout
 }
 
@@ -119,10 +76,6 @@ fn probe(path: &Path, entries: &str) -> String {
         .output()
         .unwrap();
     String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().unwrap()
 }
 
 fn text(o: &Output) -> String {
@@ -149,7 +102,7 @@ fn lossless_video_to_video_matches_cpu_seq_plane_by_plane() {
     if !have_ffmpeg() {
         return;
     }
-    let t = Scratch::new("lossless");
+    let t = Scratch::new("video-lossless");
     let cases: [(&str, PixelFormat, &str, &str, &[&str]); 4] = [
         ("yuv420p", PixelFormat::Yuv420p, "out.mkv", "ffv1", &[]),
         (
@@ -182,11 +135,19 @@ fn lossless_video_to_video_matches_cpu_seq_plane_by_plane() {
         args.extend_from_slice(extra);
         let o = run(&args);
         assert!(o.status.success(), "{codec} {pix}: {}", text(&o));
-        assert!(text(&o).contains(&format!("{frames} frame(s)")), "{}", text(&o));
+        assert!(
+            text(&o).contains(&format!("{frames} frame(s)")),
+            "{}",
+            text(&o)
+        );
         let input = decode(&clip, pix);
         let got = decode(&out, pix);
         let want = reference(format, w, h, &input, "gaussian:5");
-        assert_eq!(got.len(), want.len(), "{codec} {pix}: frames in == frames out");
+        assert_eq!(
+            got.len(),
+            want.len(),
+            "{codec} {pix}: frames in == frames out"
+        );
         assert!(
             got == want,
             "{codec} {pix}: output differs from cpu-seq on the decoded input"
@@ -202,9 +163,20 @@ fn lossless_video_to_video_matches_cpu_seq_plane_by_plane() {
     // An mp4 from x264 keeps its last frame (packet durations are set).
     let clip = t.path("in.mkv");
     make_clip(&clip, "64x48", "25", 7, "yuv420p");
-    let o = run(&["filter", s(&clip), "-o", s(&t.path("d.mp4")), "--kernel", "box:3", "-q"]);
+    let o = run(&[
+        "filter",
+        s(&clip),
+        "-o",
+        s(&t.path("d.mp4")),
+        "--kernel",
+        "box:3",
+        "-q",
+    ]);
     assert!(o.status.success(), "{}", text(&o));
-    assert_eq!(probe(&t.path("d.mp4"), "stream=nb_read_frames,codec_name"), "h264,7");
+    assert_eq!(
+        probe(&t.path("d.mp4"), "stream=nb_read_frames,codec_name"),
+        "h264,7"
+    );
     assert_eq!(probe(&t.path("d.mp4"), "format=duration"), "0.280000");
 }
 
@@ -213,7 +185,7 @@ fn video_to_y4m_and_y4m_to_video() {
     if !have_ffmpeg() {
         return;
     }
-    let t = Scratch::new("y4m");
+    let t = Scratch::new("video-y4m");
     let clip = t.path("in.mkv");
     make_clip(&clip, "64x48", "24", 5, "yuv422p");
     let y = t.path("x.y4m");
@@ -240,7 +212,13 @@ fn video_to_y4m_and_y4m_to_video() {
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(
         decode(&back, "yuv422p"),
-        reference(PixelFormat::Yuv422p, 64, 48, &decode(&clip, "yuv422p"), "box:3")
+        reference(
+            PixelFormat::Yuv422p,
+            64,
+            48,
+            &decode(&clip, "yuv422p"),
+            "box:3"
+        )
     );
     assert_eq!(probe(&back, "stream=r_frame_rate"), "24/1");
 }
@@ -250,11 +228,18 @@ fn bad_videos_give_clear_errors_and_skip_bad_counts() {
     if !have_ffmpeg() {
         return;
     }
-    let t = Scratch::new("bad");
+    let t = Scratch::new("video-bad");
     // Not a video at all.
     let fake = t.path("fake.mp4");
     std::fs::write(&fake, b"this is not a video").unwrap();
-    let o = run(&["filter", s(&fake), "-o", s(&t.path("o.mkv")), "--kernel", "box:3"]);
+    let o = run(&[
+        "filter",
+        s(&fake),
+        "-o",
+        s(&t.path("o.mkv")),
+        "--kernel",
+        "box:3",
+    ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         text(&o).contains("fake.mp4: not a video file FFmpeg can read"),
@@ -306,7 +291,11 @@ fn bad_videos_give_clear_errors_and_skip_bad_counts() {
         "--codec-opt",
         "preset=nosuchpreset",
     ]);
-    assert!(text(&o).contains("cannot open encoder libx264"), "{}", text(&o));
+    assert!(
+        text(&o).contains("cannot open encoder libx264"),
+        "{}",
+        text(&o)
+    );
     // Corrupt data in the middle: an error naming the frame, or skipped and counted.
     let mut data = std::fs::read(&clip).unwrap();
     let n = data.len();
@@ -316,10 +305,22 @@ fn bad_videos_give_clear_errors_and_skip_bad_counts() {
     let bad = t.path("bad.mkv");
     std::fs::write(&bad, &data).unwrap();
     let out = t.path("o.mkv");
-    let o = run(&["filter", s(&bad), "-o", s(&out), "--kernel", "box:3", "--codec", "ffv1"]);
+    let o = run(&[
+        "filter",
+        s(&bad),
+        "-o",
+        s(&out),
+        "--kernel",
+        "box:3",
+        "--codec",
+        "ffv1",
+    ]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let msg = text(&o);
-    assert!(msg.contains("bad.mkv: frame ") && msg.contains("corrupt data"), "{msg}");
+    assert!(
+        msg.contains("bad.mkv: frame ") && msg.contains("corrupt data"),
+        "{msg}"
+    );
     assert!(!out.exists(), "no output left after a failed run");
     let report = t.path("r.json");
     let o = run(&[
@@ -336,10 +337,14 @@ fn bad_videos_give_clear_errors_and_skip_bad_counts() {
         s(&report),
     ]);
     assert!(o.status.success(), "{}", text(&o));
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     let skipped = json["skipped"].as_u64().unwrap() as usize;
     let frames = json["frames"].as_u64().unwrap() as usize;
-    assert!(skipped >= 1 && frames + skipped <= 20 && frames >= 10, "{json}");
+    assert!(
+        skipped >= 1 && frames + skipped <= 20 && frames >= 10,
+        "{json}"
+    );
     assert!(
         text(&o).contains(&format!("skipped {skipped} bad frame(s)")),
         "{}",
@@ -367,9 +372,9 @@ fn bad_videos_give_clear_errors_and_skip_bad_counts() {
     assert!(text(&o).contains("truncated"), "{}", text(&o));
     assert!(!t.path("cut-out.mkv").exists());
     assert!(
-        t.names().iter().all(|n| !n.contains("convflow")),
+        t.listing().iter().all(|n| !n.contains("convflow")),
         "no temporary files left: {:?}",
-        t.names()
+        t.listing()
     );
 }
 
@@ -380,7 +385,7 @@ fn ctrl_c_finalizes_the_video_container() {
     if !have_ffmpeg() {
         return;
     }
-    let t = Scratch::new("int");
+    let t = Scratch::new("video-int");
     let out_path = t.path("out.mkv");
     let child = bin()
         .args([
@@ -398,7 +403,10 @@ fn ctrl_c_finalizes_the_video_container() {
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(1200));
     // SAFETY: sends SIGINT to the child we spawned (still running: it has ten million frames).
-    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
@@ -408,5 +416,5 @@ fn ctrl_c_finalizes_the_video_container() {
         err.contains(&format!("stopped reading after {frames} frame(s)")),
         "{err} vs {frames}"
     );
-    assert_eq!(t.names(), ["out.mkv"], "no temporary file left");
+    assert_eq!(t.listing(), ["out.mkv"], "no temporary file left");
 }

@@ -2,6 +2,8 @@
 //! planes, every supported colourspace, clear errors for bad streams, and a round trip through
 //! the real `ffmpeg` on both sides.
 
+mod common;
+
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
@@ -9,9 +11,7 @@ use convflow::backend::{Backend, CpuSeq};
 use convflow::filter::{spec::parse_spec, Filter, PlaneSel};
 use convflow::frame::{Frame, PixelFormat};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_convflow"))
-}
+use common::{assert_fails, bin, Scratch};
 
 fn run_with_stdin(args: &[&str], input: &[u8]) -> Output {
     let mut child = bin()
@@ -58,8 +58,16 @@ fn y4m(w: usize, h: usize, cs: &str, frames: &[Vec<u8>]) -> Vec<u8> {
 fn parse(stream: &[u8]) -> (String, Vec<Vec<u8>>) {
     let nl = stream.iter().position(|&b| b == b'\n').unwrap();
     let header = String::from_utf8(stream[..nl].to_vec()).unwrap();
-    let tag = |t: char| header.split(' ').find(|w| w.starts_with(t)).map(|w| w[1..].to_string());
-    let (w, h): (usize, usize) = (tag('W').unwrap().parse().unwrap(), tag('H').unwrap().parse().unwrap());
+    let tag = |t: char| {
+        header
+            .split(' ')
+            .find(|w| w.starts_with(t))
+            .map(|w| w[1..].to_string())
+    };
+    let (w, h): (usize, usize) = (
+        tag('W').unwrap().parse().unwrap(),
+        tag('H').unwrap().parse().unwrap(),
+    );
     let cs = tag('C').unwrap_or_else(|| "420jpeg".into());
     let (cw, ch) = match cs.as_str() {
         "mono" => (0, 0),
@@ -79,7 +87,14 @@ fn parse(stream: &[u8]) -> (String, Vec<Vec<u8>>) {
     (header, frames)
 }
 
-fn reference(format: PixelFormat, w: usize, h: usize, data: &[u8], spec: &str, planes: PlaneSel) -> Vec<u8> {
+fn reference(
+    format: PixelFormat,
+    w: usize,
+    h: usize,
+    data: &[u8],
+    spec: &str,
+    planes: PlaneSel,
+) -> Vec<u8> {
     let strides: Vec<usize> = (0..format.plane_count())
         .map(|p| format.plane_size(p, w, h).0 * format.plane_channels(p))
         .collect();
@@ -87,7 +102,9 @@ fn reference(format: PixelFormat, w: usize, h: usize, data: &[u8], spec: &str, p
     let mut f = Filter::new(parse_spec(spec).unwrap());
     f.planes = planes;
     let mut dst = Frame::like(&src);
-    CpuSeq::new().filter_frame(&f.plan().unwrap(), &src, &mut dst).unwrap();
+    CpuSeq::new()
+        .filter_frame(&f.plan().unwrap(), &src, &mut dst)
+        .unwrap();
     dst.to_packed()
 }
 
@@ -107,7 +124,9 @@ fn stdin_to_stdout_matches_cpu_seq_for_every_colourspace() {
                 pw * ph
             })
             .sum();
-        let frames: Vec<Vec<u8>> = (0..3).map(|k| bytes(size, (i * 10 + k + 1) as u64)).collect();
+        let frames: Vec<Vec<u8>> = (0..3)
+            .map(|k| bytes(size, (i * 10 + k + 1) as u64))
+            .collect();
         for (planes, flag) in [(PlaneSel::All, "all"), (PlaneSel::Luma, "luma")] {
             for backend in ["cpu-seq", "cpu-par"] {
                 let out = run_with_stdin(
@@ -126,7 +145,11 @@ fn stdin_to_stdout_matches_cpu_seq_for_every_colourspace() {
                     ],
                     &y4m(w, h, cs, &frames),
                 );
-                assert!(out.status.success(), "{cs}: {}", String::from_utf8_lossy(&out.stderr));
+                assert!(
+                    out.status.success(),
+                    "{cs}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
                 let (header, got) = parse(&out.stdout);
                 assert!(
                     header.contains(&format!("W{w} H{h} F25:1")) && header.contains("Ip A1:1"),
@@ -144,24 +167,18 @@ fn stdin_to_stdout_matches_cpu_seq_for_every_colourspace() {
     }
 }
 
-fn assert_fails(out: &Output, needles: &[&str]) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "expected failure: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
-    for n in needles {
-        assert!(err.contains(n), "expected '{n}' in {err}");
-    }
-}
-
 #[test]
 fn bad_streams_are_clear_errors_and_leave_no_output() {
-    let dir = std::env::temp_dir().join(format!("convflow-y4m-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = Scratch::new("y4m");
+    let dir = scratch.0.clone();
     let out_path = dir.join("o.y4m");
     let o = out_path.to_str().unwrap();
     let args = ["filter", "-", "-o", o, "--kernel", "box:3"];
     let good = y4m(4, 4, "420jpeg", &[bytes(24, 1), bytes(24, 2), bytes(10, 3)]);
-    assert_fails(&run_with_stdin(&args, &good), &["frame 2: truncated (10 of 24 bytes)"]);
+    assert_fails(
+        &run_with_stdin(&args, &good),
+        &["frame 2: truncated (10 of 24 bytes)"],
+    );
     assert_fails(&run_with_stdin(&args, b"YUV4MPEG1 W4 H4\n"), &["bad magic"]);
     assert_fails(
         &run_with_stdin(&args, b"YUV4MPEG2 W4 H4 C420p10\nFRAME\n"),
@@ -170,21 +187,26 @@ fn bad_streams_are_clear_errors_and_leave_no_output() {
     assert_fails(&run_with_stdin(&args, b""), &["no y4m header"]);
     let mut bad_marker = y4m(4, 4, "420jpeg", &[bytes(24, 1)]);
     bad_marker.extend_from_slice(b"FRAMX\n");
-    assert_fails(&run_with_stdin(&args, &bad_marker), &["frame 1: expected FRAME"]);
+    assert_fails(
+        &run_with_stdin(&args, &bad_marker),
+        &["frame 1: expected FRAME"],
+    );
     let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
-    assert!(leftovers.is_empty(), "no output file may remain: {leftovers:?}");
+    assert!(
+        leftovers.is_empty(),
+        "no output file may remain: {leftovers:?}"
+    );
     // y4m cannot become a still.
     assert_fails(
         &run_with_stdin(&["filter", "-", "-o", "x.png", "--kernel", "box:3"], &good),
         &["yuv420p frames can be written as y4m"],
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn y4m_file_output_is_complete_on_success() {
-    let dir = std::env::temp_dir().join(format!("convflow-y4mf-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = Scratch::new("y4mf");
+    let dir = scratch.0.clone();
     let input = dir.join("in.y4m");
     let frames: Vec<Vec<u8>> = (0..4).map(|k| bytes(16 * 8 * 3 / 2, k + 5)).collect();
     std::fs::write(&input, y4m(16, 8, "420jpeg", &frames)).unwrap();
@@ -201,11 +223,18 @@ fn y4m_file_output_is_complete_on_success() {
         ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let (_, got) = parse(&std::fs::read(&output).unwrap());
     assert_eq!(got.len(), 4);
-    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "only in.y4m and out.y4m");
-    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        2,
+        "only in.y4m and out.y4m"
+    );
 }
 
 /// `ffmpeg … -f yuv4mpegpipe - | convflow filter - -o - | ffmpeg -f yuv4mpegpipe -i - …`: frame
@@ -239,7 +268,10 @@ fn round_trip_through_the_ffmpeg_cli() {
     assert!(gen.status.success());
     let (_, src_frames) = parse(&gen.stdout);
     assert_eq!(src_frames.len(), 7);
-    let filtered = run_with_stdin(&["filter", "-", "-o", "-", "--kernel", "gaussian:7", "-q"], &gen.stdout);
+    let filtered = run_with_stdin(
+        &["filter", "-", "-o", "-", "--kernel", "gaussian:7", "-q"],
+        &gen.stdout,
+    );
     assert!(
         filtered.status.success(),
         "{}",
@@ -270,10 +302,24 @@ fn round_trip_through_the_ffmpeg_cli() {
     t.join().unwrap();
     assert!(raw.status.success(), "ffmpeg read our y4m");
     let size = 176 * 144 * 3 / 2;
-    assert_eq!(raw.stdout.len(), 7 * size, "frames in == frames out through ffmpeg");
+    assert_eq!(
+        raw.stdout.len(),
+        7 * size,
+        "frames in == frames out through ffmpeg"
+    );
     for (i, f) in src_frames.iter().enumerate() {
-        let want = reference(PixelFormat::Yuv420p, 176, 144, f, "gaussian:7", PlaneSel::All);
-        assert!(raw.stdout[i * size..(i + 1) * size] == want[..], "frame {i}");
+        let want = reference(
+            PixelFormat::Yuv420p,
+            176,
+            144,
+            f,
+            "gaussian:7",
+            PlaneSel::All,
+        );
+        assert!(
+            raw.stdout[i * size..(i + 1) * size] == want[..],
+            "frame {i}"
+        );
     }
 }
 
@@ -281,8 +327,8 @@ fn round_trip_through_the_ffmpeg_cli() {
 /// its real name and holds every frame that was read (whole frames only); exit code 130.
 #[test]
 fn ctrl_c_drains_and_finalizes_the_output() {
-    let dir = std::env::temp_dir().join(format!("convflow-int-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = Scratch::new("int");
+    let dir = scratch.0.clone();
     let out_path = dir.join("out.y4m");
     let child = bin()
         .args([
@@ -298,7 +344,10 @@ fn ctrl_c_drains_and_finalizes_the_output() {
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(800));
     // SAFETY: sends SIGINT to the child we spawned (still running: it has ten million frames).
-    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
@@ -314,5 +363,4 @@ fn ctrl_c_drains_and_finalizes_the_output() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(names.len(), 1, "no temporary file left: {names:?}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

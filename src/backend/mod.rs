@@ -1,26 +1,26 @@
-//! Backends: one trait, several implementations (cpu-seq, cpu-par, and cuda when built in).
+//! Backends: one trait, several implementations — `cpu-seq` (the reference), `cpu-par`, and
+//! `cuda` when built in.
 //!
-//! A backend filters frames according to a [`Plan`]; *how* it does so (threads, CUDA variant,
-//! block shape) comes from a [`Schedule`] chosen when the backend is created. Every backend must
-//! produce exactly the bytes `cpu-seq` produces for the same plan (the arithmetic contract in
-//! [`crate::filter`]).
+//! A backend filters frames according to a [`Plan`]; the plan (what is computed, including its
+//! decomposition) is fixed by the filter alone, and a backend that cannot run it refuses it at
+//! start-up ([`Backend::check_plan`]) rather than choosing another. *How* it runs (threads,
+//! CUDA variant, block shape, staging) comes from a [`Schedule`] chosen when the backend is
+//! created. Every backend produces exactly the bytes `cpu-seq` produces for the same plan (the
+//! arithmetic contract in [`crate::filter`]). Measurement for benchmarks is a separate trait,
+//! [`Measure`], that only the backends able to time themselves on a device implement.
 
-pub mod cpu_par;
-pub mod cpu_seq;
+pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 
-use std::any::Any;
-use std::fmt;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::filter::Plan;
-use crate::frame::{Frame, PixelFormat, PlaneMut, PlaneRef, Shape};
+use crate::device::{DeviceError, DeviceFrame, DeviceTimes, Offload};
+use crate::filter::{Decomposition, Plan};
+use crate::frame::{Frame, PlaneMut, PlaneRef};
 
-pub use cpu_par::CpuPar;
-pub use cpu_seq::CpuSeq;
+pub use cpu::{CpuPar, CpuSeq};
 
 #[derive(Debug, thiserror::Error)]
 pub enum BackendError {
@@ -32,6 +32,8 @@ pub enum BackendError {
     ThreadPool(String),
     #[error("{0}")]
     Unsupported(String),
+    #[error(transparent)]
+    Device(#[from] DeviceError),
     #[cfg(feature = "cuda")]
     #[error(transparent)]
     Cuda(#[from] cuda::CudaError),
@@ -43,12 +45,42 @@ pub enum Support {
     Both,
     /// The direct variants of the literature: they sum the full 2D kernel.
     FullOnly,
-    /// The two-pass variants: they need a rank-1 kernel.
+    /// The two-pass variants: they need a separable plan.
     SeparableOnly,
 }
 
+impl Support {
+    /// True when a plan of `d` can run.
+    pub fn runs(self, d: &Decomposition) -> bool {
+        matches!(
+            (self, d),
+            (Support::Both, _)
+                | (Support::FullOnly, Decomposition::Full)
+                | (Support::SeparableOnly, Decomposition::Separable { .. })
+        )
+    }
+}
+
 /// Backend names accepted by `--backend`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Default,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantNames,
+    strum::VariantArray,
+    strum::EnumMessage,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[strum(serialize_all = "kebab-case")]
+#[serde(rename_all = "kebab-case")]
 pub enum BackendKind {
     /// cuda when a GPU is usable, else cpu-par.
     #[default]
@@ -60,39 +92,24 @@ pub enum BackendKind {
 
 impl BackendKind {
     pub fn name(self) -> &'static str {
-        match self {
-            BackendKind::Auto => "auto",
-            BackendKind::CpuSeq => "cpu-seq",
-            BackendKind::CpuPar => "cpu-par",
-            BackendKind::Cuda => "cuda",
-        }
+        self.into()
     }
 }
 
-impl fmt::Display for BackendKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl std::fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-impl FromStr for BackendKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "auto" => Ok(BackendKind::Auto),
-            "cpu-seq" => Ok(BackendKind::CpuSeq),
-            "cpu-par" => Ok(BackendKind::CpuPar),
-            "cuda" => Ok(BackendKind::Cuda),
-            _ => Err(format!(
-                "unknown backend '{s}' (expected auto, cpu-seq, cpu-par or cuda)"
-            )),
-        }
     }
 }
 
 /// Parses a CUDA block shape `WxH` (or `N` for Nx1); W·H must be 1…1024.
 pub fn parse_block(s: &str) -> Result<(u32, u32), String> {
-    let bad = || format!("bad block shape '{s}' (write WxH with W·H between 1 and 1024, e.g. 32x8)");
+    let bad = || {
+        format!(
+            "bad block shape '{}' (write WxH with W·H between 1 and 1024, e.g. 32x8)",
+            crate::quote::quote(s)
+        )
+    };
     let (w, h) = match s.split_once('x') {
         Some((w, h)) => (
             w.parse::<u32>().map_err(|_| bad())?,
@@ -125,93 +142,45 @@ pub struct Schedule {
     pub sync: bool,
 }
 
-/// A frame in a backend's own (device) memory, laid out as the host frame it mirrors.
-pub struct DeviceFrame {
-    pub shape: Shape,
-    /// The backend's buffer (e.g. a CUDA allocation); only that backend looks inside.
-    pub mem: Box<dyn Any + Send>,
-}
-
-/// Device-clock times of one frame's steps (CUDA events), for the transfer-vs-kernel split.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct DeviceTimes {
-    pub h2d: Duration,
-    pub kernel: Duration,
-    pub d2h: Duration,
-}
-
-/// What the pipeline's transfer stages need from a backend that computes in its own memory.
-/// Shared by the upload and download threads; each takes its own [`CopyQueue`].
-pub trait Offload: Send + Sync {
-    /// A tightly packed host frame in memory the copy engines reach directly (page-locked).
-    /// `cpu_reads`: the CPU will read it (download targets, `--check` inputs), so it must not be
-    /// write-combined.
-    fn host_frame(
-        &self,
-        format: PixelFormat,
-        width: usize,
-        height: usize,
-        cpu_reads: bool,
-    ) -> Result<Frame, BackendError>;
-    /// A device buffer for frames of `shape`.
-    fn device_frame(&self, shape: &Shape) -> Result<DeviceFrame, BackendError>;
-    /// A copy queue of its own (a CUDA stream), for one stage thread.
-    fn queue(&self) -> Result<Box<dyn CopyQueue>, BackendError>;
-    /// Measured host↔device bandwidth with this offload's kind of host memory (median of
-    /// `reps` copies of `bytes` each way).
-    fn bandwidth(&self, bytes: usize, reps: usize) -> Result<LinkBandwidth, BackendError>;
-}
-
-/// Host↔device copy rates in bytes/s: each direction alone, and both at once (sum of bytes
-/// over the time both take together).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct LinkBandwidth {
-    pub h2d: f64,
-    pub d2h: f64,
-    pub duplex: f64,
-}
-
-/// Copies on one queue; each call returns once its copy is complete, with its device time.
-pub trait CopyQueue: Send {
-    fn upload(&mut self, src: &Frame, dst: &mut DeviceFrame) -> Result<Duration, BackendError>;
-    fn download(&mut self, src: &DeviceFrame, dst: &mut Frame) -> Result<Duration, BackendError>;
-}
-
 /// The one interface every backend implements.
 pub trait Backend: Send {
-    /// Name as shown in reports, e.g. `cpu-par (2 threads, avx2+fma)`.
+    /// Name as shown in reports, e.g. `cpu-par (2 threads, avx2+fma)`; says what actually
+    /// ran (a CUDA variant that handed a plan to other kernels says so).
     fn name(&self) -> String;
 
-    /// Filters one plane. Channels whose bit is clear in `mask` are copied from `src`.
-    /// `src` and `dst` have the same width, height and channels (strides may differ).
-    fn filter_plane(&mut self, plan: &Plan, src: PlaneRef<'_>, dst: PlaneMut<'_>, mask: u8)
-        -> Result<(), BackendError>;
-
-    /// Which decompositions this backend runs (`--mode auto` adapts to it).
-    fn support(&self) -> Support {
+    /// Which decompositions this backend runs.
+    fn runs(&self) -> Support {
         Support::Both
     }
 
-    /// Device-side times in seconds of up to `runs` filter passes after `warmup` (fewer once
-    /// `budget` seconds are spent, at least one), excluding transfers, for backends that can
-    /// measure them (CUDA events); None for the CPU.
-    fn kernel_times(
-        &mut self,
-        _plan: &Plan,
-        _src: &Frame,
-        _dst: &mut Frame,
-        _warmup: usize,
-        _runs: usize,
-        _budget: f64,
-    ) -> Result<Option<Vec<f64>>, BackendError> {
-        Ok(None)
+    /// Refuses, before any frame is read, a plan this backend cannot run.
+    fn check_plan(&self, plan: &Plan) -> Result<(), BackendError> {
+        if self.runs().runs(&plan.decomposition) {
+            return Ok(());
+        }
+        let (only, other) = match self.runs() {
+            Support::SeparableOnly => {
+                ("separable", "a rank-1 kernel with --mode separable or auto")
+            }
+            _ => ("full", "--mode full"),
+        };
+        Err(BackendError::Unsupported(format!(
+            "{} runs {only} kernels only, but the plan for {} is {}; use {other}, or another \
+            variant",
+            self.name(),
+            plan.kernel.name,
+            plan.decomposition
+        )))
     }
 
-    /// Measured ceilings (bytes/s of a device-to-device copy counting read + written bytes,
-    /// fp32 FMA/s) for roofline ratios; None where not measured.
-    fn ceilings(&mut self) -> Option<(f64, f64)> {
-        None
-    }
+    /// Filters a whole frame into `dst`, which must have the same format and size (strides
+    /// may differ).
+    fn filter_frame(
+        &mut self,
+        plan: &Plan,
+        src: &Frame,
+        dst: &mut Frame,
+    ) -> Result<(), BackendError>;
 
     /// For backends that compute in device memory (CUDA, unless `--sync`): the transfer side
     /// the pipeline drives from its upload and download stages. None: frames are filtered in
@@ -234,24 +203,80 @@ pub trait Backend: Send {
         )))
     }
 
-    /// Device times of the last [`Backend::filter_frame`] call, for backends that measure them.
+    /// Device times of the last [`Backend::filter_frame`] call, for backends that measure
+    /// them (the pipeline's transfer-vs-kernel split with `--sync`).
     fn last_times(&self) -> Option<DeviceTimes> {
         None
     }
 
-    /// Filters a whole frame into `dst`, which must have the same format and size.
-    fn filter_frame(&mut self, plan: &Plan, src: &Frame, dst: &mut Frame) -> Result<(), BackendError> {
-        check_shapes(src, dst)?;
-        for p in 0..src.planes().len() {
-            let mask = plan.channel_mask(src.format(), p);
-            if mask == 0 {
-                dst.plane_mut(p).copy_from(&src.plane(p));
-            } else {
-                self.filter_plane(plan, src.plane(p), dst.plane_mut(p), mask)?;
-            }
-        }
-        Ok(())
+    /// The benchmark interface, for backends that can time their own work on a device.
+    fn measure(&mut self) -> Option<&mut dyn Measure> {
+        None
     }
+}
+
+/// Host↔device copy rates in bytes/s: each direction alone, and both at once (sum of bytes
+/// over the time both take together).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LinkBandwidth {
+    pub h2d: f64,
+    pub d2h: f64,
+    pub duplex: f64,
+}
+
+/// What benchmarks ask of a backend that measures itself (CUDA events).
+pub trait Measure {
+    /// Device-side times in seconds of up to `runs` filter passes after `warmup` (fewer once
+    /// `budget` seconds are spent, at least one), excluding transfers.
+    fn kernel_times(
+        &mut self,
+        plan: &Plan,
+        src: &Frame,
+        dst: &mut Frame,
+        warmup: usize,
+        runs: usize,
+        budget: f64,
+    ) -> Result<Vec<f64>, BackendError>;
+
+    /// Measured ceilings (bytes/s of a device-to-device copy counting read + written bytes,
+    /// fp32 FMA/s) for roofline ratios.
+    fn ceilings(&mut self) -> Result<(f64, f64), BackendError>;
+
+    /// Host↔device bandwidth with the backend's kind of host memory (median of `reps` copies
+    /// of `bytes` each way).
+    fn link_bandwidth(&mut self, bytes: usize, reps: usize) -> Result<LinkBandwidth, BackendError>;
+}
+
+/// Backends that filter one plane at a time in host memory (the CPU ones).
+pub trait PlaneFilter {
+    /// Filters one plane. Channels whose bit is clear in `mask` are copied from `src`.
+    /// `src` and `dst` have the same width, height and channels (strides may differ).
+    fn filter_plane(
+        &mut self,
+        plan: &Plan,
+        src: PlaneRef<'_>,
+        dst: PlaneMut<'_>,
+        mask: u8,
+    ) -> Result<(), BackendError>;
+}
+
+/// [`Backend::filter_frame`] for a [`PlaneFilter`]: every plane filtered or copied per the plan.
+pub fn filter_planes(
+    b: &mut impl PlaneFilter,
+    plan: &Plan,
+    src: &Frame,
+    dst: &mut Frame,
+) -> Result<(), BackendError> {
+    check_shapes(src, dst)?;
+    for p in 0..src.planes().len() {
+        let mask = plan.channel_mask(src.format(), p);
+        if mask == 0 {
+            dst.plane_mut(p).copy_from(&src.plane(p));
+        } else {
+            b.filter_plane(plan, src.plane(p), dst.plane_mut(p), mask)?;
+        }
+    }
+    Ok(())
 }
 
 /// Same format and size; strides may differ.
@@ -287,5 +312,36 @@ pub fn create(kind: BackendKind, schedule: &Schedule) -> Result<Box<dyn Backend>
             "cuda",
             "this convflow was built without the 'cuda' feature".into(),
         )),
+    }
+}
+
+/// What this build and machine offer, for `convflow info`.
+pub struct BuildInfo {
+    /// The instruction set cpu-par's loops run with here.
+    pub simd: &'static str,
+    /// CUDA variants with one line each (empty without the cuda feature).
+    pub variants: Vec<(&'static str, &'static str)>,
+    /// The CUDA driver's version ("13.0"), or why there is none.
+    pub driver: Result<String, String>,
+}
+
+/// Describes this build: SIMD level, CUDA variants, driver.
+pub fn build_info() -> BuildInfo {
+    #[cfg(feature = "cuda")]
+    let (variants, driver) = (
+        cuda::Variant::all()
+            .map(|v| (v.name(), v.about()))
+            .collect(),
+        cuda::driver_version().ok_or_else(|| "no NVIDIA driver".to_string()),
+    );
+    #[cfg(not(feature = "cuda"))]
+    let (variants, driver) = (
+        Vec::new(),
+        Err("built without the 'cuda' feature".to_string()),
+    );
+    BuildInfo {
+        simd: cpu::simd_level(),
+        variants,
+        driver,
     }
 }

@@ -94,7 +94,8 @@ fn render(dir: &Path, stem: &str, chart: Chart<'_>) -> Result<Vec<PathBuf>, Plot
     if !font_ready() {
         return Err(err(
             &svg,
-            "no TrueType font found for chart text (install fonts-dejavu-core or set CONVFLOW_FONT to a .ttf file)"
+            "no TrueType font found for chart text (install fonts-dejavu-core or set \
+            CONVFLOW_FONT to a .ttf file)"
                 .into(),
         ));
     }
@@ -174,7 +175,9 @@ fn range(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
     } else {
         let pad = ((hi - lo) * 0.05).max(hi.abs() * 0.05).max(1e-9);
         (
-            (lo - pad).min(0.0).max(if lo >= 0.0 { 0.0 } else { lo - pad }),
+            (lo - pad)
+                .min(0.0)
+                .max(if lo >= 0.0 { 0.0 } else { lo - pad }),
             hi + pad,
         )
     }
@@ -183,7 +186,12 @@ fn range(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
 fn draw_lines<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, c: &Lines<'_>) -> DrawResult {
     let e = |x: &dyn std::fmt::Display| x.to_string();
     area.fill(&WHITE).map_err(|x| e(&x))?;
-    let all = || c.series.iter().chain(c.reference.iter()).flat_map(|s| s.1.iter());
+    let all = || {
+        c.series
+            .iter()
+            .chain(c.reference.iter())
+            .flat_map(|s| s.1.iter())
+    };
     let (x0, x1) = range(all().map(|p| p.0), c.log_x);
     let (y0, y1) = range(all().map(|p| p.1), c.log_y);
     let mut b = ChartBuilder::on(area);
@@ -211,14 +219,21 @@ fn draw_lines<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, c: &Lines<'_>) 
                     .draw_series(LineSeries::new(pts.iter().copied(), col.stroke_width(2)))
                     .map_err(|x| e(&x))?
                     .label(name.as_str())
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], col.stroke_width(2)));
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 18, y)], col.stroke_width(2))
+                    });
                 chart
                     .draw_series(pts.iter().map(|&p| Circle::new(p, 3, col.filled())))
                     .map_err(|x| e(&x))?;
             }
             if let Some((name, pts)) = &c.reference {
                 chart
-                    .draw_series(DashedLineSeries::new(pts.iter().copied(), 6, 4, BLACK.stroke_width(1)))
+                    .draw_series(DashedLineSeries::new(
+                        pts.iter().copied(),
+                        6,
+                        4,
+                        BLACK.stroke_width(1),
+                    ))
                     .map_err(|x| e(&x))?
                     .label(name.as_str())
                     .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK));
@@ -235,8 +250,12 @@ fn draw_lines<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, c: &Lines<'_>) 
     }
     match (c.log_x, c.log_y) {
         (false, false) => body!(b.build_cartesian_2d(x0..x1, y0..y1).map_err(|x| e(&x))?),
-        (true, false) => body!(b.build_cartesian_2d((x0..x1).log_scale(), y0..y1).map_err(|x| e(&x))?),
-        (false, true) => body!(b.build_cartesian_2d(x0..x1, (y0..y1).log_scale()).map_err(|x| e(&x))?),
+        (true, false) => body!(b
+            .build_cartesian_2d((x0..x1).log_scale(), y0..y1)
+            .map_err(|x| e(&x))?),
+        (false, true) => body!(b
+            .build_cartesian_2d(x0..x1, (y0..y1).log_scale())
+            .map_err(|x| e(&x))?),
         (true, true) => body!(b
             .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
             .map_err(|x| e(&x))?),
@@ -258,7 +277,12 @@ fn draw_bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, c: &Bars<'_>) ->
         .fold(0.0, f64::max)
         .max(1e-9)
         * 1.15;
-    let longest = c.categories.iter().map(|s| s.chars().count()).max().unwrap_or(4) as u32;
+    let longest = c
+        .categories
+        .iter()
+        .map(|s| s.chars().count())
+        .max()
+        .unwrap_or(4) as u32;
     let mut chart = ChartBuilder::on(area)
         .caption(c.title, ("sans-serif", 22))
         .margin(14)
@@ -281,7 +305,11 @@ fn draw_bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, c: &Bars<'_>) ->
             _ => String::new(),
         })
         .label_style(("sans-serif", 13))
-        .x_label_style(("sans-serif", 12).into_font().transform(FontTransform::Rotate270))
+        .x_label_style(
+            ("sans-serif", 12)
+                .into_font()
+                .transform(FontTransform::Rotate270),
+        )
         .y_desc(c.y_label)
         .y_label_formatter(&num)
         .draw()

@@ -3,14 +3,87 @@
 //! filter, a schedule, sources and sinks) is each command's job.
 
 use std::path::PathBuf;
+use std::str::FromStr;
 
 use anyhow::{bail, Result};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 
 use convflow::backend::{parse_block, BackendKind, Schedule};
+use convflow::bench::pipeline::Copies;
 use convflow::filter::{spec, AlphaMode, Kernel, Mode, PlaneSel};
 use convflow::frame::PixelFormat;
 use convflow::Border;
+
+/// A clap parser for a named choice of the library (border, mode, backend, pixel format, …):
+/// its names and their aliases come from the enum itself, so a bad value is a usage error
+/// listing the valid ones.
+fn choice<T>() -> impl TypedValueParser<Value = T>
+where
+    T: strum::VariantArray
+        + strum::EnumMessage
+        + Into<&'static str>
+        + FromStr
+        + Copy
+        + Send
+        + Sync
+        + 'static,
+{
+    let values = T::VARIANTS.iter().map(|&v| {
+        let name: &'static str = v.into();
+        let aliases = v
+            .get_serializations()
+            .iter()
+            .copied()
+            .filter(move |a| *a != name);
+        PossibleValue::new(name).aliases(aliases)
+    });
+    PossibleValuesParser::new(values)
+        .map(|s| s.parse::<T>().ok().expect("clap only passes listed names"))
+}
+
+/// `--variant`: a row of the CUDA variant table.
+#[cfg(feature = "cuda")]
+pub type VariantArg = convflow::backend::cuda::Variant;
+
+/// `--variant` without the cuda feature: only `auto` exists.
+#[cfg(not(feature = "cuda"))]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct VariantArg;
+
+#[cfg(not(feature = "cuda"))]
+impl std::fmt::Display for VariantArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("auto")
+    }
+}
+
+/// The parser of `--variant` values, over the variant table.
+fn variant() -> impl TypedValueParser<Value = VariantArg> {
+    #[cfg(feature = "cuda")]
+    let names: Vec<&'static str> = VariantArg::all().map(|v| v.name()).collect();
+    #[cfg(not(feature = "cuda"))]
+    let names = vec!["auto"];
+    PossibleValuesParser::new(names).map(|s| {
+        #[cfg(feature = "cuda")]
+        return s
+            .parse::<VariantArg>()
+            .expect("clap only passes listed names");
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = s;
+            VariantArg
+        }
+    })
+}
+
+/// Every CUDA variant but `auto`: what `bench kernels` measures by default.
+fn measured_variants() -> Vec<VariantArg> {
+    #[cfg(feature = "cuda")]
+    return VariantArg::all().filter(|v| v.name() != "auto").collect();
+    #[cfg(not(feature = "cuda"))]
+    Vec::new()
+}
 
 pub const FILTER_EXAMPLES: &str = "\
 Examples:
@@ -38,7 +111,8 @@ pub enum Command {
     Filter(FilterArgs),
     /// List the kernel library, or print the weights of one kernel.
     #[command(
-        after_help = "Examples:\n  convflow kernels\n  convflow kernels gaussian:5\n  convflow kernels --kernel-file k.txt"
+        after_help = "Examples:\n  convflow kernels\n  convflow kernels gaussian:5\n  convflow \
+            kernels --kernel-file k.txt"
     )]
     Kernels {
         /// Kernel spec to print, e.g. gaussian:7:1.5.
@@ -60,7 +134,12 @@ pub enum Command {
 pub struct KernelChoice {
     /// Kernel spec, e.g. gaussian:9, box:5x3, sobel-x, custom:3x3:0,1,0,1,-4,1,0,1,0
     /// (`convflow kernels` lists the grammar).
-    #[arg(short, long, value_name = "SPEC", required_unless_present_any = ["kernel_file", "passthrough"])]
+    #[arg(
+        short,
+        long,
+        value_name = "SPEC",
+        required_unless_present_any = ["kernel_file", "passthrough"],
+    )]
     pub kernel: Option<String>,
     /// Kernel file: rows of numbers, optional `divisor D` and `offset O` lines, `#` comments.
     #[arg(long, value_name = "PATH", conflicts_with = "kernel")]
@@ -90,13 +169,13 @@ pub struct FilterArgs {
     #[command(flatten)]
     pub kernel: KernelChoice,
     /// Border mode: clamp (replicate), zero, reflect (reflect-101) or wrap.
-    #[arg(long, default_value = "clamp")]
+    #[arg(long, default_value = "clamp", value_parser = choice::<Border>())]
     pub border: Border,
     /// auto (cuda if a GPU is usable, else cpu-par), cpu-seq, cpu-par or cuda.
-    #[arg(long, default_value = "auto")]
+    #[arg(long, default_value = "auto", value_parser = choice::<BackendKind>())]
     pub backend: BackendKind,
     /// auto (separable when the kernel is rank 1), full or separable.
-    #[arg(long, default_value = "auto")]
+    #[arg(long, default_value = "auto", value_parser = choice::<Mode>())]
     pub mode: Mode,
     /// Worker threads for cpu-par (0 = one per logical CPU).
     #[arg(long, default_value_t = 0)]
@@ -104,10 +183,10 @@ pub struct FilterArgs {
     #[command(flatten)]
     pub gpu: GpuArgs,
     /// Planes of YUV frames to filter: luma or all.
-    #[arg(long, default_value = "all")]
+    #[arg(long, default_value = "all", value_parser = choice::<PlaneSel>())]
     pub planes: PlaneSel,
     /// Alpha channel: keep (pass through) or filter.
-    #[arg(long, default_value = "keep")]
+    #[arg(long, default_value = "keep", value_parser = choice::<AlphaMode>())]
     pub alpha: AlphaMode,
     /// Output |sum + offset| (for edge and derivative kernels).
     #[arg(long)]
@@ -165,8 +244,8 @@ pub fn parse_key_value(s: &str) -> Result<(String, String), String> {
 pub struct GpuArgs {
     /// CUDA memory variant: auto, global, constant, shared, shared-constant, texture,
     /// separable-global, separable-shared or fast.
-    #[arg(long, default_value = "auto")]
-    pub variant: String,
+    #[arg(long, default_value = "auto", value_parser = variant())]
+    pub variant: VariantArg,
     /// CUDA block shape WxH (default 32x8; `fast` shrinks it to fit shared memory).
     #[arg(long, value_parser = parse_block)]
     pub block: Option<(u32, u32)>,
@@ -183,23 +262,19 @@ pub struct GpuArgs {
 }
 
 impl GpuArgs {
-    pub fn schedule(&self, threads: usize, variant: &str) -> Result<Schedule> {
-        #[cfg(feature = "cuda")]
-        let v: convflow::backend::cuda::Variant = variant.parse().map_err(anyhow::Error::msg)?;
+    pub fn schedule(&self, threads: usize, variant: VariantArg) -> Schedule {
         #[cfg(not(feature = "cuda"))]
-        if variant != "auto" {
-            bail!("--variant {variant}: this convflow was built without the 'cuda' feature");
-        }
-        Ok(Schedule {
+        let _ = variant;
+        Schedule {
             threads,
             #[cfg(feature = "cuda")]
-            variant: v,
+            variant,
             block: self.block,
             device: self.device,
             // --sync is the classic loop: pageable memory too.
             pageable: self.pageable || self.sync,
             sync: self.sync,
-        })
+        }
     }
 }
 
@@ -243,7 +318,12 @@ pub enum BenchCommand {
 #[derive(Args)]
 pub struct SuiteArgs {
     /// Parallel backends to compare with cpu-seq (cuda rows are left out without a GPU).
-    #[arg(long, value_delimiter = ',', default_value = "cpu-par,cuda")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "cpu-par,cuda",
+        value_parser = choice::<BackendKind>(),
+    )]
     pub backend: Vec<BackendKind>,
     /// A small version of every grid (seconds, not minutes): what CI runs.
     #[arg(long)]
@@ -276,21 +356,36 @@ pub struct SuiteArgs {
 #[derive(Args)]
 pub struct BenchPipelineArgs {
     /// Backends: cuda runs once per --schedules entry; cpu-seq and cpu-par run once.
-    #[arg(long, value_delimiter = ',', default_value = "cuda")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "cuda",
+        value_parser = choice::<BackendKind>(),
+    )]
     pub backend: Vec<BackendKind>,
     /// CUDA schedules: overlap (pinned buffers, copies on their own streams), sync (pageable
     /// memory, copies and kernels on one stream), pinned-sync (pinned staging, one stream).
-    #[arg(long, value_delimiter = ',', default_value = "overlap,sync")]
-    pub schedules: Vec<String>,
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "overlap,sync",
+        value_parser = choice::<Copies>(),
+    )]
+    pub schedules: Vec<Copies>,
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
-    #[arg(long, default_value = "auto")]
-    pub variant: String,
+    #[arg(long, default_value = "auto", value_parser = variant())]
+    pub variant: VariantArg,
     #[arg(long, default_value_t = 0)]
     pub device: usize,
     #[arg(long, value_delimiter = ',', default_value = "1080p,4k")]
     pub sizes: Vec<String>,
-    #[arg(long, value_delimiter = ',', default_value = "gray,rgb")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "gray,rgb",
+        value_parser = choice::<PixelFormat>(),
+    )]
     pub formats: Vec<PixelFormat>,
     #[arg(long, value_delimiter = ',', default_value = "3,15")]
     pub ks: Vec<usize>,
@@ -309,17 +404,23 @@ pub struct BenchPipelineArgs {
 
 #[derive(Args)]
 pub struct BenchKernelsArgs {
-    #[arg(long, value_delimiter = ',', default_value = "cpu-par")]
-    pub backend: Vec<BackendKind>,
-    #[arg(long, default_value_t = 0)]
-    pub threads: usize,
-    /// CUDA variants to measure (each a separate row).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "global,constant,shared,shared-constant,texture,separable-global,separable-shared,fast"
+        default_value = "cpu-par",
+        value_parser = choice::<BackendKind>(),
     )]
-    pub variants: Vec<String>,
+    pub backend: Vec<BackendKind>,
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// CUDA variants to measure (each a separate row; default: every variant but auto).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_parser = variant(),
+        default_values_t = measured_variants(),
+    )]
+    pub variants: Vec<VariantArg>,
     /// CUDA block shape WxH.
     #[arg(long, value_parser = parse_block)]
     pub block: Option<(u32, u32)>,
@@ -327,13 +428,23 @@ pub struct BenchKernelsArgs {
     pub device: usize,
     #[arg(long, value_delimiter = ',', default_value = "1080p,4k")]
     pub sizes: Vec<String>,
-    #[arg(long, value_delimiter = ',', default_value = "gray,rgb")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "gray,rgb",
+        value_parser = choice::<PixelFormat>(),
+    )]
     pub formats: Vec<PixelFormat>,
     #[arg(long, value_delimiter = ',', default_value = "3,5,7,9,15,25")]
     pub ks: Vec<usize>,
-    #[arg(long, value_delimiter = ',', default_value = "full,separable")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "full,separable",
+        value_parser = choice::<Mode>(),
+    )]
     pub modes: Vec<Mode>,
-    #[arg(long, default_value = "clamp")]
+    #[arg(long, default_value = "clamp", value_parser = choice::<Border>())]
     pub border: Border,
     #[arg(long, default_value_t = 2)]
     pub warmup: usize,

@@ -1,6 +1,6 @@
 //! `convflow bench …`: filter-only kernel times, the pipeline's sustained rate, the experiment
 //! suite and its charts. Output files (CSV, JSON, charts) are checked before anything is
-//! measured and written atomically.
+//! measured and written atomically; tables go to stdout as points finish.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -8,13 +8,24 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use convflow::backend::{self, cpu_par, BackendKind, Schedule};
-use convflow::bench::{self, KernelBench};
-use convflow::io::guard;
+use convflow::backend::{self, BackendKind, Schedule};
+use convflow::bench::{self, kernels, pipeline, suite, KernelBench};
+use convflow::io::{atomic, guard};
 
-use super::args::{BenchKernelsArgs, BenchPipelineArgs, GpuArgs, SuiteArgs};
+use super::args::{BenchKernelsArgs, BenchPipelineArgs, GpuArgs, SuiteArgs, VariantArg};
 use super::filter::check_file_output;
 use super::usage;
+
+/// The schedule of `a`'s CUDA options for `variant`.
+fn gpu(block: Option<(u32, u32)>, device: usize) -> GpuArgs {
+    GpuArgs {
+        variant: VariantArg::default(),
+        block,
+        device,
+        pageable: false,
+        sync: false,
+    }
+}
 
 pub fn kernels(a: BenchKernelsArgs) -> Result<()> {
     check_outputs(&[("csv", &a.csv)])?;
@@ -24,21 +35,13 @@ pub fn kernels(a: BenchKernelsArgs) -> Result<()> {
     if a.ks.contains(&0) {
         bail!("kernel size 0 in --ks");
     }
-    let gpu = GpuArgs {
-        variant: "auto".into(),
-        block: a.block,
-        device: a.device,
-        pageable: false,
-        sync: false,
-    };
+    let g = gpu(a.block, a.device);
     let mut backends = Vec::new();
-    for kind in &a.backend {
-        if *kind == BackendKind::Cuda {
-            for v in &a.variants {
-                backends.push((*kind, gpu.schedule(a.threads, v)?));
-            }
+    for &kind in &a.backend {
+        if kind == BackendKind::Cuda {
+            backends.extend(a.variants.iter().map(|&v| (kind, g.schedule(a.threads, v))));
         } else {
-            backends.push((*kind, gpu.schedule(a.threads, "auto")?));
+            backends.push((kind, g.schedule(a.threads, VariantArg::default())));
         }
     }
     let cfg = KernelBench {
@@ -53,10 +56,10 @@ pub fn kernels(a: BenchKernelsArgs) -> Result<()> {
         budget: Duration::from_secs_f64(a.budget.max(0.0)),
     };
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{}", bench::TABLE_HEADER)?;
+    writeln!(out, "{}", kernels::TABLE_HEADER)?;
     let mut write_err = None;
     let samples = bench::run_kernels(&cfg, |s| {
-        if let Err(e) = writeln!(out, "{}", bench::table_row(s)).and_then(|()| out.flush()) {
+        if let Err(e) = writeln!(out, "{}", kernels::table_row(s)).and_then(|()| out.flush()) {
             write_err.get_or_insert(e);
         }
     })?;
@@ -64,7 +67,8 @@ pub fn kernels(a: BenchKernelsArgs) -> Result<()> {
         return Err(e.into());
     }
     if let Some(path) = a.csv {
-        write_csv(&path, bench::CSV_HEADER, samples.iter().map(bench::csv_row))?;
+        let rows: Vec<_> = samples.iter().map(|s| s.row()).collect();
+        write_file(&path, &bench::csv_bytes(&rows)?)?;
     }
     Ok(())
 }
@@ -77,32 +81,20 @@ pub fn pipeline(a: BenchPipelineArgs) -> Result<()> {
     if a.ks.contains(&0) || a.frames == 0 {
         bail!("kernel sizes and --frames must be positive");
     }
+    let g = gpu(None, a.device);
     let mut backends = Vec::new();
-    for kind in &a.backend {
-        let mut gpu = GpuArgs {
-            variant: a.variant.clone(),
-            block: None,
-            device: a.device,
-            pageable: false,
-            sync: false,
-        };
-        if *kind != BackendKind::Cuda {
-            backends.push((*kind, gpu.schedule(a.threads, "auto")?, "host".to_string()));
+    for &kind in &a.backend {
+        if kind != BackendKind::Cuda {
+            backends.push((
+                kind,
+                g.schedule(a.threads, VariantArg::default()),
+                "host".to_string(),
+            ));
             continue;
         }
-        for label in &a.schedules {
-            match label.as_str() {
-                "overlap" => {}
-                "sync" => gpu.sync = true,
-                "pinned-sync" => gpu.sync = true,
-                other => bail!("unknown schedule '{other}' (expected overlap, sync or pinned-sync)"),
-            }
-            let mut schedule = gpu.schedule(a.threads, &a.variant)?;
-            if label == "pinned-sync" {
-                schedule.pageable = false;
-            }
-            backends.push((*kind, schedule, label.clone()));
-            gpu.sync = false;
+        for &copies in &a.schedules {
+            let schedule = copies.apply(g.schedule(a.threads, a.variant));
+            backends.push((kind, schedule, <&str>::from(copies).to_string()));
         }
     }
     let cfg = bench::PipelineBench {
@@ -119,16 +111,20 @@ pub fn pipeline(a: BenchPipelineArgs) -> Result<()> {
     if let Some(l) = &link {
         writeln!(
             out,
-            "host<->device bandwidth (page-locked, 256 MiB, median of 5): H2D {:.1} GB/s, D2H {:.1} GB/s, both at once {:.1} GB/s\n",
+            "host<->device bandwidth (page-locked, 256 MiB, median of 5): H2D {:.1} GB/s, D2H \
+            {:.1} GB/s, \
+             both at once {:.1} GB/s\n",
             l.h2d / 1e9,
             l.d2h / 1e9,
             l.duplex / 1e9
         )?;
     }
-    writeln!(out, "{}", bench::PIPELINE_TABLE_HEADER)?;
+    writeln!(out, "{}", pipeline::TABLE_HEADER)?;
     let mut write_err = None;
     let samples = bench::run_pipeline(&cfg, |s| {
-        if let Err(e) = writeln!(out, "{}", bench::pipeline_row(s, link.as_ref())).and_then(|()| out.flush()) {
+        if let Err(e) =
+            writeln!(out, "{}", pipeline::table_row(s, link.as_ref())).and_then(|()| out.flush())
+        {
             write_err.get_or_insert(e);
         }
     })?;
@@ -136,8 +132,8 @@ pub fn pipeline(a: BenchPipelineArgs) -> Result<()> {
         return Err(e.into());
     }
     if let Some(path) = a.csv {
-        let rows = samples.iter().map(|s| bench::pipeline_csv_row(s, link.as_ref()));
-        write_csv(&path, bench::PIPELINE_CSV_HEADER, rows)?;
+        let rows: Vec<_> = samples.iter().map(|s| s.row(link.as_ref())).collect();
+        write_file(&path, &bench::csv_bytes(&rows)?)?;
     }
     Ok(())
 }
@@ -155,28 +151,24 @@ fn check_outputs(files: &[(&str, &Option<PathBuf>)]) -> Result<()> {
     guard::check(&guard::Inputs::new(), &outputs).map_err(usage)
 }
 
-/// Writes a CSV file: the header line, then one line per row.
-fn write_csv(path: &Path, header: &str, rows: impl Iterator<Item = String>) -> Result<()> {
-    let mut text = String::from(header);
-    for r in rows {
-        text.push('\n');
-        text.push_str(&r);
-    }
-    text.push('\n');
-    convflow::io::atomic::write_file(path, text.as_bytes()).with_context(|| format!("writing {}", path.display()))
+/// Writes a result file atomically.
+fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    atomic::write_file(path, bytes).with_context(|| format!("writing {}", path.display()))
 }
 
 pub fn suite(name: &str, a: SuiteArgs) -> Result<()> {
-    use convflow::bench::suite;
-    let experiments: Vec<&str> = if name == "all" {
-        suite::EXPERIMENTS.to_vec()
+    let experiments: Vec<suite::Experiment> = if name == "all" {
+        suite::Experiment::ALL.to_vec()
     } else {
-        vec![name]
+        vec![name
+            .parse()
+            .map_err(|_| usage(format!("unknown experiment '{name}'")))?]
     };
     // Check output paths before spending minutes measuring.
     check_outputs(&[("csv", &a.csv), ("json", &a.json)])?;
     if let Some(dir) = &a.plot {
-        std::fs::create_dir_all(dir).with_context(|| format!("chart directory '{}'", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("chart directory '{}'", dir.display()))?;
     }
     let cfg = suite::SuiteConfig {
         backends: a.backend.clone(),
@@ -187,21 +179,35 @@ pub fn suite(name: &str, a: SuiteArgs) -> Result<()> {
         threads: a.threads,
         device: a.device,
     };
-    let meta = bench_metadata(&cfg);
+    let gpu = if cfg.backends.contains(&BackendKind::Cuda) {
+        match backend::create(BackendKind::Cuda, &Schedule::default()) {
+            Ok(b) => b.name(),
+            Err(e) => format!("none ({e})"),
+        }
+    } else {
+        "not measured".into()
+    };
+    let meta = suite::Meta::collect(gpu);
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
         "# convflow bench {name}{}\n",
         if a.quick { " --quick" } else { "" }
     )?;
-    for (k, v) in meta.as_object().into_iter().flatten() {
-        writeln!(out, "- {k}: {}", v.as_str().map_or(v.to_string(), str::to_string))?;
+    if let serde_json::Value::Object(fields) = serde_json::to_value(&meta)? {
+        for (k, v) in fields {
+            writeln!(
+                out,
+                "- {k}: {}",
+                v.as_str().map_or(v.to_string(), str::to_string)
+            )?;
+        }
     }
     writeln!(out, "\n{}\n", suite::METHOD)?;
     let mut write_err = None;
     let mut result = suite::run(&cfg, &experiments, |e, rows| {
         let mut w = || -> std::io::Result<()> {
-            writeln!(out, "## {e}\n\n{}", suite::TABLE_HEADER)?;
+            writeln!(out, "## {}\n\n{}", e.name(), suite::TABLE_HEADER)?;
             for r in rows {
                 writeln!(out, "{}", suite::table_row(r))?;
             }
@@ -229,89 +235,45 @@ pub fn suite(name: &str, a: SuiteArgs) -> Result<()> {
         }
     }
     if let Some(path) = &a.csv {
-        write_csv(path, suite::CSV_HEADER, result.rows.iter().map(suite::csv_row))?;
+        write_file(path, &bench::csv_bytes(&result.rows)?)?;
     }
     if let Some(path) = &a.json {
-        let json = serde_json::json!({
-            "meta": meta,
-            "method": suite::METHOD,
-            "experiments": experiments,
-            "rows": result.rows.iter().map(suite::row_json).collect::<Vec<_>>(),
-            "skipped": result.skipped,
-            "charts": result.charts.iter().map(|c| c.display().to_string()).collect::<Vec<_>>(),
-        });
-        let text = serde_json::to_string_pretty(&json).expect("JSON values serialize");
-        let text = text + "\n";
-        convflow::io::atomic::write_file(path, text.as_bytes())
-            .with_context(|| format!("writing {}", path.display()))?;
+        let run = suite::SuiteRun {
+            meta,
+            method: suite::METHOD.into(),
+            experiments,
+            rows: result.rows,
+            skipped: result.skipped,
+            charts: result
+                .charts
+                .iter()
+                .map(|c| c.display().to_string())
+                .collect(),
+        };
+        let text = serde_json::to_string_pretty(&run)? + "\n";
+        write_file(path, text.as_bytes())?;
     }
     Ok(())
 }
 
-/// Device, driver, CPU, threads, date, git revision and command line of a benchmark run.
-fn bench_metadata(cfg: &convflow::bench::suite::SuiteConfig) -> serde_json::Value {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into());
-    let gpu = if cfg.backends.contains(&BackendKind::Cuda) {
-        match backend::create(BackendKind::Cuda, &Schedule::default()) {
-            Ok(b) => b.name(),
-            Err(e) => format!("none ({e})"),
-        }
-    } else {
-        "not measured".into()
-    };
-    #[cfg(feature = "cuda")]
-    let driver = convflow::backend::cuda::driver_version().map_or("none".into(), |v| format!("CUDA {v}"));
-    #[cfg(not(feature = "cuda"))]
-    let driver = "not built in".to_string();
-    let git = env!("CONVFLOW_GIT_REV");
-    serde_json::json!({
-        "date_utc": utc_now(),
-        "convflow": env!("CARGO_PKG_VERSION"),
-        "git_revision": git,
-        "command": std::env::args().collect::<Vec<_>>().join(" "),
-        "cpu": cpu,
-        "logical_cpus": std::thread::available_parallelism().map_or(1, |n| n.get()),
-        "cpu_par": cpu_par::simd_level(),
-        "gpu": gpu,
-        "driver": driver,
-    })
-}
-
-/// The current time as `YYYY-MM-DDTHH:MM:SSZ`.
-fn utc_now() -> String {
-    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
-}
-
 pub fn plot(from: &Path, dir: &Path) -> Result<()> {
-    use convflow::bench::suite;
     let mut inputs = guard::Inputs::new();
     inputs.add(from);
-    let charts = |n: &std::ffi::OsStr| n.to_str().is_some_and(|n| n.ends_with(".svg") || n.ends_with(".png"));
+    let charts = |n: &std::ffi::OsStr| {
+        n.to_str()
+            .is_some_and(|n| n.ends_with(".svg") || n.ends_with(".png"))
+    };
     let out = guard::Output::Dir {
         what: "chart",
         dir,
         writes: &charts,
     };
     guard::check(&inputs, &[out]).map_err(usage)?;
-    let text = std::fs::read_to_string(from).with_context(|| format!("reading {}", from.display()))?;
-    let v: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{}: not a bench JSON file", from.display()))?;
-    let rows: Vec<suite::Row> = v["rows"]
-        .as_array()
-        .with_context(|| format!("{}: no rows", from.display()))?
-        .iter()
-        .enumerate()
-        .map(|(i, r)| suite::row_from_json(r).with_context(|| format!("{}: row {i} is malformed", from.display())))
-        .collect::<Result<_>>()?;
-    for c in suite::charts(&rows, dir)? {
+    let text =
+        std::fs::read_to_string(from).with_context(|| format!("reading {}", from.display()))?;
+    let run: suite::SuiteRun = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a bench JSON file", from.display()))?;
+    for c in suite::charts(&run.rows, dir)? {
         println!("{}", c.display());
     }
     Ok(())

@@ -40,13 +40,18 @@ pub fn run(a: FilterArgs) -> Result<()> {
         planes: a.planes,
         alpha: a.alpha,
     };
-    filter.plan()?; // kernel and mode errors first, before any device is opened
+    // The plan (the decomposition included) follows from the filter alone; a backend or
+    // variant that cannot run it is a usage error, before any device work or file.
+    let plan = filter.plan()?;
     if let Some(r) = &a.report {
         check_file_output("report", r)?;
     }
-    let schedule = a.gpu.schedule(a.threads, &a.gpu.variant)?;
-    let mut backend = backend::create(a.backend, &schedule).with_context(|| format!("backend {}", a.backend))?;
-    let plan = filter.plan_for(backend.support())?;
+    let schedule = a.gpu.schedule(a.threads, a.gpu.variant);
+    let mut backend =
+        backend::create(a.backend, &schedule).with_context(|| format!("backend {}", a.backend))?;
+    if !a.passthrough {
+        backend.check_plan(&plan).map_err(usage)?;
+    }
     let mut check = if a.check {
         Some(backend::create(BackendKind::CpuSeq, &schedule)?)
     } else {
@@ -70,14 +75,18 @@ pub fn run(a: FilterArgs) -> Result<()> {
     };
     let sink = io::open_sink(&output, stream.as_ref(), &video)?;
     let sink_name = sink.describe();
-    let bar = (!a.quiet).then(|| report::progress_bar(source.len_hint())).flatten();
+    let bar = (!a.quiet)
+        .then(|| report::progress_bar(source.len_hint()))
+        .flatten();
     let tick = |n: usize| {
         if let Some(b) = &bar {
             b.set_position(n as u64);
         }
     };
     let mut opts = pipeline::Options::new(a.inflight as usize, &stop);
-    opts.check = check.as_mut().map(|b| b.as_mut() as &mut dyn convflow::Backend);
+    opts.check = check
+        .as_mut()
+        .map(|b| b.as_mut() as &mut dyn convflow::Backend);
     opts.skip_bad = a.skip_bad;
     opts.passthrough = a.passthrough;
     opts.progress = Some(&tick);
@@ -90,33 +99,29 @@ pub fn run(a: FilterArgs) -> Result<()> {
         let what = if a.passthrough {
             "passthrough (no filter)".to_string()
         } else {
-            format!(
-                "{} {} {}x{} border={} | {}",
-                plan.kernel.name,
-                plan.decomposition,
-                plan.kernel.width(),
-                plan.kernel.height(),
-                plan.border,
-                backend.name()
-            )
+            format!("{} | {}", plan.describe(), backend.name())
         };
         report::print(&stats, &a.input, &sink_name, &what);
     }
     if let Some(path) = &a.report {
-        let mut json = stats.to_json();
-        json["input"] = a.input.display().to_string().into();
-        json["output"] = sink_name.clone().into();
-        json["backend"] = backend.name().into();
-        json["kernel"] = plan.kernel.name.clone().into();
-        json["decomposition"] = plan.decomposition.to_string().into();
-        json["border"] = plan.border.name().into();
-        json["inflight"] = a.inflight.into();
-        let text = serde_json::to_string_pretty(&json).expect("JSON values serialize") + "\n";
-        io::atomic::write_file(path, text.as_bytes()).with_context(|| format!("writing report {}", path.display()))?;
+        let run = report::RunReport {
+            input: a.input.display().to_string(),
+            output: sink_name.clone(),
+            backend: backend.name(),
+            kernel: plan.kernel.name.clone(),
+            decomposition: plan.decomposition.to_string(),
+            border: plan.border.name(),
+            inflight: a.inflight,
+            run: stats.report(),
+        };
+        let text = serde_json::to_string_pretty(&run)? + "\n";
+        io::atomic::write_file(path, text.as_bytes())
+            .with_context(|| format!("writing report {}", path.display()))?;
     }
     if let Some(sig) = signals::received() {
         bail!(
-            "interrupted by {}: stopped reading after {} frame(s); all of them were written to {sink_name}",
+            "interrupted by {}: stopped reading after {} frame(s); all of them were written to \
+            {sink_name}",
             signals::name(sig),
             stats.frames
         );

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use convflow::backend::{self, cpu_par, BackendKind, Schedule};
-use convflow::filter::{library, spec};
+use convflow::backend::{self, BackendKind, Schedule};
+use convflow::filter::{library, spec, Filter, Mode};
 
 pub fn kernels(spec_text: Option<&str>, file: Option<&Path>) -> Result<()> {
     let mut out = std::io::stdout().lock();
@@ -24,7 +24,8 @@ pub fn kernels(spec_text: Option<&str>, file: Option<&Path>) -> Result<()> {
             }
             writeln!(
                 out,
-                "\nKernel files: rows of numbers (blank or comma separated), optional 'divisor D' and"
+                "\nKernel files: rows of numbers (blank or comma separated), optional 'divisor \
+                D' and"
             )?;
             writeln!(
                 out,
@@ -55,16 +56,30 @@ pub fn kernels(spec_text: Option<&str>, file: Option<&Path>) -> Result<()> {
         }
         None => writeln!(out, "not separable")?,
     }
+    // What every backend runs for this kernel in each mode (the plan depends on the filter
+    // and --mode only, never on the backend).
+    for mode in [Mode::Auto, Mode::Full, Mode::Separable] {
+        let mut f = Filter::new(kernel.clone());
+        f.mode = mode;
+        let name: &str = mode.into();
+        match f.plan() {
+            Ok(plan) => writeln!(out, "plan with --mode {name}: {}", plan.decomposition)?,
+            Err(_) => writeln!(out, "plan with --mode {name}: refused (rank > 1)")?,
+        }
+    }
     Ok(())
 }
 
 pub fn info() -> Result<()> {
     let mut out = std::io::stdout().lock();
+    let build = backend::build_info();
     writeln!(out, "convflow {}", env!("CARGO_PKG_VERSION"))?;
     writeln!(
         out,
         "logical CPUs: {}",
-        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
     )?;
     writeln!(out, "backends:")?;
     writeln!(out, "  cpu-seq  sequential reference")?;
@@ -72,16 +87,21 @@ pub fn info() -> Result<()> {
         out,
         "  cpu-par  rayon row bands, default {} threads, {}",
         rayon::current_num_threads(),
-        cpu_par::simd_level()
+        build.simd
     )?;
     match backend::create(BackendKind::Cuda, &Schedule::default()) {
         Ok(b) => writeln!(out, "  cuda     {}", b.name())?,
         Err(e) => writeln!(out, "  cuda     unavailable: {e}")?,
     }
-    #[cfg(feature = "cuda")]
-    {
-        let names: Vec<_> = convflow::backend::cuda::Variant::ALL.iter().map(|v| v.name()).collect();
-        writeln!(out, "cuda variants: {}", names.join(", "))?;
+    match &build.driver {
+        Ok(v) => writeln!(out, "CUDA driver: {v}")?,
+        Err(e) => writeln!(out, "CUDA driver: {e}")?,
+    }
+    if !build.variants.is_empty() {
+        writeln!(out, "cuda variants (--variant):")?;
+        for (name, about) in &build.variants {
+            writeln!(out, "  {name:<17} {about}")?;
+        }
     }
     writeln!(
         out,

@@ -71,7 +71,10 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            || matches!(c.downcast_ref::<io::IoError>(), Some(io::IoError::ClosedPipe))
+            || matches!(
+                c.downcast_ref::<io::IoError>(),
+                Some(io::IoError::ClosedPipe)
+            )
             || matches!(
                 c.downcast_ref::<pipeline::PipelineError>(),
                 Some(pipeline::PipelineError::Io(io::IoError::ClosedPipe))
@@ -82,7 +85,9 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Filter(args) => filter::run(args),
-        Command::Kernels { spec, kernel_file } => inspect::kernels(spec.as_deref(), kernel_file.as_deref()),
+        Command::Kernels { spec, kernel_file } => {
+            inspect::kernels(spec.as_deref(), kernel_file.as_deref())
+        }
         Command::Info => inspect::info(),
         Command::Bench { which } => match which {
             BenchCommand::Kernels(args) => bench::kernels(args),

@@ -6,6 +6,20 @@ use std::time::Duration;
 
 use convflow::pipeline;
 
+/// `--report FILE.json`: what was run, then the pipeline's report.
+#[derive(serde::Serialize)]
+pub struct RunReport {
+    pub input: String,
+    pub output: String,
+    pub backend: String,
+    pub kernel: String,
+    pub decomposition: String,
+    pub border: &'static str,
+    pub inflight: u64,
+    #[serde(flatten)]
+    pub run: pipeline::Report,
+}
+
 /// A progress bar on stderr with fps and ETA, only when stderr is a terminal.
 pub fn progress_bar(len: Option<usize>) -> Option<indicatif::ProgressBar> {
     use std::io::IsTerminal;
@@ -74,8 +88,14 @@ pub fn print(stats: &pipeline::RunStats, input: &Path, sink: &str, what: &str) {
         let us = |t: Duration| t.as_secs_f64() * 1e6 / n;
         let total = (d.h2d + d.kernel + d.d2h).as_secs_f64().max(1e-12);
         eprintln!(
-            "  device time per frame ({}): upload {:.1} µs, kernels {:.1} µs, download {:.1} µs; transfers {:.0}% / kernels {:.0}%",
-            if stats.overlapped { "overlapped on separate streams" } else { "one stream, no overlap" },
+            "  device time per frame ({}): upload {:.1} µs, kernels {:.1} µs, download {:.1} µs; \
+            transfers {:.0}% / kernels {:.0}%",
+            if stats.overlapped {
+                "overlapped on separate streams"
+            } else {
+                "one stream, no \
+                overlap"
+            },
             us(d.h2d),
             us(d.kernel),
             us(d.d2h),
@@ -88,7 +108,8 @@ pub fn print(stats: &pipeline::RunStats, input: &Path, sink: &str, what: &str) {
         eprintln!("  sustained after warm-up: {fps:.1} fps");
     }
     eprintln!(
-        "  end to end: {:.1} ms, {:.1} fps ({:.1} MPix/s); overlap {:.2} (stage busy / wall); latency µs p50 {} p90 {} p99 {} max {}; bottleneck: {}",
+        "  end to end: {:.1} ms, {:.1} fps ({:.1} MPix/s); overlap {:.2} (stage busy / wall); \
+        latency µs p50 {} p90 {} p99 {} max {}; bottleneck: {}",
         wall * 1e3,
         stats.frames as f64 / wall,
         stats.megapixels / wall,

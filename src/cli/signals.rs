@@ -52,21 +52,23 @@ pub fn install(stop: &StopFlag) -> std::io::Result<()> {
     // The cleanup of a second signal cannot run inside a handler (it takes a lock and removes
     // files): signal-hook wakes this thread instead.
     let mut signals = signal_hook::iterator::Signals::new(HANDLED)?;
-    std::thread::Builder::new().name("signals".into()).spawn(move || {
-        for sig in signals.forever() {
-            if COUNT.load(Ordering::SeqCst) < 2 {
-                continue;
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            for sig in signals.forever() {
+                if COUNT.load(Ordering::SeqCst) < 2 {
+                    continue;
+                }
+                convflow::io::atomic::remove_all_pending();
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "convflow: stopped at once by a second {}; partial output removed",
+                    name(sig)
+                );
+                // SAFETY: _exit ends the process without running anything else; every temporary
+                // was removed above and no output exists under a real name that is not complete.
+                unsafe { libc::_exit(128 + sig) };
             }
-            convflow::io::atomic::remove_all_pending();
-            let _ = writeln!(
-                std::io::stderr(),
-                "convflow: stopped at once by a second {}; partial output removed",
-                name(sig)
-            );
-            // SAFETY: _exit ends the process without running anything else; every temporary
-            // was removed above and no output exists under a real name that is not complete.
-            unsafe { libc::_exit(128 + sig) };
-        }
-    })?;
+        })?;
     Ok(())
 }

@@ -36,7 +36,12 @@ pub struct Kernel {
 
 impl Kernel {
     /// Builds a kernel from row-major weights; detects separability itself.
-    pub fn new(name: impl Into<String>, width: usize, height: usize, weights: Vec<f32>) -> Result<Self, FilterError> {
+    pub fn new(
+        name: impl Into<String>,
+        width: usize,
+        height: usize,
+        weights: Vec<f32>,
+    ) -> Result<Self, FilterError> {
         Self::check_shape(width, height, weights.len())?;
         Self::check_weights(&weights)?;
         let factors = factor_rank1(width, height, &weights);
@@ -52,7 +57,11 @@ impl Kernel {
 
     /// Builds the kernel `col ⊗ row` (outer product in f64, rounded to f32) whose factors are
     /// known exactly; used for Gaussian, box and binomial kernels.
-    pub fn from_factors(name: impl Into<String>, col: &[f64], row: &[f64]) -> Result<Self, FilterError> {
+    pub fn from_factors(
+        name: impl Into<String>,
+        col: &[f64],
+        row: &[f64],
+    ) -> Result<Self, FilterError> {
         Self::check_shape(row.len(), col.len(), row.len().saturating_mul(col.len()))?;
         let weights: Vec<f32> = col
             .iter()
@@ -72,11 +81,14 @@ impl Kernel {
 
     fn check_shape(width: usize, height: usize, len: usize) -> Result<(), FilterError> {
         if width == 0 || height == 0 {
-            return Err(FilterError::Invalid(format!("kernel size {width}x{height} is empty")));
+            return Err(FilterError::Invalid(format!(
+                "kernel size {width}x{height} is empty"
+            )));
         }
         if width > MAX_SIDE || height > MAX_SIDE || width.saturating_mul(height) > MAX_TAPS {
             return Err(FilterError::Invalid(format!(
-                "kernel size {width}x{height} is over the limit ({MAX_SIDE} per side, {MAX_TAPS} taps)"
+                "kernel size {width}x{height} is over the limit ({MAX_SIDE} per side, {MAX_TAPS} \
+                taps)"
             )));
         }
         if len != width * height {
@@ -93,13 +105,15 @@ impl Kernel {
     fn check_weights(weights: &[f32]) -> Result<(), FilterError> {
         if weights.iter().any(|w| !w.is_finite()) {
             return Err(FilterError::Invalid(
-                "the kernel's weights are not all finite numbers (a sigma or amount out of range?)".into(),
+                "the kernel's weights are not all finite numbers (a sigma or amount out of range?)"
+                    .into(),
             ));
         }
         let sum: f64 = weights.iter().map(|&w| (w as f64).abs()).sum();
         if sum > MAX_WEIGHT_SUM {
             return Err(FilterError::Invalid(format!(
-                "the kernel's weights add up to {sum:.3e} in magnitude, more than the limit of {MAX_WEIGHT_SUM:.0e}"
+                "the kernel's weights add up to {sum:.3e} in magnitude, more than the limit of \
+                {MAX_WEIGHT_SUM:.0e}"
             )));
         }
         Ok(())
@@ -140,7 +154,9 @@ impl Kernel {
     }
     /// `(column, row)` factors if the kernel is rank 1.
     pub fn factors(&self) -> Option<(&[f32], &[f32])> {
-        self.factors.as_ref().map(|(c, r)| (c.as_slice(), r.as_slice()))
+        self.factors
+            .as_ref()
+            .map(|(c, r)| (c.as_slice(), r.as_slice()))
     }
     pub fn is_separable(&self) -> bool {
         self.factors.is_some()
@@ -168,7 +184,9 @@ pub fn factor_rank1(width: usize, height: usize, w: &[f32]) -> Option<(Vec<f32>,
     let (py, px) = (pi / width, pi % width);
     let pivot = w[pi] as f64;
     let col: Vec<f64> = (0..height).map(|y| w[y * width + px] as f64).collect();
-    let row: Vec<f64> = (0..width).map(|x| w[py * width + x] as f64 / pivot).collect();
+    let row: Vec<f64> = (0..width)
+        .map(|x| w[py * width + x] as f64 / pivot)
+        .collect();
     for y in 0..height {
         for x in 0..width {
             let err = (col[y] * row[x] - w[y * width + x] as f64).abs();

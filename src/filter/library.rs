@@ -20,9 +20,12 @@ pub fn gaussian_1d(n: usize, sigma: Option<f64>) -> Vec<f64> {
         &[1.0],
         &[0.25, 0.5, 0.25],
         &[0.0625, 0.25, 0.375, 0.25, 0.0625],
-        &[0.03125, 0.109375, 0.21875, 0.28125, 0.21875, 0.109375, 0.03125],
         &[
-            0.015625, 0.05078125, 0.1171875, 0.19921875, 0.234375, 0.19921875, 0.1171875, 0.05078125, 0.015625,
+            0.03125, 0.109375, 0.21875, 0.28125, 0.21875, 0.109375, 0.03125,
+        ],
+        &[
+            0.015625, 0.05078125, 0.1171875, 0.19921875, 0.234375, 0.19921875, 0.1171875,
+            0.05078125, 0.015625,
         ],
     ];
     if sigma.is_none() && n % 2 == 1 && n <= 9 {
@@ -60,7 +63,12 @@ pub fn binomial_1d(n: usize) -> Vec<f64> {
     row.into_iter().map(|v| v / sum).collect()
 }
 
-pub fn gaussian(w: usize, h: usize, sigma: Option<f64>, name: String) -> Result<Kernel, FilterError> {
+pub fn gaussian(
+    w: usize,
+    h: usize,
+    sigma: Option<f64>,
+    name: String,
+) -> Result<Kernel, FilterError> {
     Kernel::from_factors(name, &gaussian_1d(h, sigma), &gaussian_1d(w, sigma))
 }
 
@@ -86,16 +94,30 @@ pub fn log(n: usize, sigma: Option<f64>, name: String) -> Result<Kernel, FilterE
         }
     }
     let mean = w.iter().sum::<f64>() / w.len() as f64;
-    Kernel::new(name, n, n, w.into_iter().map(|v| (v - mean) as f32).collect())
+    Kernel::new(
+        name,
+        n,
+        n,
+        w.into_iter().map(|v| (v - mean) as f32).collect(),
+    )
 }
 
 /// Unsharp ("sharp") mask: (1 + a)·δ − a·G with G the n×n Gaussian.
-pub fn unsharp(n: usize, sigma: Option<f64>, amount: f64, name: String) -> Result<Kernel, FilterError> {
+pub fn unsharp(
+    n: usize,
+    sigma: Option<f64>,
+    amount: f64,
+    name: String,
+) -> Result<Kernel, FilterError> {
     let g = gaussian_1d(n, sigma);
     let mut w = Vec::with_capacity(n * n);
     for y in 0..n {
         for x in 0..n {
-            let delta = if x == n / 2 && y == n / 2 { 1.0 + amount } else { 0.0 };
+            let delta = if x == n / 2 && y == n / 2 {
+                1.0 + amount
+            } else {
+                0.0
+            };
             w.push((delta - amount * g[y] * g[x]) as f32);
         }
     }
@@ -117,16 +139,23 @@ pub fn stencil(name: &str) -> Option<[f32; 9]> {
 
 /// Every spec form with a one-line description, for `convflow kernels`.
 pub const CATALOGUE: &[(&str, &str)] = &[
-    ("box:N | box:WxH", "mean filter, every weight 1/(W·H); separable"),
+    (
+        "box:N | box:WxH",
+        "mean filter, every weight 1/(W·H); separable",
+    ),
     (
         "gaussian:N[:SIGMA] | gaussian:WxH[:SIGMA]",
-        "sampled Gaussian, normalized; SIGMA as OpenCV getGaussianKernel (0.3·((N−1)·0.5−1)+0.8); separable",
+        "sampled Gaussian, normalized; SIGMA as OpenCV getGaussianKernel \
+        (0.3·((N−1)·0.5−1)+0.8); separable",
     ),
     (
         "binomial:N | binomial:WxH",
         "Pascal row outer product / 4^(N−1); separable",
     ),
-    ("log:N[:SIGMA]", "Laplacian of Gaussian, positive centre, sums to zero"),
+    (
+        "log:N[:SIGMA]",
+        "Laplacian of Gaussian, positive centre, sums to zero",
+    ),
     (
         "unsharp:N[:SIGMA[:AMOUNT]]",
         "sharp mask (1+AMOUNT)·δ − AMOUNT·gaussian (AMOUNT defaults to 1)",

@@ -2,12 +2,15 @@
 //! arithmetic contract every backend implements bit for bit.
 //!
 //! A [`Filter`] is what the user asked for; [`Filter::plan`] resolves it into a [`Plan`] (the
-//! decomposition chosen, the weights every backend sums). How it runs (backend, threads, CUDA
-//! variant, block shape) is a schedule chosen elsewhere and never stored here.
+//! decomposition, the weights every backend sums) from the filter and `--mode` alone: the
+//! decomposition is what the algorithm asks for, never what a backend happens to run, so the
+//! same input and plan give the same bytes on every backend and variant. How it runs (backend,
+//! threads, CUDA variant, block shape) is a schedule chosen elsewhere and never stored here; a
+//! backend that cannot run a plan refuses it.
 //!
 //! # Arithmetic contract
-//! * Full path: `acc = 0f32; for ky { for kx { acc = fma(w[ky][kx], src(x+kx−ax, y+ky−ay), acc) } }`
-//!   (row-major tap order, one fused multiply-add per tap).
+//! * Full path: `acc = 0f32; for ky { for kx { acc = fma(w[ky][kx], src(x+kx−ax, y+ky−ay),
+//!   acc) } }` (row-major tap order, one fused multiply-add per tap).
 //! * Separable path: horizontal pass with the row factor into an f32 intermediate (same rule over
 //!   kx), then vertical pass with the column factor over ky.
 //! * Taps that read the zero border contribute nothing (an FMA with 0 leaves `acc` unchanged).
@@ -19,7 +22,6 @@ pub mod library;
 pub mod spec;
 
 use std::fmt;
-use std::str::FromStr;
 
 pub use kernel::Kernel;
 
@@ -30,8 +32,13 @@ use crate::frame::PixelFormat;
 pub enum FilterError {
     #[error("kernel spec '{spec}': {msg}")]
     Spec { spec: String, msg: String },
-    #[error("kernel file {path}{}: {msg}", if *line > 0 { format!(" line {line}") } else { String::new() })]
-    File { path: String, line: usize, msg: String },
+    #[error("kernel file {path}{}: {msg}", if *line > 0 { format!(" line \
+        {line}") } else { String::new() })]
+    File {
+        path: String,
+        line: usize,
+        msg: String,
+    },
     #[error("{0}")]
     Invalid(String),
     #[error("kernel '{0}' is not separable (rank > 1); use --mode full or auto")]
@@ -39,7 +46,20 @@ pub enum FilterError {
 }
 
 /// Which decomposition to run (`--mode`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Default,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantNames,
+    strum::VariantArray,
+    strum::EnumMessage,
+)]
+#[strum(serialize_all = "kebab-case")]
 pub enum Mode {
     /// Separable when the kernel is rank 1 and larger than 1 in both directions, else full.
     #[default]
@@ -48,20 +68,21 @@ pub enum Mode {
     Separable,
 }
 
-impl FromStr for Mode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "auto" => Ok(Mode::Auto),
-            "full" => Ok(Mode::Full),
-            "separable" => Ok(Mode::Separable),
-            _ => Err(format!("unknown mode '{s}' (expected auto, full or separable)")),
-        }
-    }
-}
-
 /// Which planes of a planar YUV frame are filtered (`--planes`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Default,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantNames,
+    strum::VariantArray,
+    strum::EnumMessage,
+)]
+#[strum(serialize_all = "kebab-case")]
 pub enum PlaneSel {
     /// Only Y; chroma is copied through.
     Luma,
@@ -69,35 +90,26 @@ pub enum PlaneSel {
     All,
 }
 
-impl FromStr for PlaneSel {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "luma" => Ok(PlaneSel::Luma),
-            "all" => Ok(PlaneSel::All),
-            _ => Err(format!("unknown plane selection '{s}' (expected luma or all)")),
-        }
-    }
-}
-
 /// What happens to an alpha channel (`--alpha`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Default,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantNames,
+    strum::VariantArray,
+    strum::EnumMessage,
+)]
+#[strum(serialize_all = "kebab-case")]
 pub enum AlphaMode {
     /// Alpha passes through unfiltered.
     #[default]
     Keep,
     Filter,
-}
-
-impl FromStr for AlphaMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "keep" => Ok(AlphaMode::Keep),
-            "filter" => Ok(AlphaMode::Filter),
-            _ => Err(format!("unknown alpha mode '{s}' (expected keep or filter)")),
-        }
-    }
 }
 
 /// The user's filter: plain data.
@@ -123,22 +135,12 @@ impl Filter {
         }
     }
 
-    /// Resolves the decomposition. Forcing `separable` on a rank > 1 kernel is an error.
+    /// Resolves the decomposition from the kernel and the mode alone: `auto` takes the
+    /// separable path for rank-1 kernels larger than 1 in both directions. Forcing `separable`
+    /// on a rank > 1 kernel is an error.
     pub fn plan(&self) -> Result<Plan, FilterError> {
-        self.plan_for(crate::backend::Support::Both)
-    }
-
-    /// Resolves the decomposition for a backend that runs `support`: `--mode auto` picks what
-    /// the backend runs; an explicit mode it cannot run is left for the backend to refuse.
-    pub fn plan_for(&self, support: crate::backend::Support) -> Result<Plan, FilterError> {
-        use crate::backend::Support;
         let k = &self.kernel;
-        let mode = match (self.mode, support) {
-            (Mode::Auto, Support::FullOnly) => Mode::Full,
-            (Mode::Auto, Support::SeparableOnly) => Mode::Separable,
-            (m, _) => m,
-        };
-        let decomposition = match (mode, k.factors()) {
+        let decomposition = match (self.mode, k.factors()) {
             (Mode::Full, _) | (Mode::Auto, None) => Decomposition::Full,
             (Mode::Separable, None) => return Err(FilterError::NotSeparable(k.name.clone())),
             (Mode::Auto, Some(_)) if k.width() == 1 || k.height() == 1 => Decomposition::Full,
@@ -147,6 +149,10 @@ impl Filter {
                 row: row.to_vec(),
             },
         };
+        let taps = match &decomposition {
+            Decomposition::Full => k.weights().to_vec(),
+            Decomposition::Separable { col, row } => col.iter().chain(row).copied().collect(),
+        };
         Ok(Plan {
             kernel: k.clone(),
             decomposition,
@@ -154,6 +160,7 @@ impl Filter {
             abs: self.abs,
             planes: self.planes,
             alpha: self.alpha,
+            taps,
         })
     }
 }
@@ -186,9 +193,33 @@ pub struct Plan {
     pub abs: bool,
     pub planes: PlaneSel,
     pub alpha: AlphaMode,
+    /// The weights as kernels read them: full, row-major; separable, column then row factor.
+    taps: Vec<f32>,
 }
 
 impl Plan {
+    /// The weights as kernels read them (full: the kernel row-major; separable: the column
+    /// factor, then the row factor).
+    pub fn weights(&self) -> &[f32] {
+        &self.taps
+    }
+
+    pub fn is_separable(&self) -> bool {
+        matches!(self.decomposition, Decomposition::Separable { .. })
+    }
+
+    /// One line for reports and `convflow kernels`: kernel, size, decomposition, border.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} {}x{} {} border={}",
+            self.kernel.name,
+            self.kernel.width(),
+            self.kernel.height(),
+            self.decomposition,
+            self.border
+        )
+    }
+
     /// Bit mask of the channels of `plane` that are filtered (bit c = channel c); 0 means the
     /// plane is copied through unchanged.
     pub fn channel_mask(&self, format: PixelFormat, plane: usize) -> u8 {
@@ -199,12 +230,13 @@ impl Plan {
                 AlphaMode::Keep => 0b0111,
                 AlphaMode::Filter => 0b1111,
             },
-            PixelFormat::Yuv420p | PixelFormat::Yuv422p | PixelFormat::Yuv444p | PixelFormat::Nv12 => {
-                match (plane, self.planes) {
-                    (0, _) | (_, PlaneSel::All) => (1u8 << format.plane_channels(plane)) - 1,
-                    _ => 0,
-                }
-            }
+            PixelFormat::Yuv420p
+            | PixelFormat::Yuv422p
+            | PixelFormat::Yuv444p
+            | PixelFormat::Nv12 => match (plane, self.planes) {
+                (0, _) | (_, PlaneSel::All) => (1u8 << format.plane_channels(plane)) - 1,
+                _ => 0,
+            },
         }
     }
 }

@@ -46,7 +46,10 @@ fn number(s: &str) -> Result<f64, String> {
 fn dim(spec: &str, s: &str) -> Result<usize, FilterError> {
     let s = s.trim();
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(spec_err(spec, format!("size '{}' is not a positive integer", quote(s))));
+        return Err(spec_err(
+            spec,
+            format!("size '{}' is not a positive integer", quote(s)),
+        ));
     }
     match s.parse::<usize>() {
         Ok(0) => Err(spec_err(spec, "kernel size must be at least 1")),
@@ -75,7 +78,10 @@ fn size(spec: &str, s: Option<&str>) -> Result<(usize, usize), FilterError> {
     if w * h > MAX_TAPS {
         return Err(spec_err(
             spec,
-            format!("a {w}x{h} kernel has {} taps, more than the limit of {MAX_TAPS}", w * h),
+            format!(
+                "a {w}x{h} kernel has {} taps, more than the limit of {MAX_TAPS}",
+                w * h
+            ),
         ));
     }
     Ok((w, h))
@@ -84,7 +90,10 @@ fn size(spec: &str, s: Option<&str>) -> Result<(usize, usize), FilterError> {
 fn square(spec: &str, s: Option<&str>) -> Result<usize, FilterError> {
     let (w, h) = size(spec, s)?;
     if w != h {
-        return Err(spec_err(spec, "this kernel must be square (give one size N)"));
+        return Err(spec_err(
+            spec,
+            "this kernel must be square (give one size N)",
+        ));
     }
     Ok(w)
 }
@@ -119,12 +128,22 @@ fn parse_spec_inner(spec: &str) -> Result<Kernel, FilterError> {
     if spec.is_empty() {
         return Err(spec_err(spec, "empty kernel spec"));
     }
-    let mut parts = spec.splitn(if spec.starts_with("custom:") { 3 } else { usize::MAX }, ':');
+    let mut parts = spec.splitn(
+        if spec.starts_with("custom:") {
+            3
+        } else {
+            usize::MAX
+        },
+        ':',
+    );
     let name = parts.next().unwrap_or_default();
     let args: Vec<&str> = parts.collect();
     let max_args = |n: usize| {
         if args.len() > n {
-            Err(spec_err(spec, format!("too many fields for '{name}' (at most {n})")))
+            Err(spec_err(
+                spec,
+                format!("too many fields for '{name}' (at most {n})"),
+            ))
         } else {
             Ok(())
         }
@@ -150,7 +169,10 @@ fn parse_spec_inner(spec: &str) -> Result<Kernel, FilterError> {
             max_args(1)?;
             let (w, h) = size(spec, args.first().copied())?;
             if w.max(h) > 1024 {
-                return Err(spec_err(spec, "binomial kernels are limited to 1024 taps per side"));
+                return Err(spec_err(
+                    spec,
+                    "binomial kernels are limited to 1024 taps per side",
+                ));
             }
             library::binomial(w, h, label)
         }
@@ -187,7 +209,10 @@ fn parse_spec_inner(spec: &str) -> Result<Kernel, FilterError> {
         }
         _ => Err(spec_err(
             spec,
-            format!("unknown kernel '{}' (run 'convflow kernels' for the list)", quote(name)),
+            format!(
+                "unknown kernel '{}' (run 'convflow kernels' for the list)",
+                quote(name)
+            ),
         )),
     }
 }
@@ -196,7 +221,10 @@ fn parse_spec_inner(spec: &str) -> Result<Kernel, FilterError> {
 pub fn parse_kernel_bytes(origin: &str, bytes: &[u8]) -> Result<Kernel, FilterError> {
     let text = std::str::from_utf8(bytes).map_err(|e| FilterError::File {
         path: origin.to_string(),
-        line: 1 + bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count(),
+        line: 1 + bytes[..e.valid_up_to()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count(),
         msg: "not text (invalid UTF-8)".into(),
     })?;
     parse_kernel_text(origin, text)
@@ -224,7 +252,11 @@ pub fn parse_kernel_text(origin: &str, text: &str) -> Result<Kernel, FilterError
                 return Err(err(line_no, format!("'{first}' takes exactly one number")));
             }
             let v = number(rest[0]).map_err(|m| err(line_no, m))?;
-            let slot = if first == "divisor" { &mut divisor } else { &mut offset };
+            let slot = if first == "divisor" {
+                &mut divisor
+            } else {
+                &mut offset
+            };
             if slot.replace(v).is_some() {
                 return Err(err(line_no, format!("'{first}' given twice")));
             }
@@ -240,11 +272,16 @@ pub fn parse_kernel_text(origin: &str, text: &str) -> Result<Kernel, FilterError
             if row.len() != first_row.len() {
                 return Err(err(
                     line_no,
-                    format!("row has {} values but the first row has {}", row.len(), first_row.len()),
+                    format!(
+                        "row has {} values but the first row has {}",
+                        row.len(),
+                        first_row.len()
+                    ),
                 ));
             }
         }
-        if row.len() > MAX_SIDE || rows.len() >= MAX_SIDE || (rows.len() + 1) * row.len() > MAX_TAPS {
+        if row.len() > MAX_SIDE || rows.len() >= MAX_SIDE || (rows.len() + 1) * row.len() > MAX_TAPS
+        {
             return Err(err(
                 line_no,
                 format!("kernel larger than {MAX_SIDE} per side or {MAX_TAPS} taps"),
@@ -288,5 +325,6 @@ pub fn parse_kernel_file(path: &Path) -> Result<Kernel, FilterError> {
             MAX_FILE_BYTES >> 20
         )));
     }
-    Ok(parse_kernel_bytes(&path.display().to_string(), &bytes)?.with_name(format!("file:{}", path.display())))
+    Ok(parse_kernel_bytes(&path.display().to_string(), &bytes)?
+        .with_name(format!("file:{}", path.display())))
 }

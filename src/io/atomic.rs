@@ -295,8 +295,15 @@ mod tests {
             let name = "é".repeat(len / 2) + &"a".repeat(len % 2);
             let t = temp_sibling(Path::new("/d").join(&name).as_path(), "partial");
             let n = t.file_name().unwrap().as_bytes();
-            assert!(n.len() <= NAME_MAX && n.starts_with(b"."), "{len}: {}", n.len());
-            assert!(std::str::from_utf8(n).is_ok(), "cut at a character boundary");
+            assert!(
+                n.len() <= NAME_MAX && n.starts_with(b"."),
+                "{len}: {}",
+                n.len()
+            );
+            assert!(
+                std::str::from_utf8(n).is_ok(),
+                "cut at a character boundary"
+            );
         }
     }
 
@@ -328,7 +335,10 @@ mod tests {
         std::fs::write(p.path().join("a.png"), b"new a").unwrap();
         std::fs::write(p.path().join("b.png"), b"new b").unwrap();
         // "c.png" was never staged: its move fails after a.png and b.png moved.
-        let names: Vec<OsString> = ["a.png", "b.png", "c.png"].iter().map(OsString::from).collect();
+        let names: Vec<OsString> = ["a.png", "b.png", "c.png"]
+            .iter()
+            .map(OsString::from)
+            .collect();
         assert!(p.commit(&names).is_err());
         let mut left: Vec<_> = std::fs::read_dir(&out)
             .unwrap()

@@ -43,7 +43,12 @@ pub fn natural_cmp(a: &[u8], b: &[u8]) -> Ordering {
                 let da = a.iter().take_while(|c| c.is_ascii_digit()).count();
                 let db = b.iter().take_while(|c| c.is_ascii_digit()).count();
                 let (na, nb) = (&a[..da], &b[..db]);
-                let strip = |n: &[u8]| -> usize { n.iter().take_while(|&&c| c == b'0').count().min(n.len() - 1) };
+                let strip = |n: &[u8]| -> usize {
+                    n.iter()
+                        .take_while(|&&c| c == b'0')
+                        .count()
+                        .min(n.len() - 1)
+                };
                 let (ta, tb) = (&na[strip(na)..], &nb[strip(nb)..]);
                 let ord = ta.len().cmp(&tb.len()).then(ta.cmp(tb)).then(da.cmp(&db));
                 if ord != Ordering::Equal {
@@ -115,7 +120,10 @@ impl Source for DirSource {
     fn len_hint(&self) -> Option<usize> {
         Some(self.files.len())
     }
-    fn next_frame(&mut self, slots: &mut dyn FrameSlots) -> Result<Option<(Frame, FrameMeta)>, IoError> {
+    fn next_frame(
+        &mut self,
+        slots: &mut dyn FrameSlots,
+    ) -> Result<Option<(Frame, FrameMeta)>, IoError> {
         let Some(path) = self.files.get(self.next) else {
             return Ok(None);
         };
@@ -188,7 +196,10 @@ impl Sink for DirSink {
         format!("{}/", self.out.display())
     }
     fn write_frame(&mut self, frame: &Frame, meta: &FrameMeta) -> Result<(), IoError> {
-        let name = meta.name.clone().unwrap_or_else(|| frame_file_name(meta.index));
+        let name = meta
+            .name
+            .clone()
+            .unwrap_or_else(|| frame_file_name(meta.index));
         let shown = self.out.join(&name);
         let format = output_format(&shown)?;
         let path = self.staging.path().join(&name);
@@ -201,7 +212,11 @@ impl Sink for DirSink {
         Ok(())
     }
     fn finish(self: Box<Self>) -> Result<(), IoError> {
-        let DirSink { out, staging, names } = *self;
+        let DirSink {
+            out,
+            staging,
+            names,
+        } = *self;
         staging.commit(&names).map_err(|e| IoError::Output {
             path: out,
             msg: e.to_string(),
@@ -220,7 +235,10 @@ mod tests {
     fn natural_order() {
         let mut v = vec!["f10.png", "f2.png", "f1.png", "f02.png", "a.png", "f1a.png"];
         v.sort_by(|a, b| natural_cmp(a.as_bytes(), b.as_bytes()));
-        assert_eq!(v, vec!["a.png", "f1.png", "f1a.png", "f2.png", "f02.png", "f10.png"]);
+        assert_eq!(
+            v,
+            vec!["a.png", "f1.png", "f1a.png", "f2.png", "f02.png", "f10.png"]
+        );
     }
 
     #[test]

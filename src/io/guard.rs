@@ -63,7 +63,11 @@ pub enum GuardError {
         "{what} '{path}' is the input {input}: convflow never writes over its input \
          (write to a new name, then rename it if you want it in place)"
     )]
-    SameAsInput { what: String, path: String, input: String },
+    SameAsInput {
+        what: String,
+        path: String,
+        input: String,
+    },
     #[error("{what} '{path}' and {other} '{other_path}' would write the same file")]
     Twice {
         what: String,
@@ -115,9 +119,10 @@ impl Inputs {
     }
 
     fn find(&self, id: Option<FileId>, canonical: Option<&Path>) -> Option<&Input> {
-        self.items
-            .iter()
-            .find(|i| (id.is_some() && i.id == id) || (canonical.is_some() && i.canonical.as_deref() == canonical))
+        self.items.iter().find(|i| {
+            (id.is_some() && i.id == id)
+                || (canonical.is_some() && i.canonical.as_deref() == canonical)
+        })
     }
 }
 
@@ -221,7 +226,9 @@ fn collide(a: &Output<'_>, b: &Output<'_>) -> bool {
         }
         (Output::File { path, .. }, Output::Dir { dir, writes, .. }) => {
             let c = canonical(path);
-            c == canonical(dir) || (c.parent() == Some(canonical(dir).as_path()) && c.file_name().is_some_and(writes))
+            c == canonical(dir)
+                || (c.parent() == Some(canonical(dir).as_path())
+                    && c.file_name().is_some_and(writes))
         }
         (Output::Dir { dir: d, .. }, Output::Dir { dir: e, .. }) => canonical(d) == canonical(e),
         (Output::Stdout, Output::File { path, .. }) => {

@@ -11,6 +11,7 @@
 pub mod atomic;
 pub mod dir;
 pub mod guard;
+pub mod memory;
 pub mod still;
 pub mod stop;
 pub mod synthetic;
@@ -21,8 +22,9 @@ pub mod y4m;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-use crate::backend::{DeviceFrame, Offload};
+use crate::device::{DeviceFrame, Offload};
 use crate::frame::{Frame, PixelFormat};
+pub use memory::{NullSink, VecSink};
 
 #[derive(Debug, thiserror::Error)]
 pub enum IoError {
@@ -35,7 +37,11 @@ pub enum IoError {
     #[error("{path}: {msg}")]
     Write { path: PathBuf, msg: String },
     #[error("{path}: image is {got} but earlier frames are {want}")]
-    MixedSizes { path: PathBuf, got: String, want: String },
+    MixedSizes {
+        path: PathBuf,
+        got: String,
+        want: String,
+    },
     #[error("output '{path}': {msg}")]
     Output { path: PathBuf, msg: String },
     #[error("directory '{0}' holds no image files")]
@@ -45,7 +51,11 @@ pub enum IoError {
     ClosedPipe,
     /// One frame could not be read, but the source can go on with the next (`--skip-bad`).
     #[error("{input}: frame {index}: {msg}")]
-    BadFrame { input: String, index: usize, msg: String },
+    BadFrame {
+        input: String,
+        index: usize,
+        msg: String,
+    },
     #[error("{path}: {msg}")]
     Video { path: PathBuf, msg: String },
     /// The pipeline stopped while a source waited for a free frame buffer (another stage failed).
@@ -149,7 +159,10 @@ pub trait Source: Send {
     }
     /// The next frame, in a buffer from `slots`, or `None` at the end. A
     /// [`IoError::BadFrame`] means this frame is lost but the next call may go on.
-    fn next_frame(&mut self, slots: &mut dyn FrameSlots) -> Result<Option<(Frame, FrameMeta)>, IoError>;
+    fn next_frame(
+        &mut self,
+        slots: &mut dyn FrameSlots,
+    ) -> Result<Option<(Frame, FrameMeta)>, IoError>;
     /// The next frame where the source has it. `device` is the backend's device memory when the
     /// pipeline filters there (None for host backends, which only take [`Payload::Host`]). The
     /// default reads a host frame; a source that decodes on the GPU returns
@@ -176,7 +189,10 @@ pub trait Sink: Send {
 
 /// True for `-` (stdin/stdout) and `*.y4m` paths, which are y4m streams.
 pub fn is_y4m(path: &Path) -> bool {
-    path.as_os_str() == "-" || path.extension().is_some_and(|e| e.eq_ignore_ascii_case("y4m"))
+    path.as_os_str() == "-"
+        || path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("y4m"))
 }
 
 /// Still-image extensions (read and written with the `image` crate).
@@ -207,7 +223,9 @@ pub struct VideoOptions {
 /// video through FFmpeg. With `stop`, reads that block on a pipe end when it is raised.
 pub fn open_source(input: &Path, stop: Option<stop::StopFlag>) -> Result<Box<dyn Source>, IoError> {
     if synthetic::is_synthetic(input) {
-        return Ok(Box::new(synthetic::SyntheticSource::parse(&input.to_string_lossy())?));
+        return Ok(Box::new(synthetic::SyntheticSource::parse(
+            &input.to_string_lossy(),
+        )?));
     }
     if is_y4m(input) {
         return Ok(Box::new(y4m::Y4mSource::open(input, stop)?));
@@ -284,38 +302,51 @@ impl Output {
 
 /// Opens the sink for `output` (see [`Output::classify`]). `stream` is the source's
 /// [`Source::stream_info`]; y4m and video outputs need it.
-pub fn open_sink(output: &Output, stream: Option<&StreamInfo>, video: &VideoOptions) -> Result<Box<dyn Sink>, IoError> {
+pub fn open_sink(
+    output: &Output,
+    stream: Option<&StreamInfo>,
+    video: &VideoOptions,
+) -> Result<Box<dyn Sink>, IoError> {
     let needs_stream = |path: &Path, what: &str| IoError::Output {
         path: path.to_path_buf(),
         msg: format!(
-            "{what} output needs a video, y4m or synthetic input (stills and directories hold RGB or gray images)"
+            "{what} output needs a video, y4m or synthetic input (stills and directories hold \
+            RGB or gray images)"
         ),
     };
     // Image files hold gray, RGB and RGBA frames; a stream of frames goes to one image file
     // only through a directory.
-    let image_frames = |path: &Path, many: bool| {
-        match stream {
-        Some(s) if !many || !matches!(s.format, PixelFormat::Gray8 | PixelFormat::Rgb8 | PixelFormat::Rgba8) => {
+    let image_frames = |path: &Path, many: bool| match stream {
+        Some(s)
+            if !many
+                || !matches!(
+                    s.format,
+                    PixelFormat::Gray8 | PixelFormat::Rgb8 | PixelFormat::Rgba8
+                ) =>
+        {
             Err(IoError::Output {
                 path: path.to_path_buf(),
                 msg: format!(
-                    "{} frames can be written as y4m ('-' or a .y4m file), a video file (.mp4, .mkv, .mov, .avi, .ts, .nut) or null",
+                    "{} frames can be written as y4m ('-' or a .y4m file), a video file (.mp4, \
+                    .mkv, .mov, .avi, .ts, .nut) or null",
                     s.format
                 ),
             })
         }
         _ => Ok(()),
-    }
     };
     match output {
-        Output::Null => Ok(Box::<synthetic::NullSink>::default()),
+        Output::Null => Ok(Box::<NullSink>::default()),
         Output::Y4m(path) => {
             let s = stream.ok_or_else(|| needs_stream(path, "y4m"))?;
             let header = match &s.y4m {
                 Some(h) => h.clone(),
                 None => y4m::Y4mHeader::for_stream(s).ok_or_else(|| IoError::Output {
                     path: path.to_path_buf(),
-                    msg: format!("y4m holds gray, yuv420p, yuv422p or yuv444p frames, not {}", s.format),
+                    msg: format!(
+                        "y4m holds gray, yuv420p, yuv422p or yuv444p frames, not {}",
+                        s.format
+                    ),
                 })?,
             };
             Ok(Box::new(y4m::Y4mSink::create(path, header)?))

@@ -48,7 +48,11 @@ pub fn decode<R: BufRead + Seek>(reader: R, origin: &Path) -> Result<Frame, IoEr
 }
 
 /// [`decode`] with an explicit cap in bytes on the decoded image (None: no cap).
-pub fn decode_within<R: BufRead + Seek>(reader: R, origin: &Path, cap: Option<u64>) -> Result<Frame, IoError> {
+pub fn decode_within<R: BufRead + Seek>(
+    reader: R,
+    origin: &Path,
+    cap: Option<u64>,
+) -> Result<Frame, IoError> {
     let decode_err = |msg: String| IoError::Decode {
         path: origin.to_path_buf(),
         msg: msg.replace(['\n', '\r'], " "),
@@ -80,7 +84,9 @@ pub fn decode_within<R: BufRead + Seek>(reader: R, origin: &Path, cap: Option<u6
         DynamicImage::ImageLuma16(_) => (PixelFormat::Gray8, img.to_luma8().into_raw()),
         DynamicImage::ImageRgb8(b) => (PixelFormat::Rgb8, b.into_raw()),
         DynamicImage::ImageRgba8(b) => (PixelFormat::Rgba8, b.into_raw()),
-        DynamicImage::ImageRgb16(_) | DynamicImage::ImageRgb32F(_) => (PixelFormat::Rgb8, img.to_rgb8().into_raw()),
+        DynamicImage::ImageRgb16(_) | DynamicImage::ImageRgb32F(_) => {
+            (PixelFormat::Rgb8, img.to_rgb8().into_raw())
+        }
         _ => (PixelFormat::Rgba8, img.to_rgba8().into_raw()),
     };
     let stride = w * format.plane_channels(0);
@@ -116,7 +122,12 @@ pub fn output_format(path: &Path) -> Result<ImageFormat, IoError> {
 }
 
 /// Encodes `frame` as `format` into `out`; `path` names the output in errors.
-pub fn encode<W: Write + Seek>(frame: &Frame, format: ImageFormat, out: &mut W, path: &Path) -> Result<(), IoError> {
+pub fn encode<W: Write + Seek>(
+    frame: &Frame,
+    format: ImageFormat,
+    out: &mut W,
+    path: &Path,
+) -> Result<(), IoError> {
     let write_err = |msg: String| IoError::Write {
         path: path.to_path_buf(),
         msg,
@@ -126,14 +137,22 @@ pub fn encode<W: Write + Seek>(frame: &Frame, format: ImageFormat, out: &mut W, 
         PixelFormat::Gray8 => ExtendedColorType::L8,
         PixelFormat::Rgb8 => ExtendedColorType::Rgb8,
         PixelFormat::Rgba8 if format == ImageFormat::Jpeg => {
-            data = data.chunks_exact(4).flat_map(|p| [p[0], p[1], p[2]]).collect();
+            data = data
+                .chunks_exact(4)
+                .flat_map(|p| [p[0], p[1], p[2]])
+                .collect();
             ExtendedColorType::Rgb8
         }
         PixelFormat::Rgba8 => ExtendedColorType::Rgba8,
-        other => return Err(write_err(format!("cannot store a {other} frame as an image file"))),
+        other => {
+            return Err(write_err(format!(
+                "cannot store a {other} frame as an image file"
+            )))
+        }
     };
     let (w, h) = (frame.width() as u32, frame.height() as u32);
-    image::write_buffer_with_format(out, &data, w, h, color, format).map_err(|e| write_err(e.to_string()))?;
+    image::write_buffer_with_format(out, &data, w, h, color, format)
+        .map_err(|e| write_err(e.to_string()))?;
     out.flush().map_err(|e| write_err(e.to_string()))
 }
 
@@ -162,7 +181,10 @@ impl Source for StillSource {
     fn len_hint(&self) -> Option<usize> {
         Some(1)
     }
-    fn next_frame(&mut self, slots: &mut dyn FrameSlots) -> Result<Option<(Frame, FrameMeta)>, IoError> {
+    fn next_frame(
+        &mut self,
+        slots: &mut dyn FrameSlots,
+    ) -> Result<Option<(Frame, FrameMeta)>, IoError> {
         if std::mem::replace(&mut self.done, true) {
             return Ok(None);
         }
@@ -214,7 +236,12 @@ impl Sink for StillSink {
             path: self.path.clone(),
             msg: e.to_string(),
         })?;
-        encode(frame, self.format, &mut std::io::BufWriter::new(&mut f), &self.path)?;
+        encode(
+            frame,
+            self.format,
+            &mut std::io::BufWriter::new(&mut f),
+            &self.path,
+        )?;
         self.pending = Some(f);
         Ok(())
     }

@@ -1,6 +1,7 @@
-//! A synthetic source (`synthetic:WIDTHxHEIGHT:FORMAT:FRAMES`) and the `null` sink, to measure
-//! filtering without file I/O limits. Frames are deterministic noise over a moving gradient,
-//! never constant, so nothing runs on zeros; four distinct frames are generated and cycled.
+//! A synthetic source (`synthetic:WIDTHxHEIGHT:FORMAT:FRAMES`), to measure filtering without
+//! file I/O limits (with the `null` sink, [`super::NullSink`]). Frames are deterministic noise
+//! over a moving gradient, never constant, so nothing runs on zeros; four distinct frames are
+//! generated and cycled.
 //!
 //! To take the source itself out of the measurement, a frame buffer that this source has
 //! already filled is handed on as it is: the pipeline recycles a fixed set of buffers, so after
@@ -9,7 +10,7 @@
 
 use std::path::Path;
 
-use super::{FrameMeta, FrameSlots, IoError, Sink, Source, StreamInfo};
+use super::{FrameMeta, FrameSlots, IoError, Source, StreamInfo};
 use crate::frame::{Frame, PixelFormat};
 
 /// Generates `frames` frames of `format` at `width × height`.
@@ -33,7 +34,10 @@ impl SyntheticSource {
     pub fn parse(spec: &str) -> Result<Self, IoError> {
         let err = |msg: &str| IoError::Read {
             path: crate::quote::quote(spec).into(),
-            msg: format!("{msg} (write synthetic:WIDTHxHEIGHT:FORMAT:FRAMES, e.g. synthetic:1920x1080:rgb:100)"),
+            msg: format!(
+                "{msg} (write synthetic:WIDTHxHEIGHT:FORMAT:FRAMES, e.g. \
+                synthetic:1920x1080:rgb:100)"
+            ),
         };
         let parts: Vec<&str> = spec.split(':').collect();
         if parts.len() != 4 || parts[0] != "synthetic" {
@@ -44,8 +48,10 @@ impl SyntheticSource {
             (Ok(w), Ok(h)) if w > 0 && h > 0 => (w, h),
             _ => return Err(err("bad size")),
         };
-        let format: PixelFormat = parts[2].parse().map_err(|e: String| err(&e))?;
-        let frames = parts[3].parse::<usize>().map_err(|_| err("bad frame count"))?;
+        let format = PixelFormat::parse(parts[2]).map_err(|e| err(&e))?;
+        let frames = parts[3]
+            .parse::<usize>()
+            .map_err(|_| err("bad frame count"))?;
         // Layout only: frames are allocated by the pipeline, within its memory budget.
         Frame::packed_len(format, width, height).map_err(|e| err(&e.to_string()))?;
         Ok(SyntheticSource {
@@ -92,7 +98,10 @@ impl Source for SyntheticSource {
         })
     }
 
-    fn next_frame(&mut self, slots: &mut dyn FrameSlots) -> Result<Option<(Frame, FrameMeta)>, IoError> {
+    fn next_frame(
+        &mut self,
+        slots: &mut dyn FrameSlots,
+    ) -> Result<Option<(Frame, FrameMeta)>, IoError> {
         if self.next == self.frames {
             return Ok(None);
         }
@@ -146,26 +155,6 @@ impl SyntheticSource {
     }
 }
 
-/// Discards frames (`-o null`), counting them.
-#[derive(Default)]
-pub struct NullSink {
-    pub frames: usize,
-}
-
-impl Sink for NullSink {
-    fn describe(&self) -> String {
-        "null".into()
-    }
-    fn write_frame(&mut self, _frame: &Frame, _meta: &FrameMeta) -> Result<(), IoError> {
-        self.frames += 1;
-        Ok(())
-    }
-    fn finish(self: Box<Self>) -> Result<(), IoError> {
-        Ok(())
-    }
-    fn abort(self: Box<Self>) {}
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,7 +164,10 @@ mod tests {
         let mut s = SyntheticSource::parse("synthetic:33x7:nv12:3").unwrap();
         let a = s.next_frame(&mut crate::io::HeapSlots).unwrap().unwrap().0;
         let b = s.next_frame(&mut crate::io::HeapSlots).unwrap().unwrap().0;
-        assert_eq!((a.width(), a.height(), a.format()), (33, 7, PixelFormat::Nv12));
+        assert_eq!(
+            (a.width(), a.height(), a.format()),
+            (33, 7, PixelFormat::Nv12)
+        );
         assert!(a.data() != b.data() && a.data().iter().any(|&v| v != a.data()[0]));
         assert!(
             s.next_frame(&mut crate::io::HeapSlots).unwrap().is_some()

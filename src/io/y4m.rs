@@ -71,7 +71,10 @@ impl Y4mHeader {
     }
 
     fn param(&self, tag: u8) -> Option<&[u8]> {
-        self.params.iter().find(|p| p.first() == Some(&tag)).map(|p| &p[1..])
+        self.params
+            .iter()
+            .find(|p| p.first() == Some(&tag))
+            .map(|p| &p[1..])
     }
 
     /// The frame rate as a fraction (25/1 when the header has none, or `F0:0`, unknown).
@@ -100,15 +103,31 @@ impl Y4mHeader {
         if words.next() != Some(b"YUV4MPEG2".as_slice()) {
             return Err(err("not a YUV4MPEG2 stream (bad magic)".into()));
         }
-        let params: Vec<Vec<u8>> = words.filter(|t| !t.is_empty()).map(<[u8]>::to_vec).collect();
+        let params: Vec<Vec<u8>> = words
+            .filter(|t| !t.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect();
         let (mut w, mut h, mut cs) = (None, None, b"420jpeg".as_slice());
         for p in &params {
             let val = &p[1..];
             match p[0] {
-                b'W' => w = Some(dimension(val).ok_or_else(|| err(format!("bad width 'W{}'", shown(val))))?),
-                b'H' => h = Some(dimension(val).ok_or_else(|| err(format!("bad height 'H{}'", shown(val))))?),
+                b'W' => {
+                    w = Some(
+                        dimension(val)
+                            .ok_or_else(|| err(format!("bad width 'W{}'", shown(val))))?,
+                    )
+                }
+                b'H' => {
+                    h = Some(
+                        dimension(val)
+                            .ok_or_else(|| err(format!("bad height 'H{}'", shown(val))))?,
+                    )
+                }
                 b'F' if val != b"0:0" && parse_ratio(val).is_none() => {
-                    return Err(err(format!("bad frame rate 'F{}' (expected N:D)", shown(val))))
+                    return Err(err(format!(
+                        "bad frame rate 'F{}' (expected N:D)",
+                        shown(val)
+                    )))
                 }
                 b'C' => cs = val,
                 _ => {}
@@ -121,7 +140,8 @@ impl Y4mHeader {
             b"mono" => PixelFormat::Gray8,
             other => {
                 return Err(err(format!(
-                "unsupported y4m colourspace C{} (supported: 420jpeg, 420paldv, 420mpeg2, 420, 422, 444, mono; 8 bits)",
+                "unsupported y4m colourspace C{} (supported: 420jpeg, 420paldv, 420mpeg2, 420, \
+                422, 444, mono; 8 bits)",
                 shown(other)
             )))
             }
@@ -181,11 +201,15 @@ impl Y4mSource {
         Self::from_reader(path, Box::new(BufReader::with_capacity(1 << 20, read)))
     }
 
-    pub fn from_reader(origin: &Path, mut reader: Box<dyn BufRead + Send>) -> Result<Self, IoError> {
-        let line = read_line(&mut reader, origin, "header", MAX_HEADER)?.ok_or_else(|| IoError::Read {
-            path: origin.to_path_buf(),
-            msg: "empty input: no y4m header".into(),
-        })?;
+    pub fn from_reader(
+        origin: &Path,
+        mut reader: Box<dyn BufRead + Send>,
+    ) -> Result<Self, IoError> {
+        let line =
+            read_line(&mut reader, origin, "header", MAX_HEADER)?.ok_or_else(|| IoError::Read {
+                path: origin.to_path_buf(),
+                msg: "empty input: no y4m header".into(),
+            })?;
         let header = Y4mHeader::parse(origin, &line)?;
         Ok(Y4mSource {
             origin: origin.to_path_buf(),
@@ -201,12 +225,20 @@ impl Y4mSource {
 }
 
 /// Reads one '\n'-terminated line of at most `max` bytes; None at a clean end of stream.
-fn read_line(r: &mut dyn BufRead, origin: &Path, what: &str, max: u64) -> Result<Option<Vec<u8>>, IoError> {
+fn read_line(
+    r: &mut dyn BufRead,
+    origin: &Path,
+    what: &str,
+    max: u64,
+) -> Result<Option<Vec<u8>>, IoError> {
     let mut buf = Vec::new();
-    let n = r.take(max).read_until(b'\n', &mut buf).map_err(|e| IoError::Read {
-        path: origin.to_path_buf(),
-        msg: format!("{what}: {e}"),
-    })?;
+    let n = r
+        .take(max)
+        .read_until(b'\n', &mut buf)
+        .map_err(|e| IoError::Read {
+            path: origin.to_path_buf(),
+            msg: format!("{what}: {e}"),
+        })?;
     if n == 0 {
         return Ok(None);
     }
@@ -257,7 +289,10 @@ impl Source for Y4mSource {
         })
     }
 
-    fn next_frame(&mut self, slots: &mut dyn FrameSlots) -> Result<Option<(Frame, FrameMeta)>, IoError> {
+    fn next_frame(
+        &mut self,
+        slots: &mut dyn FrameSlots,
+    ) -> Result<Option<(Frame, FrameMeta)>, IoError> {
         let what = format!("frame {}", self.index);
         let err = |msg: String| IoError::Read {
             path: self.origin.clone(),
@@ -267,7 +302,10 @@ impl Source for Y4mSource {
             return Ok(None);
         };
         if !(line.starts_with(b"FRAME") && matches!(line.get(5), None | Some(b' '))) {
-            return Err(err(format!("{what}: expected FRAME, found '{}'", shown(&line))));
+            return Err(err(format!(
+                "{what}: expected FRAME, found '{}'",
+                shown(&line)
+            )));
         }
         let h = &self.header;
         let mut frame = slots.take(h.format, h.width, h.height)?;
@@ -316,7 +354,10 @@ pub struct Y4mSink {
 impl Y4mSink {
     pub fn create(path: &Path, header: Y4mHeader) -> Result<Self, IoError> {
         let out = if path.as_os_str() == "-" {
-            Out::Stdout(std::io::BufWriter::with_capacity(1 << 20, std::io::stdout()))
+            Out::Stdout(std::io::BufWriter::with_capacity(
+                1 << 20,
+                std::io::stdout(),
+            ))
         } else {
             file_target(path)?;
             let f = PendingFile::create(path).map_err(|e| IoError::Output {
@@ -395,7 +436,11 @@ impl Sink for Y4mSink {
         match self.out {
             Out::Stdout(mut w) => w.flush().map_err(err),
             // Dropping the writer on any error removes the temporary file.
-            Out::File(w) => w.into_inner().map_err(|e| err(e.into_error()))?.commit().map_err(err),
+            Out::File(w) => w
+                .into_inner()
+                .map_err(|e| err(e.into_error()))?
+                .commit()
+                .map_err(err),
         }
     }
     fn abort(self: Box<Self>) {
@@ -412,14 +457,19 @@ mod tests {
         let o = Path::new("x.y4m");
         let line = b"YUV4MPEG2 W320 H240 F30000:1001 It A1:1 C420mpeg2 XYSCSS=420MPEG2";
         let h = Y4mHeader::parse(o, line).unwrap();
-        assert_eq!((h.width, h.height, h.format), (320, 240, PixelFormat::Yuv420p));
+        assert_eq!(
+            (h.width, h.height, h.format),
+            (320, 240, PixelFormat::Yuv420p)
+        );
         assert_eq!(h.rate(), (30000, 1001));
         assert_eq!(h.line(), [line.as_slice(), b"\n"].concat());
         let h = Y4mHeader::parse(o, b"YUV4MPEG2 C420paldv W2 H2").unwrap();
         assert_eq!(h.line(), b"YUV4MPEG2 C420paldv W2 H2\n");
         assert_eq!(h.rate(), (25, 1));
         assert_eq!(
-            Y4mHeader::parse(o, b"YUV4MPEG2 W2 H2 Cmono").unwrap().format,
+            Y4mHeader::parse(o, b"YUV4MPEG2 W2 H2 Cmono")
+                .unwrap()
+                .format,
             PixelFormat::Gray8
         );
     }
@@ -429,20 +479,29 @@ mod tests {
         let o = Path::new("x.y4m");
         let cases: [(&[u8], &str); 8] = [
             (b"YUV4MPEG1 W2 H2", "bad magic"),
-            (b"YUV4MPEG2 W2 H2 C420p10", "unsupported y4m colourspace C420p10"),
+            (
+                b"YUV4MPEG2 W2 H2 C420p10",
+                "unsupported y4m colourspace C420p10",
+            ),
             (b"YUV4MPEG2 W0 H2", "bad width"),
             (b"YUV4MPEG2 W2", "lacks a W"),
             (b"YUV4MPEG2 W4 H4 F25:1 \xc3\xa9 C420jpeg", ""),
             (b"YUV4MPEG2 W4 H4 F\xc3\xa9 C420jpeg", "bad frame rate"),
             (b"YUV4MPEG2 W99999999999999999999999 H4", "bad width"),
-            (b"YUV4MPEG2 W4 H4 C\xff\n\r", "unsupported y4m colourspace C\\xff\\n\\r"),
+            (
+                b"YUV4MPEG2 W4 H4 C\xff\n\r",
+                "unsupported y4m colourspace C\\xff\\n\\r",
+            ),
         ];
         for (line, want) in cases {
             match Y4mHeader::parse(o, line) {
                 Ok(h) => assert!(want.is_empty(), "{h:?}"),
                 Err(e) => {
                     let e = e.to_string();
-                    assert!(e.contains(want) && !e.contains('\n') && !e.contains('\r'), "{e}");
+                    assert!(
+                        e.contains(want) && !e.contains('\n') && !e.contains('\r'),
+                        "{e}"
+                    );
                 }
             }
         }

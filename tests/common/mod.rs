@@ -141,22 +141,31 @@ pub fn check_against_oracle(plan: &Plan, src: &Frame, got: &Frame) -> Result<usi
                     let s = src.row(p, y)[x * ch + c];
                     if mask == 0 || mask & (1 << c) == 0 {
                         if g != s {
-                            return Err(format!("plane {p} ({x},{y}) ch {c}: pass-through {g} != source {s}"));
+                            return Err(format!(
+                                "plane {p} ({x},{y}) ch {c}: pass-through {g} != source {s}"
+                            ));
                         }
                         continue;
                     }
                     let mut v = 0f64;
                     for ky in 0..kh {
-                        let Some(sy) = oracle_index(plan.border, y as i64 + ky as i64 - ay as i64, l.height as i64)
-                        else {
+                        let Some(sy) = oracle_index(
+                            plan.border,
+                            y as i64 + ky as i64 - ay as i64,
+                            l.height as i64,
+                        ) else {
                             continue;
                         };
                         for kx in 0..kw {
-                            let Some(sx) = oracle_index(plan.border, x as i64 + kx as i64 - ax as i64, l.width as i64)
-                            else {
+                            let Some(sx) = oracle_index(
+                                plan.border,
+                                x as i64 + kx as i64 - ax as i64,
+                                l.width as i64,
+                            ) else {
                                 continue;
                             };
-                            v += weights[ky * kw + kx] * src.row(p, sy as usize)[sx as usize * ch + c] as f64;
+                            v += weights[ky * kw + kx]
+                                * src.row(p, sy as usize)[sx as usize * ch + c] as f64;
                         }
                     }
                     v += k.offset() as f64;
@@ -174,7 +183,8 @@ pub fn check_against_oracle(plan: &Plan, src: &Frame, got: &Frame) -> Result<usi
                         continue;
                     }
                     return Err(format!(
-                        "plane {p} ({x},{y}) ch {c}: got {g}, exact value {v:.6} rounds to {want} (margin {margin:.2e})"
+                        "plane {p} ({x},{y}) ch {c}: got {g}, exact value {v:.6} rounds to \
+                        {want} (margin {margin:.2e})"
                     ));
                 }
             }
@@ -185,7 +195,11 @@ pub fn check_against_oracle(plan: &Plan, src: &Frame, got: &Frame) -> Result<usi
 
 /// Smallest e ≤ 12 with every `v·2^e` an integer.
 fn dyadic_exponent(values: &[f32]) -> Option<i32> {
-    (0..=12).find(|&e| values.iter().all(|&v| (v as f64 * 2f64.powi(e)).fract() == 0.0))
+    (0..=12).find(|&e| {
+        values
+            .iter()
+            .all(|&v| (v as f64 * 2f64.powi(e)).fract() == 0.0)
+    })
 }
 
 /// True when the contract's f32 arithmetic is exact for this plan on any 8-bit input: dyadic
@@ -198,12 +212,17 @@ pub fn exact_in_f32(plan: &Plan) -> bool {
         return false;
     };
     match &plan.decomposition {
-        Decomposition::Full => dyadic_exponent(k.weights())
-            .is_some_and(|e| (abs_sum(k.weights()) * 255.0 + k.offset().abs() as f64) * 2f64.powi(e.max(eo)) < limit),
-        Decomposition::Separable { col, row } => match (dyadic_exponent(col), dyadic_exponent(row)) {
+        Decomposition::Full => dyadic_exponent(k.weights()).is_some_and(|e| {
+            (abs_sum(k.weights()) * 255.0 + k.offset().abs() as f64) * 2f64.powi(e.max(eo)) < limit
+        }),
+        Decomposition::Separable { col, row } => match (dyadic_exponent(col), dyadic_exponent(row))
+        {
             (Some(ec), Some(er)) => {
                 let e = (ec + er).max(eo);
-                e <= 12 && (abs_sum(col) * abs_sum(row) * 255.0 + k.offset().abs() as f64) * 2f64.powi(e) < limit
+                e <= 12
+                    && (abs_sum(col) * abs_sum(row) * 255.0 + k.offset().abs() as f64)
+                        * 2f64.powi(e)
+                        < limit
             }
             _ => false,
         },
@@ -256,7 +275,10 @@ pub fn s(p: &std::path::Path) -> &str {
 /// Asserts failure with exactly one line on stderr containing every `needle`.
 pub fn assert_fails(out: &std::process::Output, needles: &[&str]) {
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "expected failure, got success; stderr: {err}");
+    assert!(
+        !out.status.success(),
+        "expected failure, got success; stderr: {err}"
+    );
     assert_eq!(
         err.trim_end().lines().count(),
         1,

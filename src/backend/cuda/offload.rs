@@ -14,9 +14,12 @@ use std::time::Duration;
 
 use cudarc::driver::{sys, CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr};
 
+use super::abi::DEVICE_SLACK;
+use super::memory::oom_or;
 use super::raw::{self, PinnedBuf};
 use super::CudaError;
-use crate::backend::{BackendError, CopyQueue, DeviceFrame, LinkBandwidth, Offload};
+use crate::backend::LinkBandwidth;
+use crate::device::{CopyQueue, DeviceError, DeviceFrame, Offload};
 use crate::frame::{Frame, PixelFormat, Shape};
 
 pub struct CudaOffload {
@@ -38,27 +41,83 @@ struct DeviceBuf {
 
 /// The device address of a frame made by [`CudaOffload::device_frame`].
 pub fn device_ptr(f: &DeviceFrame) -> Result<u64, CudaError> {
-    let d = f
-        .mem
-        .downcast_ref::<DeviceBuf>()
-        .ok_or_else(|| CudaError::Unsupported("device frame was not made by the CUDA backend".into()))?;
+    let d = f.mem.downcast_ref::<DeviceBuf>().ok_or_else(|| {
+        CudaError::Unsupported("device frame was not made by the CUDA backend".into())
+    })?;
     Ok(d.buf.device_ptr(&d.stream).0)
 }
 
 fn device_buf(f: &DeviceFrame) -> Result<&DeviceBuf, CudaError> {
-    f.mem
-        .downcast_ref::<DeviceBuf>()
-        .ok_or_else(|| CudaError::Unsupported("device frame was not made by the CUDA backend".into()))
+    f.mem.downcast_ref::<DeviceBuf>().ok_or_else(|| {
+        CudaError::Unsupported("device frame was not made by the CUDA backend".into())
+    })
 }
 
-fn oom_or(what: &'static str, bytes: usize, frame: String) -> impl FnOnce(cudarc::driver::DriverError) -> CudaError {
-    move |e| {
-        if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
-            CudaError::OutOfMemory { bytes, frame }
-        } else {
-            CudaError::driver(what, e)
+/// Host↔device bandwidth with `off`'s kind of host memory: `bytes` each way, alone and both at
+/// once, median of `reps` rounds after one warm-up round.
+pub fn link_bandwidth(
+    off: &CudaOffload,
+    bytes: usize,
+    reps: usize,
+) -> Result<LinkBandwidth, DeviceError> {
+    // Gray frames 16384 bytes wide hold the buffers.
+    let rows = bytes.div_ceil(16384).max(1);
+    let bytes = rows * 16384;
+    let up_host = off.host_frame(PixelFormat::Gray8, 16384, rows, false)?;
+    let mut down_host = off.host_frame(PixelFormat::Gray8, 16384, rows, true)?;
+    let shape = up_host.shape();
+    let up_dev = off.device_frame(&shape)?;
+    let down_dev = off.device_frame(&shape)?;
+    let (d_up, d_down) = (device_ptr(&up_dev)?, device_ptr(&down_dev)?);
+    let err = |e| CudaError::driver("measuring copy bandwidth", e);
+    let (a, b) = (
+        off.ctx.new_stream().map_err(err)?,
+        off.ctx.new_stream().map_err(err)?,
+    );
+    let ev = || {
+        off.ctx
+            .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(err)
+    };
+    let (start, end_a, end_b) = (ev()?, ev()?, ev()?);
+    let (mut up, mut down, mut both) = (Vec::new(), Vec::new(), Vec::new());
+    for rep in 0..reps.max(1) + 1 {
+        // 0: up alone, 1: down alone, 2: both at once (b waits for a's start event).
+        let mut times = [0.0f64; 3];
+        for (which, t) in times.iter_mut().enumerate() {
+            start.record(&a).map_err(err)?;
+            b.wait(&start).map_err(err)?;
+            if which != 1 {
+                // SAFETY: live allocations of `bytes` bytes; the host buffers outlive the
+                // synchronizations below.
+                unsafe { raw::copy_htod(d_up, up_host.data(), a.cu_stream()) }.map_err(err)?;
+            }
+            if which != 0 {
+                // SAFETY: as above.
+                unsafe { raw::copy_dtoh(down_host.data_mut(), d_down, b.cu_stream()) }
+                    .map_err(err)?;
+            }
+            end_a.record(&a).map_err(err)?;
+            end_b.record(&b).map_err(err)?;
+            end_a.synchronize().map_err(err)?;
+            end_b.synchronize().map_err(err)?;
+            let ta = start.elapsed_ms(&end_a).map_err(err)? as f64;
+            let tb = start.elapsed_ms(&end_b).map_err(err)? as f64;
+            *t = ta.max(tb) / 1e3;
+        }
+        if rep > 0 {
+            // The first round warms up.
+            up.push(times[0]);
+            down.push(times[1]);
+            both.push(times[2]);
         }
     }
+    let n = bytes as f64;
+    Ok(LinkBandwidth {
+        h2d: n / median(up),
+        d2h: n / median(down),
+        duplex: 2.0 * n / median(both),
+    })
 }
 
 /// Median of a list of seconds.
@@ -68,94 +127,37 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 impl Offload for CudaOffload {
-    fn bandwidth(&self, bytes: usize, reps: usize) -> Result<LinkBandwidth, BackendError> {
-        // Gray frames 16384 bytes wide hold the buffers.
-        let rows = bytes.div_ceil(16384).max(1);
-        let bytes = rows * 16384;
-        let up_host = self.host_frame(PixelFormat::Gray8, 16384, rows, false)?;
-        let mut down_host = self.host_frame(PixelFormat::Gray8, 16384, rows, true)?;
-        let shape = up_host.shape();
-        let up_dev = self.device_frame(&shape)?;
-        let down_dev = self.device_frame(&shape)?;
-        let (d_up, d_down) = (device_ptr(&up_dev)?, device_ptr(&down_dev)?);
-        let err = |e| CudaError::driver("measuring copy bandwidth", e);
-        let (a, b) = (self.ctx.new_stream().map_err(err)?, self.ctx.new_stream().map_err(err)?);
-        let ev = || {
-            self.ctx
-                .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-                .map_err(err)
-        };
-        let (start, end_a, end_b) = (ev()?, ev()?, ev()?);
-        let (mut up, mut down, mut both) = (Vec::new(), Vec::new(), Vec::new());
-        for rep in 0..reps.max(1) + 1 {
-            // 0: up alone, 1: down alone, 2: both at once (b waits for a's start event).
-            let mut times = [0.0f64; 3];
-            for (which, t) in times.iter_mut().enumerate() {
-                start.record(&a).map_err(err)?;
-                b.wait(&start).map_err(err)?;
-                if which != 1 {
-                    // SAFETY: live allocations of `bytes` bytes; the host buffers outlive the
-                    // synchronizations below.
-                    unsafe { raw::copy_htod(d_up, up_host.data(), a.cu_stream()) }.map_err(err)?;
-                }
-                if which != 0 {
-                    // SAFETY: as above.
-                    unsafe { raw::copy_dtoh(down_host.data_mut(), d_down, b.cu_stream()) }.map_err(err)?;
-                }
-                end_a.record(&a).map_err(err)?;
-                end_b.record(&b).map_err(err)?;
-                end_a.synchronize().map_err(err)?;
-                end_b.synchronize().map_err(err)?;
-                let ta = start.elapsed_ms(&end_a).map_err(err)? as f64;
-                let tb = start.elapsed_ms(&end_b).map_err(err)? as f64;
-                *t = ta.max(tb) / 1e3;
-            }
-            if rep > 0 {
-                // The first round warms up.
-                up.push(times[0]);
-                down.push(times[1]);
-                both.push(times[2]);
-            }
-        }
-        let n = bytes as f64;
-        Ok(LinkBandwidth {
-            h2d: n / median(up),
-            d2h: n / median(down),
-            duplex: 2.0 * n / median(both),
-        })
-    }
-
     fn host_frame(
         &self,
         format: PixelFormat,
         width: usize,
         height: usize,
         cpu_reads: bool,
-    ) -> Result<Frame, BackendError> {
-        let strides = Frame::packed_strides(format, width);
-        let len = Frame::packed_len(format, width, height).map_err(|e| BackendError::Unsupported(e.to_string()))?;
+    ) -> Result<Frame, DeviceError> {
+        let frame_err = |e: crate::frame::FrameError| DeviceError(Box::new(e));
         if self.pageable {
-            return Frame::from_parts(format, width, height, &strides, vec![0; len])
-                .map_err(|e| BackendError::Unsupported(e.to_string()));
+            return Frame::new(format, width, height).map_err(frame_err);
         }
+        let strides = Frame::packed_strides(format, width);
+        let len = Frame::packed_len(format, width, height).map_err(frame_err)?;
         let what = format!("{format} {width}x{height}");
         let mem = PinnedBuf::new(&self.ctx, len, !cpu_reads).map_err(oom_or(
             "allocating page-locked host memory",
             len,
             what,
         ))?;
-        Frame::from_memory(format, width, height, &strides, Box::new(mem))
-            .map_err(|e| BackendError::Unsupported(e.to_string()))
+        Frame::from_memory(format, width, height, &strides, Box::new(mem)).map_err(frame_err)
     }
 
-    fn device_frame(&self, shape: &Shape) -> Result<DeviceFrame, BackendError> {
+    fn device_frame(&self, shape: &Shape) -> Result<DeviceFrame, DeviceError> {
         let stream = self.ctx.default_stream();
-        // 64 bytes of slack: kernels may read whole aligned words past the last row.
-        let buf = stream.alloc_zeros::<u8>(shape.len + 64).map_err(oom_or(
-            "allocating device memory",
-            shape.len,
-            shape.describe(),
-        ))?;
+        let buf = stream
+            .alloc_zeros::<u8>(shape.len + DEVICE_SLACK)
+            .map_err(oom_or(
+                "allocating device memory",
+                shape.len,
+                shape.describe(),
+            ))?;
         // The zero fill runs on the legacy stream, which the copy streams do not wait for.
         stream
             .synchronize()
@@ -166,7 +168,7 @@ impl Offload for CudaOffload {
         })
     }
 
-    fn queue(&self) -> Result<Box<dyn CopyQueue>, BackendError> {
+    fn queue(&self) -> Result<Box<dyn CopyQueue>, DeviceError> {
         let stream = self
             .ctx
             .new_stream()
@@ -209,31 +211,37 @@ impl CudaQueue {
 }
 
 /// The host frame must have exactly the device frame's layout (one copy moves both).
-fn same(host: &Frame, dev: &Shape) -> Result<(), BackendError> {
+fn same(host: &Frame, dev: &Shape) -> Result<(), DeviceError> {
     if !host.has_shape(dev) {
-        return Err(BackendError::Shape {
-            src: host.describe(),
-            dst: dev.describe(),
-        });
+        return Err(CudaError::Unsupported(format!(
+            "host frame {} does not match device frame {}",
+            host.describe(),
+            dev.describe()
+        ))
+        .into());
     }
     Ok(())
 }
 
 impl CopyQueue for CudaQueue {
-    fn upload(&mut self, src: &Frame, dst: &mut DeviceFrame) -> Result<Duration, BackendError> {
+    fn upload(&mut self, src: &Frame, dst: &mut DeviceFrame) -> Result<Duration, DeviceError> {
         same(src, &dst.shape)?;
         let d = device_buf(dst)?.buf.device_ptr(&self.stream).0;
         let bytes = src.data();
         // SAFETY: `d` is a live allocation of at least `shape.len` bytes (checked equal to the
         // source's length above); `src` is borrowed until `timed` has waited for the copy.
-        Ok(self.timed("uploading a frame", |s| unsafe { raw::copy_htod(d, bytes, s) })?)
+        Ok(self.timed("uploading a frame", |s| unsafe {
+            raw::copy_htod(d, bytes, s)
+        })?)
     }
 
-    fn download(&mut self, src: &DeviceFrame, dst: &mut Frame) -> Result<Duration, BackendError> {
+    fn download(&mut self, src: &DeviceFrame, dst: &mut Frame) -> Result<Duration, DeviceError> {
         same(dst, &src.shape)?;
         let d = device_buf(src)?.buf.device_ptr(&self.stream).0;
         let bytes = dst.data_mut();
         // SAFETY: as for upload; `dst` is mutably borrowed until the copy has completed.
-        Ok(self.timed("downloading a frame", |s| unsafe { raw::copy_dtoh(bytes, d, s) })?)
+        Ok(self.timed("downloading a frame", |s| unsafe {
+            raw::copy_dtoh(bytes, d, s)
+        })?)
     }
 }

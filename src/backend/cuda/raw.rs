@@ -1,6 +1,8 @@
 //! The few driver calls cudarc has no safe API for: texture objects over pitched memory, 2D
-//! device-to-device copies, page-locked buffers a frame can own, and raw async copies. Every `unsafe` block here is reviewed with a `// SAFETY:` line; the
-//! rest of the CUDA backend stays in safe cudarc.
+//! device-to-device copies, page-locked buffers a frame can own (the pipeline's pools and the
+//! synchronous path's staging alike), raw asynchronous copies, and the driver and NVRTC
+//! versions. Every `unsafe` block carries a `// SAFETY:` line; the copy functions that are
+//! themselves `unsafe` state the caller's obligations.
 
 use std::sync::Arc;
 
@@ -119,7 +121,11 @@ unsafe impl Sync for PinnedBuf {}
 impl PinnedBuf {
     /// `len` zeroed bytes; `write_combined` memory is fast for the CPU to write and the GPU to
     /// read but very slow for the CPU to read.
-    pub fn new(ctx: &Arc<CudaContext>, len: usize, write_combined: bool) -> Result<Self, DriverError> {
+    pub fn new(
+        ctx: &Arc<CudaContext>,
+        len: usize,
+        write_combined: bool,
+    ) -> Result<Self, DriverError> {
         ctx.bind_to_thread()?;
         let flags = if write_combined {
             sys::CU_MEMHOSTALLOC_WRITECOMBINED
@@ -136,6 +142,12 @@ impl PinnedBuf {
             ctx: ctx.clone(),
             write_combined,
         })
+    }
+}
+
+impl PinnedBuf {
+    pub fn len(&self) -> usize {
+        self.len
     }
 }
 
@@ -171,7 +183,11 @@ impl Drop for PinnedBuf {
 /// # Safety
 /// `dst` must be a live device allocation of at least `src.len()` bytes, and `src` must stay
 /// alive and unmodified until the stream has passed this copy.
-pub unsafe fn copy_htod(dst: sys::CUdeviceptr, src: &[u8], stream: sys::CUstream) -> Result<(), DriverError> {
+pub unsafe fn copy_htod(
+    dst: sys::CUdeviceptr,
+    src: &[u8],
+    stream: sys::CUstream,
+) -> Result<(), DriverError> {
     // SAFETY: forwarded to the caller.
     unsafe { cudarc::driver::result::memcpy_htod_async(dst, src, stream) }
 }
@@ -181,7 +197,11 @@ pub unsafe fn copy_htod(dst: sys::CUdeviceptr, src: &[u8], stream: sys::CUstream
 /// # Safety
 /// `src` must be a live device allocation of at least `dst.len()` bytes, and `dst` must stay
 /// alive and unread until the stream has passed this copy.
-pub unsafe fn copy_dtoh(dst: &mut [u8], src: sys::CUdeviceptr, stream: sys::CUstream) -> Result<(), DriverError> {
+pub unsafe fn copy_dtoh(
+    dst: &mut [u8],
+    src: sys::CUdeviceptr,
+    stream: sys::CUstream,
+) -> Result<(), DriverError> {
     // SAFETY: forwarded to the caller.
     unsafe { cudarc::driver::result::memcpy_dtoh_async(dst, src, stream) }
 }

@@ -1,7 +1,8 @@
 //! Kernel sources, NVRTC compilation and the module cache.
 //!
-//! The .cu files in `kernels/` are embedded with `include_str!`, joined with `common.cuh`, and
-//! compiled with the device's NVRTC to PTX for the device's compute capability. Compiled PTX is
+//! The .cu files in `kernels/` are embedded with `include_str!`, joined with `common.cuh` after
+//! the ABI prelude ([`super::abi::prelude`]), and compiled with the device's NVRTC to PTX for
+//! the device's compute capability. Compiled PTX is
 //! cached on disk (keyed by source, options and NVRTC version), so a second run skips NVRTC;
 //! loaded modules and functions are cached per process.
 
@@ -13,117 +14,14 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use cudarc::nvrtc::Ptx;
 
-use super::{raw, CudaError};
+use super::fast::FastSpec;
+use super::{abi, raw, CudaError};
 use crate::border::Border;
 
 const COMMON: &str = include_str!("../../../kernels/common.cuh");
 const DIRECT: &str = include_str!("../../../kernels/direct.cu");
 const SEPARABLE: &str = include_str!("../../../kernels/separable.cu");
 const FAST: &str = include_str!("../../../kernels/fast.cu");
-
-/// Registers needed to keep one `fast` row segment in registers (mirrors SEG_IN_REGS).
-pub const FAST_MAX_SEG: usize = 96;
-
-/// A compile-time specialization of the `fast` family.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct FastSpec {
-    pub kw: usize,
-    pub kh: usize,
-    pub ch: usize,
-    pub border: Border,
-    /// Output samples per thread along a row (a multiple of 4 and of `ch`).
-    pub px: usize,
-    /// Output rows per thread in the separable kernel.
-    pub py: usize,
-    /// Unroll factor of the kernel-row loop of `fast_full`.
-    pub ky_unroll: usize,
-    /// Build `fast_sep` (weights: column then row) instead of `fast_full`.
-    pub separable: bool,
-    /// Output rows per thread of `fast_stream`; 0 builds the shared-memory kernels instead.
-    pub stream_rows: usize,
-}
-
-impl FastSpec {
-    /// The specialization for a full kernel; [`FastSpec::separable`] for the fused two-pass one.
-    pub fn new(kw: usize, kh: usize, ch: usize, border: Border) -> FastSpec {
-        let px = 4 * ch;
-        // Several rows per thread, fully unrolled, while the straight-line code stays small
-        // (≤ 4096 FMAs); else one row per thread with the kernel rows in a loop.
-        let py = if kw * kh * px <= 1024 { 4 } else { 1 };
-        let ky_unroll = if kw * kh * px <= 4096 { kh } else { 1 };
-        FastSpec {
-            kw,
-            kh,
-            ch,
-            border,
-            px,
-            py,
-            ky_unroll,
-            separable: false,
-            stream_rows: 0,
-        }
-    }
-
-    /// The streaming specialization (`fast_stream`) where it measured faster than the tiled
-    /// kernels on an H200 (docs/PERFORMANCE.md): kernels up to 3×3, and separable ones only
-    /// for 1–2 channels; else None (from k = 5 on, the tiled kernels were as fast or faster).
-    ///
-    /// `threads_per_row × height` sizes the grid: each thread takes 16, 8 or 4 rows, the most
-    /// that still gives about 2^18 threads (the chip's resident threads many times over).
-    pub fn stream(
-        kw: usize,
-        kh: usize,
-        ch: usize,
-        border: Border,
-        separable: bool,
-        (width, height): (usize, usize),
-    ) -> Option<FastSpec> {
-        let fits = kw <= 3 && kh <= 3 && (!separable || ch <= 2);
-        let per_row = width.div_ceil(4);
-        let rows = [16, 8, 4]
-            .into_iter()
-            .find(|&r| per_row * height.div_ceil(r) >= 1 << 18)
-            .unwrap_or(4);
-        fits.then(|| FastSpec {
-            separable,
-            stream_rows: rows,
-            ..FastSpec::new(kw, kh, ch, border)
-        })
-    }
-
-    pub fn separable(kw: usize, kh: usize, ch: usize, border: Border) -> FastSpec {
-        // Fewer rows per thread for wide pixels keeps the two shared-memory stages small.
-        let py = if ch >= 3 { 2 } else { 4 };
-        FastSpec {
-            py,
-            separable: true,
-            ..FastSpec::new(kw, kh, ch, border)
-        }
-    }
-
-    fn defines(&self) -> Vec<String> {
-        let border = match self.border {
-            Border::Clamp => 0,
-            Border::Zero => 1,
-            Border::Reflect => 2,
-            Border::Wrap => 3,
-        };
-        vec![
-            format!("-DKW={}", self.kw),
-            format!("-DKH={}", self.kh),
-            format!("-DAX={}", self.kw / 2),
-            format!("-DAY={}", self.kh / 2),
-            format!("-DCH={}", self.ch),
-            format!("-DBORDER={border}"),
-            format!("-DPX={}", self.px),
-            format!("-DPY={}", self.py),
-            format!("-DKY_UNROLL={}", self.ky_unroll),
-            format!("-DSEPARABLE={}", self.separable as u8),
-            format!("-DSTREAM={}", (self.stream_rows > 0) as u8),
-            format!("-DROWS={}", self.stream_rows.max(1)),
-        ]
-    }
-}
 
 /// Which module: the fixed families, or one `fast` specialization.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -134,13 +32,18 @@ pub enum ModuleKey {
 }
 
 impl ModuleKey {
+    /// The module's file name and its full source: the ABI prelude, then the file with
+    /// common.cuh inlined.
     fn source(&self) -> (&'static str, String) {
         let (name, file) = match self {
             ModuleKey::Direct => ("direct.cu", DIRECT),
             ModuleKey::Separable => ("separable.cu", SEPARABLE),
             ModuleKey::Fast(_) => ("fast.cu", FAST),
         };
-        (name, file.replace("#include \"common.cuh\"", COMMON))
+        (
+            name,
+            abi::prelude() + &file.replace("#include \"common.cuh\"", COMMON),
+        )
     }
 
     fn defines(&self) -> Vec<String> {
@@ -151,22 +54,22 @@ impl ModuleKey {
     }
 }
 
-/// Name of a border-templated entry point: `FAMILY_BORDER` (see CONVFLOW_FOR_BORDERS).
-pub fn entry_name(family: &str, border: Border) -> String {
-    format!("{family}_{}", border.name())
-}
-
 /// Compiles `key` for compute capability `arch` (e.g. 90) and returns the PTX and NVRTC's log.
 /// The caller must have checked that NVRTC is loadable.
 pub fn compile(key: &ModuleKey, arch: u32) -> Result<(String, String), CudaError> {
     let (name, src) = key.source();
-    let mut options = vec![format!("--gpu-architecture=compute_{arch}"), "--std=c++17".to_string()];
+    let mut options = vec![
+        format!("--gpu-architecture=compute_{arch}"),
+        "--std=c++17".to_string(),
+    ];
     options.extend(key.defines());
     let csrc = CString::new(src).expect("kernel sources hold no NUL");
     let cname = CString::new(name).expect("no NUL");
-    let prog = cudarc::nvrtc::result::create_program(&csrc, Some(&cname)).map_err(|e| CudaError::Compile {
-        module: name.into(),
-        log: format!("{e:?}"),
+    let prog = cudarc::nvrtc::result::create_program(&csrc, Some(&cname)).map_err(|e| {
+        CudaError::Compile {
+            module: name.into(),
+            log: format!("{e:?}"),
+        }
     })?;
     // SAFETY: `prog` is a live program; options are plain strings; the program is destroyed
     // exactly once below, after the log and PTX were read.
@@ -192,7 +95,11 @@ pub fn compile(key: &ModuleKey, arch: u32) -> Result<(String, String), CudaError
             log.clone()
         },
     })?;
-    let ptx: String = ptx.iter().take_while(|&&c| c != 0).map(|&c| c as u8 as char).collect();
+    let ptx: String = ptx
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8 as char)
+        .collect();
     Ok((ptx, log))
 }
 

@@ -1,7 +1,8 @@
 //! `cpu-par`: rayon over row bands, bit-identical to `cpu-seq`.
 //!
-//! Each band keeps a ring of `kh + GROUP − 1` rows: for the full path, source rows converted to f32 and
-//! padded horizontally by the border rule; for the separable path, horizontal-pass results.
+//! Each band keeps a ring of `kh + GROUP − 1` rows: for the full path, source rows converted to
+//! f32 and padded horizontally by the border rule; for the separable path, horizontal-pass
+//! results.
 //! Border handling thus happens once per row, outside the hot loop, and the hot loop is a plain
 //! multiply-add over contiguous f32 (all channels interleaved alike), blocked [`LANES`] samples
 //! wide so the accumulators stay in vector registers, for [`GROUP`] output rows at a time so the
@@ -16,10 +17,10 @@ use std::cell::RefCell;
 
 use rayon::prelude::*;
 
-use super::{Backend, BackendError};
+use crate::backend::{filter_planes, Backend, BackendError, PlaneFilter};
 use crate::border::Border;
 use crate::filter::{finish, Decomposition, Plan};
-use crate::frame::{PlaneMut, PlaneRef};
+use crate::frame::{Frame, PlaneMut, PlaneRef};
 
 /// Samples computed together per block: 8 AVX registers of 8 f32.
 const LANES: usize = 64;
@@ -88,6 +89,17 @@ impl Backend for CpuPar {
         format!("cpu-par ({} threads, {})", self.threads(), simd_level())
     }
 
+    fn filter_frame(
+        &mut self,
+        plan: &Plan,
+        src: &Frame,
+        dst: &mut Frame,
+    ) -> Result<(), BackendError> {
+        filter_planes(self, plan, src, dst)
+    }
+}
+
+impl PlaneFilter for CpuPar {
     fn filter_plane(
         &mut self,
         plan: &Plan,
@@ -121,11 +133,14 @@ impl Backend for CpuPar {
         let band = h.div_ceil(self.threads() * 4).max(job.kh.max(16)).min(h);
         let chunk = job.dst_stride * band;
         self.pool.install(|| {
-            dst.data.par_chunks_mut(chunk).enumerate().for_each(|(i, out)| {
-                let y0 = i * band;
-                let y1 = (y0 + band).min(h);
-                SCRATCH.with(|s| run_band(&job, out, y0, y1, &mut s.borrow_mut()));
-            });
+            dst.data
+                .par_chunks_mut(chunk)
+                .enumerate()
+                .for_each(|(i, out)| {
+                    let y0 = i * band;
+                    let y1 = (y0 + band).min(h);
+                    SCRATCH.with(|s| run_band(&job, out, y0, y1, &mut s.borrow_mut()));
+                });
         });
         Ok(())
     }
@@ -169,7 +184,14 @@ fn run_band_impl(job: &Job<'_>, out: &mut [u8], y0: usize, y1: usize, s: &mut Sc
         let g = GROUP.min(y1 - y);
         let top = y as isize - job.ay as isize;
         for r in 0..g as isize {
-            fill(job, ring, padded, ring_row, slots_n, top + job.kh as isize - 1 + r);
+            fill(
+                job,
+                ring,
+                padded,
+                ring_row,
+                slots_n,
+                top + job.kh as isize - 1 + r,
+            );
         }
         for (i, slot) in slots[..g * job.kh].iter_mut().enumerate() {
             let sy = top + (i / job.kh) as isize + (i % job.kh) as isize;
@@ -186,7 +208,9 @@ fn run_band_impl(job: &Job<'_>, out: &mut [u8], y0: usize, y1: usize, s: &mut Sc
                     None => full_block(job, ring, taps, l.channels, e),
                     Some((col, _)) => vertical_block(ring, taps, col, e),
                 };
-                let o: &mut [u8; LANES] = (&mut rows[r * job.dst_stride + e..][..LANES]).try_into().unwrap();
+                let o: &mut [u8; LANES] = (&mut rows[r * job.dst_stride + e..][..LANES])
+                    .try_into()
+                    .unwrap();
                 for i in 0..LANES {
                     o[i] = finish(acc[i], job.offset, job.abs);
                 }
@@ -222,7 +246,14 @@ fn run_band_impl(job: &Job<'_>, out: &mut [u8], y0: usize, y1: usize, s: &mut Sc
 /// Fills the ring slot for source row `sy` (which may lie outside the image). A function, not a
 /// closure: closures do not inherit the caller's `target_feature`s.
 #[inline(always)]
-fn fill(job: &Job<'_>, ring: &mut [f32], padded: &mut [f32], ring_row: usize, slots_n: usize, sy: isize) {
+fn fill(
+    job: &Job<'_>,
+    ring: &mut [f32],
+    padded: &mut [f32],
+    ring_row: usize,
+    slots_n: usize,
+    sy: isize,
+) {
     let l = job.src.layout;
     let slot = sy.rem_euclid(slots_n as isize) as usize;
     let dst = &mut ring[slot * ring_row..][..ring_row];
@@ -253,7 +284,10 @@ fn pad_row(job: &Job<'_>, r: usize, dst: &mut [f32]) {
     for px in edges {
         let d = &mut dst[px * ch..][..ch];
         match job.border.map(px as isize - job.ax as isize, l.width) {
-            Some(sx) => d.iter_mut().zip(&src[sx * ch..]).for_each(|(d, &v)| *d = v as f32),
+            Some(sx) => d
+                .iter_mut()
+                .zip(&src[sx * ch..])
+                .for_each(|(d, &v)| *d = v as f32),
             None => d.fill(0.0),
         }
     }

@@ -1,9 +1,9 @@
 //! `cpu-seq`: the sequential reference. Plain nested loops that spell out the arithmetic
 //! contract, one output sample at a time; no cleverness, so it can be trusted and read.
 
-use super::{Backend, BackendError};
+use crate::backend::{filter_planes, Backend, BackendError, PlaneFilter};
 use crate::filter::{finish, Decomposition, Plan};
-use crate::frame::{PlaneMut, PlaneRef};
+use crate::frame::{Frame, PlaneMut, PlaneRef};
 
 #[derive(Debug, Default)]
 pub struct CpuSeq;
@@ -19,6 +19,17 @@ impl Backend for CpuSeq {
         "cpu-seq".into()
     }
 
+    fn filter_frame(
+        &mut self,
+        plan: &Plan,
+        src: &Frame,
+        dst: &mut Frame,
+    ) -> Result<(), BackendError> {
+        filter_planes(self, plan, src, dst)
+    }
+}
+
+impl PlaneFilter for CpuSeq {
     fn filter_plane(
         &mut self,
         plan: &Plan,
@@ -43,11 +54,15 @@ impl Backend for CpuSeq {
                             } else {
                                 let mut acc = 0f32;
                                 for ky in 0..kh {
-                                    let Some(sy) = border.map(y as isize + ky as isize - ay as isize, h) else {
+                                    let Some(sy) =
+                                        border.map(y as isize + ky as isize - ay as isize, h)
+                                    else {
                                         continue;
                                     };
                                     for kx in 0..kw {
-                                        let Some(sx) = border.map(x as isize + kx as isize - ax as isize, w) else {
+                                        let Some(sx) =
+                                            border.map(x as isize + kx as isize - ax as isize, w)
+                                        else {
                                             continue;
                                         };
                                         acc = k.weights()[ky * kw + kx].mul_add(px(sx, sy, c), acc);
@@ -68,7 +83,9 @@ impl Backend for CpuSeq {
                         for c in 0..ch {
                             let mut acc = 0f32;
                             for (kx, &wt) in row.iter().enumerate() {
-                                let Some(sx) = border.map(x as isize + kx as isize - ax as isize, w) else {
+                                let Some(sx) =
+                                    border.map(x as isize + kx as isize - ax as isize, w)
+                                else {
                                     continue;
                                 };
                                 acc = wt.mul_add(px(sx, y, c), acc);
@@ -86,7 +103,9 @@ impl Backend for CpuSeq {
                             } else {
                                 let mut acc = 0f32;
                                 for (ky, &wt) in col.iter().enumerate() {
-                                    let Some(sy) = border.map(y as isize + ky as isize - ay as isize, h) else {
+                                    let Some(sy) =
+                                        border.map(y as isize + ky as isize - ay as isize, h)
+                                    else {
                                         continue;
                                     };
                                     acc = wt.mul_add(tmp[(sy * w + x) * ch + c], acc);

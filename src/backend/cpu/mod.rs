@@ -1,0 +1,9 @@
+//! The CPU backends: `cpu-seq` ([`seq`]), the plain sequential reference that spells out the
+//! arithmetic contract, and `cpu-par` ([`par`]), rayon over row bands with SIMD loops,
+//! bit-identical to it. Both filter plane by plane ([`super::PlaneFilter`]).
+
+pub mod par;
+pub mod seq;
+
+pub use par::{simd_level, CpuPar};
+pub use seq::CpuSeq;

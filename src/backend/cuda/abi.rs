@@ -1,0 +1,226 @@
+//! The kernel ABI: everything host and device code must agree on, defined here once.
+//!
+//! * [`PlaneParams`], the parameter block every kernel takes first: its size is asserted on
+//!   both sides (a Rust const assertion here, a `static_assert` on the size [`prelude`] passes
+//!   to the device), and every field offset is compared on the GPU ([`PLANE_PARAMS_FIELDS`]
+//!   against the `convflow_plane_params_layout` kernel of common.cuh; NVRTC has no `offsetof`).
+//! * The constants the device code needs ([`MAX_CONST_TAPS`], [`DEVICE_SLACK`],
+//!   [`FAST_MAX_SEG`]) and the border ids, which [`prelude`] turns into `#define`s prepended to
+//!   every kernel source: no number is written twice.
+//! * One typed launch function per kernel signature ([`launch`]), each with the argument list
+//!   of the `extern "C"` entry points it launches.
+//!
+//! Launch geometry and shared-memory sizes are computed on the host only; the kernels read
+//! `blockDim` and the arguments they are given.
+
+use std::mem::{offset_of, size_of};
+use std::sync::Arc;
+
+use cudarc::driver::{CudaFunction, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
+
+use super::CudaError;
+use crate::border::Border;
+
+/// One plane to filter (`PlaneParams` in kernels/common.cuh). Pointers are device addresses,
+/// strides in bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PlaneParams {
+    pub src: u64,
+    pub dst: u64,
+    /// Pixels.
+    pub width: i32,
+    /// Rows.
+    pub height: i32,
+    pub src_stride: i32,
+    pub dst_stride: i32,
+    /// Interleaved samples per pixel.
+    pub channels: i32,
+    /// Bit c set: channel c is filtered, else copied.
+    pub mask: i32,
+    pub kw: i32,
+    pub kh: i32,
+    /// Anchor (kw/2, kh/2).
+    pub ax: i32,
+    pub ay: i32,
+    /// `--abs`.
+    pub abs_out: i32,
+    /// Added to every sum.
+    pub offset: f32,
+}
+
+const _: () = assert!(
+    size_of::<PlaneParams>() == 64,
+    "PlaneParams is 64 bytes on both sides"
+);
+
+// SAFETY: plain-old-data with the #[repr(C)] layout of the CUDA struct, which the prelude's
+// static_asserts check field by field when the kernels compile.
+unsafe impl DeviceRepr for PlaneParams {}
+
+/// Every field of [`PlaneParams`] with its byte offset, in declaration order.
+pub const PLANE_PARAMS_FIELDS: [(&str, usize); 14] = [
+    ("src", offset_of!(PlaneParams, src)),
+    ("dst", offset_of!(PlaneParams, dst)),
+    ("width", offset_of!(PlaneParams, width)),
+    ("height", offset_of!(PlaneParams, height)),
+    ("src_stride", offset_of!(PlaneParams, src_stride)),
+    ("dst_stride", offset_of!(PlaneParams, dst_stride)),
+    ("channels", offset_of!(PlaneParams, channels)),
+    ("mask", offset_of!(PlaneParams, mask)),
+    ("kw", offset_of!(PlaneParams, kw)),
+    ("kh", offset_of!(PlaneParams, kh)),
+    ("ax", offset_of!(PlaneParams, ax)),
+    ("ay", offset_of!(PlaneParams, ay)),
+    ("abs_out", offset_of!(PlaneParams, abs_out)),
+    ("offset", offset_of!(PlaneParams, offset)),
+];
+
+/// Taps the `__constant__` weight array of the direct kernels holds.
+pub const MAX_CONST_TAPS: usize = 16000;
+
+/// Bytes allocated after every device frame: kernels may read whole aligned 4-byte words that
+/// end past the last row (the device code asserts it needs no more than this).
+pub const DEVICE_SLACK: usize = 64;
+
+/// Samples of one `fast` row segment that are still kept in registers.
+pub const FAST_MAX_SEG: usize = 96;
+
+/// The id a border has in kernel code (`BORDER_CLAMP`, …): its position in [`Border::ALL`].
+pub fn border_id(b: Border) -> usize {
+    Border::ALL
+        .iter()
+        .position(|&x| x == b)
+        .expect("every border is listed")
+}
+
+/// The `#define`s and checks prepended to every kernel source.
+pub fn prelude() -> String {
+    let mut s = String::from("// Generated from src/backend/cuda/abi.rs: the host-device ABI.\n");
+    s += &format!("#define CONVFLOW_MAX_CONST_TAPS {MAX_CONST_TAPS}\n");
+    s += &format!("#define CONVFLOW_DEVICE_SLACK {DEVICE_SLACK}\n");
+    s += &format!("#define CONVFLOW_FAST_MAX_SEG {FAST_MAX_SEG}\n");
+    let mut each = String::new();
+    for &b in Border::ALL {
+        let upper = b.name().to_ascii_uppercase();
+        s += &format!("#define BORDER_{upper} {}\n", border_id(b));
+        each += &format!(" M({}, BORDER_{upper})", b.name());
+    }
+    // Entry points NAME_clamp, NAME_zero, …: Rust builds the same names in `entry_name`.
+    s += &format!("#define CONVFLOW_FOR_BORDERS(M){each}\n");
+    s += &format!(
+        "#define CONVFLOW_PLANE_PARAMS_SIZE {}\n",
+        size_of::<PlaneParams>()
+    );
+    s += "\n";
+    s
+}
+
+/// Name of a border-templated entry point: `FAMILY_BORDER` (see CONVFLOW_FOR_BORDERS).
+pub fn entry_name(family: &str, border: Border) -> String {
+    format!("{family}_{}", border.name())
+}
+
+/// Typed launches, one per kernel signature of kernels/*.cu. Each returns once the launch is
+/// queued on `stream`.
+pub mod launch {
+    use super::*;
+
+    fn err(e: cudarc::driver::DriverError) -> CudaError {
+        CudaError::driver("launching a kernel", e)
+    }
+
+    /// `(PlaneParams p)`: conv_constant_*, conv_shared_constant_*.
+    pub fn plane(
+        s: &Arc<CudaStream>,
+        f: &CudaFunction,
+        cfg: LaunchConfig,
+        p: &PlaneParams,
+    ) -> Result<(), CudaError> {
+        let mut b = s.launch_builder(f);
+        b.arg(p);
+        // SAFETY: the entry points of this signature take exactly (PlaneParams); `p` points
+        // into live device buffers sized for its planes (plus DEVICE_SLACK).
+        unsafe { b.launch(cfg) }.map(|_| ()).map_err(err)
+    }
+
+    /// `(PlaneParams p, const float* w)`: conv_global_*, conv_shared_*, sep_fused_*.
+    pub fn plane_weights(
+        s: &Arc<CudaStream>,
+        f: &CudaFunction,
+        cfg: LaunchConfig,
+        p: &PlaneParams,
+        w: u64,
+    ) -> Result<(), CudaError> {
+        let mut b = s.launch_builder(f);
+        b.arg(p).arg(&w);
+        // SAFETY: (PlaneParams, const float*); `w` is a live device buffer holding the plan's
+        // weights (full: kw·kh, separable: kh + kw).
+        unsafe { b.launch(cfg) }.map(|_| ()).map_err(err)
+    }
+
+    /// `(PlaneParams p, const float* f, float* tmp)`: sep_row_*, sep_col_*.
+    pub fn plane_weights_tmp(
+        s: &Arc<CudaStream>,
+        f: &CudaFunction,
+        cfg: LaunchConfig,
+        p: &PlaneParams,
+        w: u64,
+        tmp: u64,
+    ) -> Result<(), CudaError> {
+        let mut b = s.launch_builder(f);
+        b.arg(p).arg(&w).arg(&tmp);
+        // SAFETY: (PlaneParams, const float*, float*); `tmp` holds width·height·channels f32.
+        unsafe { b.launch(cfg) }.map(|_| ()).map_err(err)
+    }
+
+    /// `(PlaneParams p, const float* w, cudaTextureObject_t t, int hw)`: conv_texture_*.
+    pub fn plane_texture(
+        s: &Arc<CudaStream>,
+        f: &CudaFunction,
+        cfg: LaunchConfig,
+        p: &PlaneParams,
+        w: u64,
+        tex: u64,
+        hw: i32,
+    ) -> Result<(), CudaError> {
+        let mut b = s.launch_builder(f);
+        b.arg(p).arg(&w).arg(&tex).arg(&hw);
+        // SAFETY: (PlaneParams, const float*, cudaTextureObject_t (a u64), int); the texture
+        // stays alive until the stream has run this kernel (the caller synchronizes).
+        unsafe { b.launch(cfg) }.map(|_| ()).map_err(err)
+    }
+
+    /// `(long long* out)`: convflow_plane_params_layout (one thread).
+    pub fn layout(
+        s: &Arc<CudaStream>,
+        f: &CudaFunction,
+        out: &mut cudarc::driver::CudaSlice<i64>,
+    ) -> Result<(), CudaError> {
+        let mut b = s.launch_builder(f);
+        b.arg(out);
+        let cfg = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: (long long*); `out` holds one i64 per PlaneParams field.
+        unsafe { b.launch(cfg) }.map(|_| ()).map_err(err)
+    }
+
+    /// `(PlaneParams p, int ts)`: fast_full, fast_sep, fast_stream (ts: the shared tile's row
+    /// stride in floats, 0 for fast_stream).
+    pub fn plane_stride(
+        s: &Arc<CudaStream>,
+        f: &CudaFunction,
+        cfg: LaunchConfig,
+        p: &PlaneParams,
+        ts: i32,
+    ) -> Result<(), CudaError> {
+        let mut b = s.launch_builder(f);
+        b.arg(p).arg(&ts);
+        // SAFETY: (PlaneParams, int); the dynamic shared memory in `cfg` was sized on the host
+        // for this tile stride.
+        unsafe { b.launch(cfg) }.map(|_| ()).map_err(err)
+    }
+}

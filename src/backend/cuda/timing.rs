@@ -1,0 +1,141 @@
+//! Timing on the device: the events that split a frame into upload, kernels and download (the
+//! report's transfer-vs-kernel split), and the benchmark measurements of [`Measure`]: kernel-only
+//! times, the device's copy and FMA ceilings, and the host↔device link.
+
+use std::time::Duration;
+
+use cudarc::driver::{sys, CudaEvent};
+
+use super::{offload, CudaBackend, CudaError};
+use crate::backend::{check_shapes, BackendError, LinkBandwidth, Measure};
+use crate::filter::Plan;
+use crate::frame::Frame;
+
+/// Passes per timed event pair in [`Measure::kernel_times`].
+const TIMED_BATCH: usize = 10;
+
+fn event(ctx: &std::sync::Arc<cudarc::driver::CudaContext>) -> Result<CudaEvent, CudaError> {
+    ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+        .map_err(|e| CudaError::driver("creating events", e))
+}
+
+impl CudaBackend {
+    /// Four timing events on the backend's stream (created once).
+    pub(super) fn events(&mut self) -> Result<&[CudaEvent; 4], CudaError> {
+        if self.events.is_none() {
+            self.events = Some([
+                event(&self.ctx)?,
+                event(&self.ctx)?,
+                event(&self.ctx)?,
+                event(&self.ctx)?,
+            ]);
+        }
+        Ok(self.events.as_ref().expect("created"))
+    }
+
+    pub(super) fn record(&mut self, i: usize) -> Result<(), CudaError> {
+        let stream = self.stream.clone();
+        self.events()?[i]
+            .record(&stream)
+            .map_err(|e| CudaError::driver("recording an event", e))
+    }
+
+    /// Device time between events `a` and `b` (both complete).
+    pub(super) fn between(&self, a: usize, b: usize) -> Duration {
+        let ev = self.events.as_ref().expect("events recorded");
+        let ms = ev[a].elapsed_ms(&ev[b]).unwrap_or(0.0).max(0.0) as f64;
+        Duration::from_secs_f64(ms / 1e3)
+    }
+
+    /// Device copy bandwidth (median of 10 copies of 1 GiB, read + written bytes counted) and
+    /// the fp32 FMA rate from SM count × 128 lanes × clock.
+    fn measure_ceilings(&mut self) -> Result<(f64, f64), CudaError> {
+        let n = 1usize << 30;
+        let err = |e| CudaError::driver("measuring the copy ceiling", e);
+        let a = self.stream.alloc_zeros::<u8>(n).map_err(err)?;
+        let mut b = self.stream.alloc_zeros::<u8>(n).map_err(err)?;
+        let (start, end) = (event(&self.ctx)?, event(&self.ctx)?);
+        let mut times = Vec::new();
+        for i in 0..12 {
+            start.record(&self.stream).map_err(err)?;
+            self.stream.memcpy_dtod(&a, &mut b).map_err(err)?;
+            end.record(&self.stream).map_err(err)?;
+            end.synchronize().map_err(err)?;
+            if i >= 2 {
+                times.push(start.elapsed_ms(&end).map_err(err)? as f64 / 1e3);
+            }
+        }
+        times.sort_by(|x, y| x.total_cmp(y));
+        let bw = 2.0 * n as f64 / times[times.len() / 2];
+        use sys::CUdevice_attribute_enum as A;
+        let attr = |a| {
+            self.ctx
+                .attribute(a)
+                .map_err(|e| CudaError::driver("reading device attributes", e))
+        };
+        let sms = attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as f64;
+        let khz = attr(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as f64;
+        Ok((bw, sms * 128.0 * khz * 1e3))
+    }
+}
+
+impl Measure for CudaBackend {
+    /// Kernel-only times: the frame is uploaded once, then each run brackets [`TIMED_BATCH`]
+    /// (1 once a pass takes over a millisecond) back-to-back passes over every plane with CUDA
+    /// events and reports the mean pass. Batching keeps the GPU busy while the host enqueues
+    /// the next launches, so host-side launch overhead does not show up as idle GPU time.
+    fn kernel_times(
+        &mut self,
+        plan: &Plan,
+        src: &Frame,
+        dst: &mut Frame,
+        warmup: usize,
+        runs: usize,
+        budget: f64,
+    ) -> Result<Vec<f64>, BackendError> {
+        use crate::backend::Backend;
+        check_shapes(src, dst)?;
+        self.check_plan(plan)?;
+        self.upload(src, dst)?;
+        let (s, d) = (src.shape(), dst.shape());
+        let d_src = super::memory::ptr(self.d_src.as_ref().expect("uploaded"), &self.stream);
+        let d_dst = super::memory::ptr(self.d_dst.as_ref().expect("uploaded"), &self.stream);
+        for _ in 0..warmup {
+            self.run_planes_at(plan, &s, &d, d_src, d_dst)?;
+        }
+        let (start, end) = (event(&self.ctx)?, event(&self.ctx)?);
+        let err = |e| CudaError::driver("timing the kernels", e);
+        let mut times = Vec::with_capacity(runs);
+        let mut spent = 0.0;
+        let mut batch = TIMED_BATCH;
+        while times.len() < runs.max(1) && (times.is_empty() || spent < budget) {
+            start.record(&self.stream).map_err(err)?;
+            for _ in 0..batch {
+                self.run_planes_at(plan, &s, &d, d_src, d_dst)?;
+            }
+            end.record(&self.stream).map_err(err)?;
+            end.synchronize().map_err(err)?;
+            let ms = start.elapsed_ms(&end).map_err(err)? as f64;
+            times.push(ms / 1e3 / batch as f64);
+            spent += ms / 1e3;
+            // Passes long enough to hide launch overhead on their own need no batching.
+            if ms / batch as f64 > 1.0 {
+                batch = 1;
+            }
+        }
+        self.download_then(dst, |_| Ok(()))?;
+        Ok(times)
+    }
+
+    fn ceilings(&mut self) -> Result<(f64, f64), BackendError> {
+        if self.ceilings.is_none() {
+            self.ceilings = Some(self.measure_ceilings()?);
+        }
+        Ok(self.ceilings.expect("measured"))
+    }
+
+    fn link_bandwidth(&mut self, bytes: usize, reps: usize) -> Result<LinkBandwidth, BackendError> {
+        let off = offload::CudaOffload::new(self.ctx.clone(), self.pageable);
+        Ok(offload::link_bandwidth(&off, bytes, reps)?)
+    }
+}

@@ -1,0 +1,223 @@
+//! `convflow bench kernels`: filter-only time per backend (and CUDA variant) × frame size ×
+//! format × kernel size × decomposition, on `gaussian:k`. Where a backend reports its measured
+//! ceilings, each point also gets its floor, max(bytes / copy bandwidth, FMAs / FMA rate), and
+//! the ratio time / floor.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::{fill_random, median_duration, parse_size, time_filter, BenchError, Clock};
+use crate::backend::{self, BackendKind, Schedule};
+use crate::border::Border;
+use crate::filter::{library, Decomposition, Filter, Mode};
+use crate::frame::{Frame, PixelFormat};
+
+#[derive(Clone, Debug)]
+pub struct KernelBench {
+    /// Backends to measure, each with its schedule (CUDA variants are separate entries).
+    pub backends: Vec<(BackendKind, Schedule)>,
+    pub sizes: Vec<String>,
+    pub formats: Vec<PixelFormat>,
+    pub ks: Vec<usize>,
+    /// `Full` and/or `Separable` (the kernel is `gaussian:k`, which is rank 1).
+    pub modes: Vec<Mode>,
+    pub border: Border,
+    pub warmup: usize,
+    pub runs: usize,
+    pub budget: Duration,
+}
+
+/// One measured point.
+#[derive(Clone, Debug)]
+pub struct Sample {
+    pub backend: String,
+    pub size: String,
+    pub width: usize,
+    pub height: usize,
+    pub format: PixelFormat,
+    pub k: usize,
+    pub decomposition: String,
+    pub clock: Clock,
+    pub runs: usize,
+    pub median: Duration,
+    pub min: Duration,
+    pub max: Duration,
+    /// Bytes read + written (input and output frames once each).
+    pub bytes: f64,
+    pub fmas: f64,
+    /// Floor from the backend's measured ceilings, if any.
+    pub floor: Option<Duration>,
+}
+
+impl Sample {
+    /// Megapixels per second at the median.
+    pub fn mpix_per_s(&self) -> f64 {
+        (self.width * self.height) as f64 / self.median.as_secs_f64() / 1e6
+    }
+    pub fn gb_per_s(&self) -> f64 {
+        self.bytes / self.median.as_secs_f64() / 1e9
+    }
+    pub fn gflop_per_s(&self) -> f64 {
+        2.0 * self.fmas / self.median.as_secs_f64() / 1e9
+    }
+    pub fn floor_ratio(&self) -> Option<f64> {
+        self.floor
+            .map(|f| self.median.as_secs_f64() / f.as_secs_f64())
+    }
+
+    /// The sample as a CSV row.
+    pub fn row(&self) -> SampleRow {
+        SampleRow {
+            backend: self.backend.clone(),
+            size: self.size.clone(),
+            width: self.width,
+            height: self.height,
+            format: self.format.name(),
+            k: self.k,
+            path: self.decomposition.clone(),
+            clock: self.clock,
+            runs: self.runs,
+            median_s: self.median.as_secs_f64(),
+            min_s: self.min.as_secs_f64(),
+            max_s: self.max.as_secs_f64(),
+            mpix_per_s: self.mpix_per_s(),
+            gb_per_s: self.gb_per_s(),
+            gflop_per_s: self.gflop_per_s(),
+            floor_s: self.floor.map(|f| f.as_secs_f64()),
+            floor_ratio: self.floor_ratio(),
+        }
+    }
+}
+
+/// A [`Sample`] as written to CSV.
+#[derive(Clone, Debug, Serialize)]
+pub struct SampleRow {
+    pub backend: String,
+    pub size: String,
+    pub width: usize,
+    pub height: usize,
+    pub format: &'static str,
+    pub k: usize,
+    pub path: String,
+    pub clock: Clock,
+    pub runs: usize,
+    pub median_s: f64,
+    pub min_s: f64,
+    pub max_s: f64,
+    pub mpix_per_s: f64,
+    pub gb_per_s: f64,
+    pub gflop_per_s: f64,
+    pub floor_s: Option<f64>,
+    pub floor_ratio: Option<f64>,
+}
+
+/// Runs every configured point, calling `report` as each finishes. A decomposition a backend
+/// does not run is left out for it.
+pub fn run_kernels(
+    cfg: &KernelBench,
+    mut report: impl FnMut(&Sample),
+) -> Result<Vec<Sample>, BenchError> {
+    let mut out = Vec::new();
+    for (kind, schedule) in &cfg.backends {
+        let mut backend = backend::create(*kind, schedule)?;
+        let ceilings = match backend.measure() {
+            Some(m) => m.ceilings().ok(),
+            None => None,
+        };
+        for size in &cfg.sizes {
+            let (w, h) = parse_size(size)?;
+            for &format in &cfg.formats {
+                let mut src = Frame::new(format, w, h)?;
+                fill_random(&mut src, (w * 31 + h) as u64);
+                let samples: usize = src
+                    .planes()
+                    .iter()
+                    .map(|l| l.width * l.height * l.channels)
+                    .sum();
+                for &k in &cfg.ks {
+                    for &mode in &cfg.modes {
+                        let mut filter =
+                            Filter::new(library::gaussian(k, k, None, format!("gaussian:{k}"))?);
+                        filter.border = cfg.border;
+                        filter.mode = mode;
+                        let plan = filter.plan()?;
+                        if backend.check_plan(&plan).is_err() {
+                            continue;
+                        }
+                        let (decomposition, taps) = match plan.decomposition {
+                            Decomposition::Full => ("full", k * k),
+                            Decomposition::Separable { .. } => ("separable", 2 * k),
+                        };
+                        let (clock, times) = time_filter(
+                            backend.as_mut(),
+                            &plan,
+                            &src,
+                            cfg.warmup,
+                            cfg.runs,
+                            cfg.budget,
+                        )?;
+                        let bytes = 2.0 * src.data().len() as f64;
+                        let fmas = (samples * taps) as f64;
+                        let floor = ceilings
+                            .map(|(bw, fma)| Duration::from_secs_f64((bytes / bw).max(fmas / fma)));
+                        let s = Sample {
+                            backend: backend.name(),
+                            size: size.clone(),
+                            width: w,
+                            height: h,
+                            format,
+                            k,
+                            decomposition: decomposition.into(),
+                            clock,
+                            runs: times.len(),
+                            median: median_duration(&times),
+                            min: times[0],
+                            max: *times.last().expect("at least one run"),
+                            bytes,
+                            fmas,
+                            floor,
+                        };
+                        report(&s);
+                        out.push(s);
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub const TABLE_HEADER: &str =
+    "| backend | size | format | k | path | clock | runs | median µs | min µs | max µs | MPix/s | \
+GB/s | GFLOP/s | floor µs | ×floor \
+|\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
+
+/// One markdown table row.
+pub fn table_row(s: &Sample) -> String {
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    let r = s.row();
+    format!(
+        "| {} | {} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} \
+        | {} |",
+        r.backend,
+        r.size,
+        r.format,
+        r.k,
+        r.path,
+        <&str>::from(r.clock),
+        r.runs,
+        us(s.median),
+        us(s.min),
+        us(s.max),
+        r.mpix_per_s,
+        r.gb_per_s,
+        r.gflop_per_s,
+        s.floor
+            .map(|f| format!("{:.1}", us(f)))
+            .unwrap_or_else(|| "-".into()),
+        r.floor_ratio
+            .map(|r| format!("{r:.2}"))
+            .unwrap_or_else(|| "-".into()),
+    )
+}

@@ -1,0 +1,276 @@
+//! `convflow bench pipeline`: sustained frames per second through the whole pipeline
+//! (synthetic source → [upload →] filter → [download →] null sink), per size × format × kernel
+//! size × schedule, next to the host↔device bandwidth measured in the same run.
+
+use serde::Serialize;
+
+use super::{median_of_sorted, parse_size, BenchError};
+use crate::backend::{self, BackendKind, LinkBandwidth, Schedule};
+use crate::filter::{library, Filter};
+use crate::frame::{Frame, PixelFormat};
+
+/// How a CUDA backend moves frames in `bench pipeline`.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+    strum::EnumMessage,
+)]
+#[strum(serialize_all = "kebab-case")]
+pub enum Copies {
+    /// Page-locked pools, copies on their own streams (the default pipeline).
+    Overlap,
+    /// The literature's loop: pageable memory, copies and kernels on one stream.
+    Sync,
+    /// The same loop staged through page-locked buffers.
+    PinnedSync,
+}
+
+impl Copies {
+    /// `schedule` set up for this way of copying.
+    pub fn apply(self, mut schedule: Schedule) -> Schedule {
+        schedule.sync = self != Copies::Overlap;
+        schedule.pageable = self == Copies::Sync;
+        schedule
+    }
+}
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct PipelineBench {
+    /// Backends with their schedules and a label (e.g. "overlap", "sync").
+    pub backends: Vec<(BackendKind, Schedule, String)>,
+    pub sizes: Vec<String>,
+    pub formats: Vec<PixelFormat>,
+    pub ks: Vec<usize>,
+    /// Frames per run (the first `4·inflight + 4` are warm-up, not counted in the steady rate).
+    pub frames: usize,
+    pub runs: usize,
+    pub inflight: usize,
+}
+
+/// One measured pipeline point.
+#[derive(Clone, Debug)]
+pub struct PipelineSample {
+    pub backend: String,
+    pub schedule: String,
+    pub size: String,
+    pub width: usize,
+    pub height: usize,
+    pub format: PixelFormat,
+    pub k: usize,
+    pub frames: usize,
+    /// Steady-state fps of each run.
+    pub fps: Vec<f64>,
+    /// Per-frame device times (µs) of the median run: upload, kernels, download.
+    pub device_us: Option<(f64, f64, f64)>,
+    pub bottleneck: String,
+    pub overlap: f64,
+    /// Bytes of one frame (each way).
+    pub frame_bytes: usize,
+}
+
+impl PipelineSample {
+    pub fn median(&self) -> f64 {
+        let mut v = self.fps.clone();
+        v.sort_by(f64::total_cmp);
+        median_of_sorted(&v)
+    }
+    pub fn min(&self) -> f64 {
+        self.fps.iter().copied().fold(f64::INFINITY, f64::min)
+    }
+    pub fn max(&self) -> f64 {
+        self.fps.iter().copied().fold(0.0, f64::max)
+    }
+    /// The frame rate the measured duplex bandwidth allows (each frame crosses both ways).
+    pub fn duplex_bound(&self, link: &LinkBandwidth) -> f64 {
+        link.duplex / (2.0 * self.frame_bytes as f64)
+    }
+}
+
+/// The bandwidth of the first offloading backend in `cfg` (pinned memory unless it is pageable),
+/// 256 MiB each way, median of 5.
+pub fn measure_link(cfg: &PipelineBench) -> Result<Option<LinkBandwidth>, BenchError> {
+    for (kind, schedule, _) in &cfg.backends {
+        let mut s = schedule.clone();
+        s.sync = false;
+        let mut b = backend::create(*kind, &s)?;
+        if b.offload()?.is_none() {
+            continue;
+        }
+        if let Some(m) = b.measure() {
+            return Ok(Some(m.link_bandwidth(256 << 20, 5)?));
+        }
+    }
+    Ok(None)
+}
+
+pub fn run_pipeline(
+    cfg: &PipelineBench,
+    mut report: impl FnMut(&PipelineSample),
+) -> Result<Vec<PipelineSample>, BenchError> {
+    use crate::io::synthetic::SyntheticSource;
+    use crate::io::NullSink;
+    use crate::pipeline::{self, Options};
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let mut out = Vec::new();
+    for (kind, schedule, label) in &cfg.backends {
+        let mut b = backend::create(*kind, schedule)?;
+        for size in &cfg.sizes {
+            let (w, h) = parse_size(size)?;
+            for &format in &cfg.formats {
+                for &k in &cfg.ks {
+                    let filter =
+                        Filter::new(library::gaussian(k, k, None, format!("gaussian:{k}"))?);
+                    let plan = filter.plan()?;
+                    let mut sample = PipelineSample {
+                        backend: b.name(),
+                        schedule: label.clone(),
+                        size: size.clone(),
+                        width: w,
+                        height: h,
+                        format,
+                        k,
+                        frames: cfg.frames,
+                        fps: Vec::new(),
+                        device_us: None,
+                        bottleneck: String::new(),
+                        overlap: 0.0,
+                        frame_bytes: Frame::packed_len(format, w, h)?,
+                    };
+                    let mut runs = Vec::new();
+                    for _ in 0..cfg.runs.max(1) {
+                        let spec = format!("synthetic:{w}x{h}:{format}:{}", cfg.frames);
+                        let mut src = SyntheticSource::parse(&spec)
+                            .map_err(|e| BenchError::Run(format!("pipeline run: {e}")))?;
+                        let stats = pipeline::run(
+                            &mut src,
+                            Box::<NullSink>::default(),
+                            b.as_mut(),
+                            &plan,
+                            Options::new(cfg.inflight, &stop),
+                        )
+                        .map_err(|e| BenchError::Run(format!("pipeline run: {e}")))?;
+                        let fps = stats
+                            .steady_fps()
+                            .unwrap_or(stats.frames as f64 / stats.wall.as_secs_f64().max(1e-9));
+                        runs.push((fps, stats));
+                    }
+                    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    sample.fps = runs.iter().map(|r| r.0).collect();
+                    let mid = &runs[runs.len() / 2].1;
+                    let n = mid.frames.max(1) as f64;
+                    sample.device_us = mid.device.map(|d| {
+                        (
+                            d.h2d.as_secs_f64() * 1e6 / n,
+                            d.kernel.as_secs_f64() * 1e6 / n,
+                            d.d2h.as_secs_f64() * 1e6 / n,
+                        )
+                    });
+                    sample.bottleneck = mid.bottleneck().name.to_string();
+                    sample.overlap = mid.overlap();
+                    report(&sample);
+                    out.push(sample);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub const TABLE_HEADER: &str =
+    "| backend | schedule | size | format | k | frames | fps median | fps min | fps max | GB/s \
+each way | upload µs | kernels µs | download µs | overlap | bottleneck | % of duplex bound \
+|\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
+
+pub fn table_row(s: &PipelineSample, link: Option<&LinkBandwidth>) -> String {
+    let dev = |f: fn(&(f64, f64, f64)) -> f64| {
+        s.device_us
+            .as_ref()
+            .map_or("-".into(), |d| format!("{:.1}", f(d)))
+    };
+    format!(
+        "| {} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.2} | {} | {} | {} | {:.2} | \
+        {} | {} |",
+        s.backend,
+        s.schedule,
+        s.size,
+        s.format,
+        s.k,
+        s.frames,
+        s.median(),
+        s.min(),
+        s.max(),
+        s.median() * s.frame_bytes as f64 / 1e9,
+        dev(|d| d.0),
+        dev(|d| d.1),
+        dev(|d| d.2),
+        s.overlap,
+        s.bottleneck,
+        link.map_or("-".into(), |l| format!(
+            "{:.0}%",
+            100.0 * s.median() / s.duplex_bound(l)
+        ))
+    )
+}
+
+/// A [`PipelineSample`] as written to CSV, with the link bandwidth of the run.
+#[derive(Clone, Debug, Serialize)]
+pub struct PipelineRow {
+    pub backend: String,
+    pub schedule: String,
+    pub size: String,
+    pub width: usize,
+    pub height: usize,
+    pub format: &'static str,
+    pub k: usize,
+    pub frames: usize,
+    pub runs: usize,
+    pub fps_median: f64,
+    pub fps_min: f64,
+    pub fps_max: f64,
+    pub frame_bytes: usize,
+    pub upload_us: Option<f64>,
+    pub kernel_us: Option<f64>,
+    pub download_us: Option<f64>,
+    pub overlap: f64,
+    pub bottleneck: String,
+    pub link_h2d_gbs: Option<f64>,
+    pub link_d2h_gbs: Option<f64>,
+    pub link_duplex_gbs: Option<f64>,
+}
+
+impl PipelineSample {
+    /// The sample as a CSV row.
+    pub fn row(&self, link: Option<&LinkBandwidth>) -> PipelineRow {
+        let dev = |i: usize| self.device_us.map(|d| [d.0, d.1, d.2][i]);
+        PipelineRow {
+            backend: self.backend.clone(),
+            schedule: self.schedule.clone(),
+            size: self.size.clone(),
+            width: self.width,
+            height: self.height,
+            format: self.format.name(),
+            k: self.k,
+            frames: self.frames,
+            runs: self.fps.len(),
+            fps_median: self.median(),
+            fps_min: self.min(),
+            fps_max: self.max(),
+            frame_bytes: self.frame_bytes,
+            upload_us: dev(0),
+            kernel_us: dev(1),
+            download_us: dev(2),
+            overlap: self.overlap,
+            bottleneck: self.bottleneck.clone(),
+            link_h2d_gbs: link.map(|l| l.h2d / 1e9),
+            link_d2h_gbs: link.map(|l| l.d2h / 1e9),
+            link_duplex_gbs: link.map(|l| l.duplex / 1e9),
+        }
+    }
+}

@@ -1,0 +1,298 @@
+//! The suite's charts: which rows each chart draws and how (series, axes, titles); the drawing
+//! itself is [`crate::bench::plot`].
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::resolve_threads;
+use super::rows::{Experiment, Row, Timed};
+use crate::backend::BackendKind;
+use crate::bench::{plot, BenchError};
+
+/// Draws every chart the rows allow into `dir`; returns the files written.
+pub fn charts(rows: &[Row], dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
+    std::fs::create_dir_all(dir).map_err(|e| BenchError::Run(format!("{}: {e}", dir.display())))?;
+    let mut out = Vec::new();
+    let mut add = |files: Result<Vec<PathBuf>, plot::PlotError>| -> Result<(), BenchError> {
+        out.extend(files.map_err(|e| BenchError::Run(e.to_string()))?);
+        Ok(())
+    };
+    let of = |e: Experiment| rows.iter().filter(move |r| r.experiment == e);
+    let largest = |e: Experiment| {
+        of(e)
+            .map(|r| (r.width * r.height, r.size.clone()))
+            .max()
+            .map(|m| m.1)
+    };
+    // Group rows into named series of (x, y) points.
+    let series = |it: Vec<&Row>,
+                  name: &dyn Fn(&Row) -> String,
+                  x: &dyn Fn(&Row) -> f64,
+                  y: &dyn Fn(&Row) -> Option<f64>| {
+        let mut m: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+        for r in it {
+            if let Some(v) = y(r) {
+                m.entry(name(r)).or_default().push((x(r), v));
+            }
+        }
+        let mut v: Vec<(String, Vec<(f64, f64)>)> = m.into_iter().collect();
+        for s in &mut v {
+            s.1.sort_by(|a, b| a.0.total_cmp(&b.0));
+        }
+        v
+    };
+
+    if let Some(size) = largest(Experiment::Separable) {
+        let rows: Vec<&Row> = of(Experiment::Separable)
+            .filter(|r| r.size == size && r.backend != BackendKind::CpuSeq)
+            .collect();
+        let s = series(
+            rows,
+            &|r| format!("{} ({})", r.label(), r.kernel),
+            &|r| r.k as f64,
+            &|r| r.speedup_vs_cpu_seq,
+        );
+        let title = format!(
+            "Speedup over cpu-seq vs kernel size, {size} gray (gaussian: separable, log: full 2D)"
+        );
+        add(plot::lines(
+            dir,
+            "separable-speedup",
+            &plot::Lines {
+                title: &title,
+                x_label: "kernel size k (k×k)",
+                y_label: "speedup over cpu-seq (×)",
+                log_x: false,
+                log_y: true,
+                series: s,
+                reference: None,
+            },
+        ))?;
+    }
+    if of(Experiment::Threads).next().is_some() {
+        let k = of(Experiment::Threads).map(|r| r.k).max().unwrap_or(3);
+        let rows: Vec<&Row> = of(Experiment::Threads)
+            .filter(|r| r.backend == BackendKind::CpuPar && r.k == k)
+            .collect();
+        let s = series(rows, &|r| r.size.clone(), &|r| r.threads as f64, &|r| {
+            r.speedup_vs_cpu_par
+        });
+        let max_t = of(Experiment::Threads)
+            .map(|r| r.threads)
+            .max()
+            .unwrap_or(1) as f64;
+        let cores = resolve_threads(0) as f64;
+        let ideal = vec![(1.0, 1.0), (cores, cores), (max_t.max(cores), cores)];
+        let title =
+            format!("cpu-par thread scaling, {k}×{k} Gaussian (full 2D), speedup over 1 thread");
+        add(plot::lines(
+            dir,
+            "threads-scaling",
+            &plot::Lines {
+                title: &title,
+                x_label: "threads",
+                y_label: "speedup over 1 thread (×)",
+                log_x: false,
+                log_y: false,
+                series: s,
+                reference: Some(("ideal (up to the core count)".into(), ideal)),
+            },
+        ))?;
+    }
+    if let Some(size) = largest(Experiment::Memory) {
+        let rows: Vec<&Row> = of(Experiment::Memory)
+            .filter(|r| {
+                r.size == size && r.backend != BackendKind::CpuSeq && r.measure != Timed::Total
+            })
+            .collect();
+        let s = series(rows, &|r| r.label(), &|r| r.k as f64, &|r| {
+            r.speedup_vs_cpu_seq
+        });
+        let title =
+            format!("Memory variants: speedup over cpu-seq (kernel only), {size} gray Gaussian");
+        add(plot::lines(
+            dir,
+            "memory-speedup",
+            &plot::Lines {
+                title: &title,
+                x_label: "kernel size k",
+                y_label: "speedup over cpu-seq (×)",
+                log_x: false,
+                log_y: true,
+                series: s,
+                reference: None,
+            },
+        ))?;
+        let totals: Vec<&Row> = of(Experiment::Memory)
+            .chain(of(Experiment::Pinned))
+            .filter(|r| r.split().is_some() && r.measure == Timed::Total)
+            .collect();
+        if !totals.is_empty() {
+            let cats: Vec<String> = totals
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{} {} k{} {}",
+                        r.size,
+                        r.format,
+                        r.k,
+                        <&str>::from(r.memory)
+                    )
+                })
+                .collect();
+            let pick = |i: usize| {
+                totals
+                    .iter()
+                    .map(|r| r.split().map_or(0.0, |s| [s.0, s.1, s.2][i] / 1e3))
+                    .collect::<Vec<f64>>()
+            };
+            add(plot::bars(
+                dir,
+                "transfer-vs-kernel",
+                &plot::Bars {
+                    title: "Time per frame: upload, kernels, download (CUDA events, one stream)",
+                    y_label: "ms per frame",
+                    categories: cats,
+                    stacks: vec![
+                        ("upload (H2D)".into(), pick(0)),
+                        ("kernels".into(), pick(1)),
+                        ("download (D2H)".into(), pick(2)),
+                    ],
+                },
+            ))?;
+        }
+    }
+    if of(Experiment::Blocks).next().is_some() {
+        let rows: Vec<&Row> = of(Experiment::Blocks).collect();
+        let s = series(
+            rows,
+            &|r| {
+                format!(
+                    "{} {}",
+                    r.variant,
+                    if r.block.ends_with("x1") { "1D" } else { "2D" }
+                )
+            },
+            &|r| block_threads(&r.block),
+            &|r| Some(r.median_us),
+        );
+        add(plot::lines(
+            dir,
+            "blocks",
+            &plot::Lines {
+                title: "Block-size sweep: kernel time vs threads per block (2D: s×s, 1D: n×1)",
+                x_label: "threads per block",
+                y_label: "kernel time µs",
+                log_x: true,
+                log_y: true,
+                series: s,
+                reference: None,
+            },
+        ))?;
+    }
+    if of(Experiment::Resolution).next().is_some() {
+        let rows: Vec<&Row> = of(Experiment::Resolution).filter(|r| r.k == 3).collect();
+        let s = series(
+            rows,
+            &|r| r.label(),
+            &|r| (r.width * r.height) as f64 / 1e6,
+            &|r| Some(r.median_us / 1e3),
+        );
+        add(plot::lines(
+            dir,
+            "resolution",
+            &plot::Lines {
+                title: "Time vs resolution, 3×3 Gaussian (full 2D), gray",
+                x_label: "megapixels",
+                y_label: "ms per frame",
+                log_x: true,
+                log_y: true,
+                series: s,
+                reference: None,
+            },
+        ))?;
+        let at = of(Experiment::Resolution)
+            .filter(|r| r.k != 3)
+            .map(|r| r.size.clone())
+            .next();
+        if let Some(at) = at {
+            let rows: Vec<&Row> = of(Experiment::Resolution)
+                .filter(|r| r.size == at)
+                .collect();
+            let s = series(rows, &|r| r.label(), &|r| r.k as f64, &|r| {
+                Some(r.median_us / 1e3)
+            });
+            let title = format!("Time vs kernel size at {at} (full 2D Gaussian), gray");
+            add(plot::lines(
+                dir,
+                "resolution-kernels",
+                &plot::Lines {
+                    title: &title,
+                    x_label: "kernel size k",
+                    y_label: "ms per frame",
+                    log_x: false,
+                    log_y: true,
+                    series: s,
+                    reference: None,
+                },
+            ))?;
+        }
+    }
+    if of(Experiment::BigKernels).next().is_some() {
+        let rows: Vec<&Row> = of(Experiment::BigKernels)
+            .filter(|r| r.backend != BackendKind::CpuSeq)
+            .collect();
+        let s = series(
+            rows,
+            &|r| format!("{} {}", r.label(), r.size),
+            &|r| r.k as f64,
+            &|r| r.speedup_vs_cpu_seq,
+        );
+        add(plot::lines(
+            dir,
+            "big-kernels",
+            &plot::Lines {
+                title: "Big kernels (full 2D Gaussian): speedup over cpu-seq",
+                x_label: "kernel size k",
+                y_label: "speedup over cpu-seq (×)",
+                log_x: false,
+                log_y: true,
+                series: s,
+                reference: None,
+            },
+        ))?;
+    }
+    if of(Experiment::Pipeline).next().is_some() {
+        let rows: Vec<&Row> = of(Experiment::Pipeline).collect();
+        let cats: Vec<String> = rows
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} {} k{} {}",
+                    r.size,
+                    r.format,
+                    r.k,
+                    <&str>::from(r.measure)
+                )
+            })
+            .collect();
+        let fps: Vec<f64> = rows.iter().map(|r| r.fps).collect();
+        add(plot::bars(
+            dir,
+            "pipeline",
+            &plot::Bars {
+                title: "Sustained pipeline throughput (synthetic → null)",
+                y_label: "frames per second",
+                categories: cats,
+                stacks: vec![("fps".into(), fps)],
+            },
+        ))?;
+    }
+    Ok(out)
+}
+
+fn block_threads(b: &str) -> f64 {
+    b.split_once('x')
+        .and_then(|(w, h)| Some(w.parse::<f64>().ok()? * h.parse::<f64>().ok()?))
+        .unwrap_or(0.0)
+}

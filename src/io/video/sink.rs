@@ -1,0 +1,258 @@
+//! Encoding: frames into the container the output's extension names, with the input's frame
+//! rate and timestamps, under a temporary name renamed only when the run succeeds.
+
+use std::path::{Path, PathBuf};
+
+use ff::codec::threading;
+use ff::{Dictionary, Rational, Rescale};
+use ffmpeg_next as ff;
+
+use super::{ff_pixel, init, map_pixel};
+use crate::frame::Frame;
+use crate::io::atomic::PendingFile;
+use crate::io::{file_target, FrameMeta, IoError, Sink, StreamInfo, VideoOptions};
+
+/// Muxer for an output extension.
+fn container(path: &Path) -> Option<&'static str> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    Some(match ext.as_str() {
+        "mp4" | "m4v" => "mp4",
+        "mov" => "mov",
+        "mkv" => "matroska",
+        "avi" => "avi",
+        "ts" => "mpegts",
+        "nut" => "nut",
+        _ => return None,
+    })
+}
+
+/// Encodes frames into a video file.
+pub struct VideoSink {
+    target: PathBuf,
+    octx: ff::format::context::Output,
+    /// The temporary file FFmpeg writes (declared after `octx`, so it is closed first).
+    pending: PendingFile,
+    encoder: ff::encoder::Video,
+    /// Encoder time base (the input's) and the stream's, which the muxer may change.
+    enc_tb: Rational,
+    stream_tb: Rational,
+    /// One frame's duration in `enc_tb` units.
+    frame_duration: i64,
+    /// Time base of the input's timestamps.
+    in_tb: Option<Rational>,
+    last_pts: Option<i64>,
+    frame: ff::frame::Video,
+    packet: ff::Packet,
+}
+
+impl VideoSink {
+    pub fn create(path: &Path, info: &StreamInfo, opts: &VideoOptions) -> Result<Self, IoError> {
+        let err = |msg: String| IoError::Output {
+            path: path.to_path_buf(),
+            msg,
+        };
+        init().map_err(|e| err(format!("FFmpeg did not start: {e}")))?;
+        let muxer = container(path).ok_or_else(|| {
+            err("unknown video container (use .mp4, .mkv, .mov, .avi, .ts or .nut)".into())
+        })?;
+        file_target(path)?;
+        let codec = match &opts.codec {
+            Some(name) => ff::encoder::find_by_name(name)
+                .ok_or_else(|| err(format!("encoder '{name}' is not in the linked FFmpeg")))?,
+            None => ff::encoder::find_by_name("libx264")
+                .or_else(|| ff::encoder::find_by_name("mpeg4"))
+                .ok_or_else(|| {
+                    err(
+                        "the linked FFmpeg has neither libx264 nor mpeg4; choose an encoder with \
+                        --codec"
+                            .into(),
+                    )
+                })?,
+        };
+        let pix = ff_pixel(info.format);
+        let video = codec
+            .video()
+            .map_err(|_| err(format!("'{}' is not a video encoder", codec.name())))?;
+        if let Some(mut formats) = video.formats() {
+            if !formats.any(|f| f == pix) {
+                let ok: Vec<String> = video
+                    .formats()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(map_pixel)
+                    .map(|m| m.0.to_string())
+                    .collect();
+                return Err(err(format!(
+                    "encoder {} cannot take {} frames (it takes: {}); choose another with --codec",
+                    codec.name(),
+                    info.format,
+                    if ok.is_empty() {
+                        "none of convflow's formats".into()
+                    } else {
+                        ok.join(", ")
+                    }
+                )));
+            }
+        }
+        // Dropping `pending` on any error below removes the temporary file.
+        let pending = PendingFile::create(path).map_err(|e| err(format!("cannot create ({e})")))?;
+        let mut octx = ff::format::output_as(pending.path(), muxer)
+            .map_err(|e| err(format!("cannot create ({e})")))?;
+        let global_header = octx
+            .format()
+            .flags()
+            .contains(ff::format::Flags::GLOBAL_HEADER);
+        let result = (|| -> Result<_, IoError> {
+            let mut ost = octx
+                .add_stream(codec)
+                .map_err(|e| err(format!("adding a stream: {e}")))?;
+            let mut ctx = ff::codec::context::Context::new_with_codec(codec);
+            ctx.set_threading(threading::Config {
+                kind: threading::Type::Frame,
+                count: 0,
+                ..Default::default()
+            });
+            let mut enc = ctx
+                .encoder()
+                .video()
+                .map_err(|e| err(format!("encoder: {e}")))?;
+            let rate = Rational(info.rate.0, info.rate.1);
+            // One tick per frame (as FFmpeg's CLI does for constant-rate outputs); input
+            // timestamps are rescaled into it.
+            let enc_tb = Rational(info.rate.1, info.rate.0);
+            enc.set_width(info.width as u32);
+            enc.set_height(info.height as u32);
+            enc.set_format(pix);
+            enc.set_frame_rate(Some(rate));
+            enc.set_time_base(enc_tb);
+            if info.full_range {
+                enc.set_color_range(ff::color::Range::JPEG);
+            }
+            if global_header {
+                enc.set_flags(ff::codec::Flags::GLOBAL_HEADER);
+            }
+            let mut dict = Dictionary::new();
+            for (k, v) in &opts.codec_opts {
+                dict.set(k, v);
+            }
+            let encoder = enc.open_with(dict).map_err(|e| {
+                err(format!(
+                    "cannot open encoder {} ({e}); check --codec-opt",
+                    codec.name()
+                ))
+            })?;
+            ost.set_parameters(&encoder);
+            ost.set_time_base(enc_tb);
+            ost.set_avg_frame_rate(rate);
+            octx.write_header()
+                .map_err(|e| err(format!("writing the header: {e}")))?;
+            let stream_tb = octx.stream(0).map(|s| s.time_base()).unwrap_or(enc_tb);
+            let frame_duration = 1i64
+                .rescale(Rational(info.rate.1, info.rate.0), enc_tb)
+                .max(1);
+            let mut frame = ff::frame::Video::new(pix, info.width as u32, info.height as u32);
+            if info.full_range {
+                frame.set_color_range(ff::color::Range::JPEG);
+            }
+            Ok((encoder, enc_tb, stream_tb, frame_duration, frame))
+        })();
+        let (encoder, enc_tb, stream_tb, frame_duration, frame) = result?;
+        Ok(VideoSink {
+            target: path.to_path_buf(),
+            octx,
+            pending,
+            encoder,
+            enc_tb,
+            stream_tb,
+            frame_duration,
+            in_tb: info.time_base.map(|(n, d)| Rational(n, d)),
+            last_pts: None,
+            frame,
+            packet: ff::Packet::empty(),
+        })
+    }
+
+    fn write_err(&self, msg: String) -> IoError {
+        IoError::Write {
+            path: self.target.clone(),
+            msg,
+        }
+    }
+
+    /// Muxes every packet the encoder has ready.
+    fn drain(&mut self) -> Result<(), IoError> {
+        while self.encoder.receive_packet(&mut self.packet).is_ok() {
+            if self.packet.duration() <= 0 {
+                self.packet.set_duration(self.frame_duration);
+            }
+            self.packet.set_stream(0);
+            self.packet.rescale_ts(self.enc_tb, self.stream_tb);
+            self.packet
+                .write_interleaved(&mut self.octx)
+                .map_err(|e| IoError::Write {
+                    path: self.target.clone(),
+                    msg: format!("muxing: {e}"),
+                })?;
+        }
+        Ok(())
+    }
+}
+
+impl Sink for VideoSink {
+    fn describe(&self) -> String {
+        self.target.display().to_string()
+    }
+
+    fn write_frame(&mut self, frame: &Frame, meta: &FrameMeta) -> Result<(), IoError> {
+        for p in 0..frame.planes().len() {
+            let stride = self.frame.stride(p);
+            let dst = self.frame.data_mut(p);
+            for y in 0..frame.planes()[p].height {
+                let row = frame.row(p, y);
+                dst[y * stride..y * stride + row.len()].copy_from_slice(row);
+            }
+        }
+        // Input timestamps when they increase, else one frame after the last.
+        let next = self.last_pts.map_or(0, |l| l + self.frame_duration);
+        let input_pts = meta
+            .pts
+            .zip(self.in_tb)
+            .map(|(p, tb)| p.rescale(tb, self.enc_tb));
+        let pts = match (input_pts, self.last_pts) {
+            (Some(p), Some(l)) if p > l => p,
+            (Some(p), None) => p,
+            _ => next,
+        };
+        self.last_pts = Some(pts);
+        self.frame.set_pts(Some(pts));
+        self.encoder
+            .send_frame(&self.frame)
+            .map_err(|e| self.write_err(format!("frame {}: encoding: {e}", meta.index)))?;
+        self.drain()
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<(), IoError> {
+        self.encoder
+            .send_eof()
+            .map_err(|e| self.write_err(format!("flushing the encoder: {e}")))?;
+        self.drain()?;
+        self.octx
+            .write_trailer()
+            .map_err(|e| self.write_err(format!("writing the trailer: {e}")))?;
+        let VideoSink {
+            target,
+            octx,
+            pending,
+            ..
+        } = *self;
+        drop(octx); // closes FFmpeg's handle
+        pending.commit().map_err(|e| IoError::Write {
+            path: target,
+            msg: e.to_string(),
+        })
+    }
+
+    fn abort(self: Box<Self>) {
+        // Dropping the sink closes the file and removes the temporary.
+    }
+}

@@ -1,0 +1,279 @@
+//! Runs a filter over a stream as a staged pipeline, each stage on its own thread, joined by
+//! bounded crossbeam channels:
+//!
+//! * host backends (cpu-seq, cpu-par, cuda `--sync`): read → filter → write;
+//! * device backends (cuda): read → upload → filter → download → write, where upload and
+//!   download drive their own copy queues (CUDA streams) from the backend's [`Offload`], so the
+//!   copy of frame n+1, the kernels of frame n and the copy back of frame n−1 run at once.
+//!
+//! Buffers come from fixed pools of `inflight` frames each (host input, device input, device
+//! output, host output), recycled from the stage that finishes with a buffer to the stage that
+//! fills it: steady state allocates nothing, and a stage waiting for a free buffer is the
+//! backpressure. Host buffers of a device backend are page-locked (write-combined on the way
+//! up). One worker per stage and FIFO channels keep frame order.
+//!
+//! The topology is here; [`stages`] holds what each stage does and their shared bookkeeping
+//! (timing net of buffer waits), [`pool`] the recycled buffers, [`check`] the `--check`
+//! comparison, [`stats`] what a run did and its JSON report.
+//!
+//! Any error stops every stage (channels disconnect), the sink is aborted so nothing that looks
+//! finished remains, and a successful run has written exactly as many frames as it read. A frame
+//! the source reports as bad ([`IoError::BadFrame`]) fails the run, or with `skip_bad` is counted
+//! and skipped. Raising `stop` (the CLI does on Ctrl-C) ends reading; the frames already read
+//! drain through and the output is finalized.
+
+mod check;
+mod pool;
+mod stages;
+mod stats;
+#[cfg(test)]
+mod tests;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::thread::ScopedJoinHandle;
+use std::time::Instant;
+
+use crossbeam_channel::bounded;
+
+use crate::backend::{Backend, BackendError};
+use crate::device::{DeviceFrame, DeviceTimes, Offload};
+use crate::filter::Plan;
+use crate::frame::Frame;
+use crate::io::{IoError, Payload, Sink, Source};
+use check::Checker;
+use pool::{HostSlots, Pool};
+use stages::{
+    download_stage, filter_device_stage, filter_host_stage, passthrough_stage, read_stage,
+    upload_stage, write_stage, Job, ReadTotals, Stage, StageResult,
+};
+pub use stats::{Percentiles, Report, RunStats, StageReport, StageStats};
+
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    #[error(transparent)]
+    Io(#[from] IoError),
+    #[error("frame {index}: {source}")]
+    Backend { index: usize, source: BackendError },
+    #[error("{0}")]
+    Setup(BackendError),
+    #[error(
+        "frame {index}: --check found {count} samples that differ from cpu-seq (first at \
+        plane {plane}, row {row}, byte {col}: {got} vs {want})"
+    )]
+    CheckMismatch {
+        index: usize,
+        count: usize,
+        plane: usize,
+        row: usize,
+        col: usize,
+        got: u8,
+        want: u8,
+    },
+    #[error("{read} frames read but {written} written")]
+    FrameCount { read: usize, written: usize },
+    #[error("a pipeline stage panicked")]
+    Panicked,
+}
+
+/// How to run, besides what to run.
+pub struct Options<'a> {
+    /// Frames per buffer pool and per channel (≥ 1).
+    pub inflight: usize,
+    /// Also filter every frame with this backend (cpu-seq) and fail on any differing byte.
+    pub check: Option<&'a mut dyn Backend>,
+    /// Raised to stop reading (Ctrl-C).
+    pub stop: &'a AtomicBool,
+    /// Count and skip frames the source reports as bad instead of failing.
+    pub skip_bad: bool,
+    /// Called by the write stage with the number of frames written so far.
+    pub progress: Option<&'a dyn Fn(usize)>,
+    /// Hand frames from the source to the sink unfiltered (measures I/O alone).
+    pub passthrough: bool,
+}
+
+impl<'a> Options<'a> {
+    pub fn new(inflight: usize, stop: &'a AtomicBool) -> Self {
+        Options {
+            inflight,
+            check: None,
+            stop,
+            skip_bad: false,
+            progress: None,
+            passthrough: false,
+        }
+    }
+}
+
+/// Filters every frame of `source` into `sink`. The plan is checked against the backend
+/// before anything runs; on any error the sink is aborted.
+pub fn run(
+    source: &mut dyn Source,
+    sink: Box<dyn Sink>,
+    backend: &mut dyn Backend,
+    plan: &Plan,
+    opts: Options<'_>,
+) -> Result<RunStats, PipelineError> {
+    let setup = (|| {
+        if opts.passthrough {
+            return Ok(None);
+        }
+        backend.check_plan(plan)?;
+        backend.offload()
+    })();
+    match setup {
+        Ok(offload) => run_stages(source, sink, backend, plan, opts, offload),
+        Err(e) => {
+            sink.abort();
+            Err(PipelineError::Setup(e))
+        }
+    }
+}
+
+/// Joins a stage thread; a panic is an error of the run.
+fn join(h: ScopedJoinHandle<'_, StageResult>) -> StageResult {
+    h.join().unwrap_or(Err(PipelineError::Panicked))
+}
+
+fn run_stages(
+    source: &mut dyn Source,
+    mut sink: Box<dyn Sink>,
+    backend: &mut dyn Backend,
+    plan: &Plan,
+    opts: Options<'_>,
+    offload: Option<Arc<dyn Offload>>,
+) -> Result<RunStats, PipelineError> {
+    let n = opts.inflight.max(1);
+    let start = Instant::now();
+    let passthrough = opts.passthrough;
+    let check = opts.check.filter(|_| !passthrough);
+    let checked = check.is_some();
+
+    // Queues are made here so a failure to create one stops the run before any frame moves.
+    let queues = match offload.as_deref() {
+        Some(off) => match (off.queue(), off.queue()) {
+            (Ok(up), Ok(down)) => Some((up, down)),
+            (Err(e), _) | (_, Err(e)) => {
+                sink.abort();
+                return Err(PipelineError::Setup(e.into()));
+            }
+        },
+        None => None,
+    };
+
+    // Pools: host input (read ← upload/filter, or ← download with --check on a device),
+    // device input (upload ← filter), device output (filter ← download), host output
+    // (filter/download ← write).
+    let (in_pool, in_ret) = Pool::<Frame>::new(n);
+    let (dev_in_pool, dev_in_ret) = Pool::<DeviceFrame>::new(n);
+    let (dev_out_pool, dev_out_ret) = Pool::<DeviceFrame>::new(n);
+    let (out_pool, out_ret) = Pool::<Frame>::new(n);
+    let mut totals = ReadTotals::default();
+
+    let (results, written) = std::thread::scope(|scope| {
+        let (tx_read, rx_read) = bounded::<Job<Payload>>(n);
+        let (tx_out, rx_out) = bounded::<Job<Frame>>(n);
+        let off = offload.as_deref();
+        // Host input and output pools, plus --check's reference frame.
+        let slots = HostSlots::new(in_pool, off, checked, 2 * n + usize::from(checked));
+        let stop_skip = (opts.stop, opts.skip_bad);
+        let totals = &mut totals;
+        let mut handles =
+            vec![scope.spawn(move || read_stage(source, slots, off, stop_skip, tx_read, totals))];
+        let checker = check.map(Checker::new);
+        let write_ret =
+            match (off, queues) {
+                (Some(off), Some((up_q, down_q))) => {
+                    let (tx_dev, rx_dev) = bounded::<Job<DeviceFrame>>(n);
+                    let (tx_done, rx_done) = bounded::<Job<DeviceFrame>>(n);
+                    // With --check the host input goes back after the comparison in download.
+                    let check = checker.map(|c| (c, in_ret.clone()));
+                    let up = Stage::new("upload", dev_in_pool);
+                    handles.push(scope.spawn(move || {
+                        upload_stage(rx_read, tx_dev, up, off, up_q, in_ret, checked)
+                    }));
+                    let filter = Stage::new("filter", dev_out_pool);
+                    let backend = &mut *backend;
+                    handles.push(scope.spawn(move || {
+                        filter_device_stage(rx_dev, tx_done, filter, off, backend, plan, dev_in_ret)
+                    }));
+                    let down = Stage::new("download", out_pool);
+                    handles.push(scope.spawn(move || {
+                        download_stage(rx_done, tx_out, down, off, down_q, dev_out_ret, check, plan)
+                    }));
+                    out_ret
+                }
+                _ if passthrough => {
+                    handles.push(scope.spawn(move || passthrough_stage(rx_read, tx_out)));
+                    in_ret
+                }
+                _ => {
+                    let filter = Stage::new("filter", out_pool);
+                    let backend = &mut *backend;
+                    handles.push(scope.spawn(move || {
+                        filter_host_stage(rx_read, tx_out, filter, backend, plan, checker, in_ret)
+                    }));
+                    out_ret
+                }
+            };
+        let written = write_stage(sink.as_mut(), rx_out, write_ret, opts.progress, 4 * n + 4);
+        // Dropping the write stage's receiver (done) unblocks a stage that is still sending.
+        let results: Vec<StageResult> = handles.into_iter().map(join).collect();
+        (results, written)
+    });
+
+    let outcome = (|| {
+        let mut stages = Vec::new();
+        for r in results {
+            stages.push(r?);
+        }
+        let count = written.count?;
+        let read = stages[0].frames;
+        if count != read {
+            return Err(PipelineError::FrameCount {
+                read,
+                written: count,
+            });
+        }
+        Ok(stages)
+    })();
+    match outcome {
+        Ok(mut stages) => {
+            sink.finish()?;
+            stages.push(written.stats);
+            let device = device_totals(&stages, offload.is_some());
+            Ok(RunStats {
+                frames: stages[0].frames,
+                skipped: totals.skipped,
+                skip_messages: totals.skip_messages,
+                megapixels: totals.megapixels,
+                wall: start.elapsed(),
+                stages,
+                latency: written.latency,
+                checked,
+                interrupted: totals.interrupted,
+                device,
+                overlapped: offload.is_some(),
+                steady: written.steady,
+            })
+        }
+        Err(e) => {
+            sink.abort();
+            Err(e)
+        }
+    }
+}
+
+/// The transfer-vs-kernel totals: from the transfer stages when they ran, else from the
+/// filter stage's own measurements (None for CPU backends).
+fn device_totals(stages: &[StageStats], overlapped: bool) -> Option<DeviceTimes> {
+    let get = |name: &str| stages.iter().find(|s| s.name == name);
+    if overlapped {
+        return Some(DeviceTimes {
+            h2d: get("upload")?.device,
+            kernel: get("filter")?.device,
+            d2h: get("download")?.device,
+        });
+    }
+    get("filter").filter(|s| s.measured).map(|s| s.split)
+}

@@ -1,0 +1,177 @@
+//! Recycled frame buffers. A [`Pool`] holds at most `inflight` buffers of one kind, returned
+//! through a channel by the stage that is done with them; a stage that finds them all in use
+//! waits, which is the pipeline's backpressure (and the time it waits is kept apart from its
+//! work). [`HostSlots`] are the read stage's pool as sources see it ([`FrameSlots`]), checked
+//! against the memory budget before the first buffer of a size is allocated.
+
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{unbounded, Receiver, Sender};
+
+use crate::device::Offload;
+use crate::frame::{Frame, PixelFormat};
+use crate::io::{FrameSlots, IoError};
+
+/// Free buffers of one kind, recycled from the stage that is done with them to the stage that
+/// fills them. At most `cap` exist; once all are out, `get` waits for one to come back.
+pub(super) struct Pool<T> {
+    rx: Receiver<T>,
+    made: usize,
+    cap: usize,
+    /// Time spent waiting for a buffer to come back.
+    pub waited: Duration,
+}
+
+impl<T> Pool<T> {
+    /// The pool, and the sender its buffers return through.
+    pub fn new(cap: usize) -> (Self, Sender<T>) {
+        let (tx, rx) = unbounded();
+        (
+            Pool {
+                rx,
+                made: 0,
+                cap: cap.max(1),
+                waited: Duration::ZERO,
+            },
+            tx,
+        )
+    }
+
+    /// A free buffer that `fits` (others are dropped and replaced), or a new one from `make`
+    /// while fewer than `cap` exist. None when the returning stage has gone (the run stops).
+    pub fn get<E>(
+        &mut self,
+        fits: impl Fn(&T) -> bool,
+        make: impl FnOnce() -> Result<T, E>,
+    ) -> Result<Option<T>, E> {
+        loop {
+            let item = if self.made < self.cap {
+                self.rx.try_recv().ok()
+            } else {
+                let t = Instant::now();
+                let r = self.rx.recv();
+                self.waited += t.elapsed();
+                match r {
+                    Ok(x) => Some(x),
+                    Err(_) => return Ok(None),
+                }
+            };
+            match item {
+                Some(x) if fits(&x) => return Ok(Some(x)),
+                Some(_) => self.made -= 1,
+                None => {
+                    let x = make()?;
+                    self.made += 1;
+                    return Ok(Some(x));
+                }
+            }
+        }
+    }
+
+    /// Counts a buffer made elsewhere as one of this pool's (waiting for room first).
+    pub fn admit(&mut self) -> bool {
+        if self.made < self.cap {
+            self.made += 1;
+            return true;
+        }
+        let t = Instant::now();
+        let r = self.rx.recv();
+        self.waited += t.elapsed();
+        r.is_ok()
+    }
+}
+
+/// The read stage's frame buffers: heap frames, or page-locked ones from the backend.
+pub(super) struct HostSlots<'a> {
+    pub pool: Pool<Frame>,
+    pub offload: Option<&'a dyn Offload>,
+    /// The CPU reads these frames back (`--check`), so they must not be write-combined.
+    pub cpu_reads: bool,
+    /// Host frame buffers the run holds per frame size (pools, --check reference).
+    pub buffers: usize,
+    /// The frame size last checked against the memory budget.
+    budgeted: Option<(PixelFormat, usize, usize)>,
+}
+
+impl<'a> HostSlots<'a> {
+    pub fn new(
+        pool: Pool<Frame>,
+        offload: Option<&'a dyn Offload>,
+        cpu_reads: bool,
+        buffers: usize,
+    ) -> Self {
+        HostSlots {
+            pool,
+            offload,
+            cpu_reads,
+            buffers,
+            budgeted: None,
+        }
+    }
+
+    /// Refuses a frame size whose buffers would not fit the memory budget, before the first
+    /// one is allocated.
+    fn check_budget(
+        &mut self,
+        format: PixelFormat,
+        width: usize,
+        height: usize,
+    ) -> Result<(), IoError> {
+        if self.budgeted == Some((format, width, height)) {
+            return Ok(());
+        }
+        let len =
+            Frame::packed_len(format, width, height).map_err(|e| buffer_err(e.to_string()))? as u64;
+        let what = format!(
+            "{} buffers of {format} {width}x{height} frames ({} each)",
+            self.buffers,
+            crate::memory::human(len)
+        );
+        crate::memory::check(&what, len.saturating_mul(self.buffers as u64))?;
+        self.budgeted = Some((format, width, height));
+        Ok(())
+    }
+}
+
+fn buffer_err(msg: String) -> IoError {
+    IoError::Read {
+        path: "<frame buffer>".into(),
+        msg,
+    }
+}
+
+impl FrameSlots for HostSlots<'_> {
+    fn take(&mut self, format: PixelFormat, width: usize, height: usize) -> Result<Frame, IoError> {
+        let strides = Frame::packed_strides(format, width);
+        let fits = |f: &Frame| {
+            f.format() == format
+                && f.width() == width
+                && f.height() == height
+                && f.planes().iter().zip(&strides).all(|(l, s)| l.stride == *s)
+        };
+        self.check_budget(format, width, height)?;
+        let make = || match self.offload {
+            Some(off) => off
+                .host_frame(format, width, height, self.cpu_reads)
+                .map_err(|e| buffer_err(e.to_string())),
+            None => Frame::new(format, width, height).map_err(|e| buffer_err(e.to_string())),
+        };
+        self.pool.get(fits, make)?.ok_or(IoError::Stopped)
+    }
+
+    fn adopt(&mut self, frame: Frame) -> Result<Frame, IoError> {
+        if self.offload.is_some() {
+            let mut slot = self.take(frame.format(), frame.width(), frame.height())?;
+            for p in 0..frame.planes().len() {
+                slot.plane_mut(p).copy_from(&frame.plane(p));
+            }
+            return Ok(slot);
+        }
+        // Heap frames go on as they are, in place of a pool buffer.
+        if self.pool.admit() {
+            Ok(frame)
+        } else {
+            Err(IoError::Stopped)
+        }
+    }
+}

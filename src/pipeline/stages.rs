@@ -1,0 +1,472 @@
+//! The stages: what each thread of the pipeline does with one frame after another — read,
+//! upload, filter (on the device or in host memory), download, write — and the bookkeeping
+//! they share: the frame travelling between stages ([`Job`]) and [`Stage`], which takes an
+//! output buffer from the stage's pool, times the work on it net of the wait for that buffer,
+//! and records the stage's statistics, so each loop says only what its stage does.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+
+use super::check::Checker;
+use super::pool::{HostSlots, Pool};
+use super::stats::{self, StageStats};
+use super::PipelineError;
+use crate::backend::{Backend, BackendError};
+use crate::device::{CopyQueue, DeviceError, DeviceFrame, Offload};
+use crate::filter::Plan;
+use crate::frame::Frame;
+use crate::io::{FrameMeta, IoError, Payload, Sink, Source};
+
+/// A frame between stages: the payload, its metadata, when its read started, and (with
+/// `--check` on a device backend) the host input kept for the comparison.
+pub(super) struct Job<T> {
+    pub item: T,
+    pub meta: FrameMeta,
+    pub t0: Instant,
+    pub input: Option<Frame>,
+    /// The item came from the source, not from a pool: dropped (back to its owner) when done.
+    pub foreign: bool,
+}
+
+impl<T> Job<T> {
+    /// A job read from the source.
+    pub fn read(item: T, meta: FrameMeta, t0: Instant) -> Self {
+        Job {
+            item,
+            meta,
+            t0,
+            input: None,
+            foreign: false,
+        }
+    }
+}
+
+/// A stage's statistics and the pool its output buffers come from.
+pub(super) struct Stage<T> {
+    pub stats: StageStats,
+    pool: Pool<T>,
+}
+
+impl<T> Stage<T> {
+    pub fn new(name: &'static str, pool: Pool<T>) -> Self {
+        Stage {
+            stats: StageStats::new(name),
+            pool,
+        }
+    }
+
+    /// Runs one frame's work: takes an output buffer (made by `make` while the pool has room,
+    /// else waiting for one to come back), runs `work` on it, and records the time the work
+    /// took net of that wait, with `bytes` and the device time `work` returns. None when the
+    /// run is stopping (the stage that returns buffers has gone).
+    pub fn run<E>(
+        &mut self,
+        bytes: usize,
+        fits: impl Fn(&T) -> bool,
+        make: impl FnOnce() -> Result<T, E>,
+        work: impl FnOnce(&mut T) -> Result<Duration, E>,
+    ) -> Result<Option<T>, E> {
+        let t = Instant::now();
+        let waited = self.pool.waited;
+        let Some(mut out) = self.pool.get(fits, make)? else {
+            return Ok(None);
+        };
+        let device = work(&mut out)?;
+        self.stats.device += device;
+        self.stats
+            .add(t.elapsed().saturating_sub(self.pool.waited - waited), bytes);
+        Ok(Some(out))
+    }
+}
+
+pub(super) type StageResult = Result<StageStats, PipelineError>;
+
+pub(super) fn backend_err(index: usize) -> impl FnOnce(BackendError) -> PipelineError {
+    move |source| PipelineError::Backend { index, source }
+}
+
+pub(super) fn device_err(index: usize) -> impl FnOnce(DeviceError) -> PipelineError {
+    move |e| PipelineError::Backend {
+        index,
+        source: e.into(),
+    }
+}
+
+/// True when a stop was requested; with `wait`, also when one arrives within 100 ms. A signal
+/// sent to a whole pipeline (Ctrl-C in a terminal) ends convflow's upstream at the same moment,
+/// and the read can see the end of its input just before the stop request is raised.
+fn stop_requested(stop: &AtomicBool, wait: bool) -> bool {
+    let deadline = Instant::now() + Duration::from_millis(if wait { 100 } else { 0 });
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// What the read stage reports besides its statistics.
+#[derive(Default)]
+pub(super) struct ReadTotals {
+    pub skipped: usize,
+    pub skip_messages: Vec<String>,
+    pub interrupted: bool,
+    pub megapixels: f64,
+}
+
+/// The read stage: pulls frames from the source into the host pool and sends them on.
+pub(super) fn read_stage(
+    source: &mut dyn Source,
+    mut slots: HostSlots<'_>,
+    device: Option<&dyn Offload>,
+    opts: (&AtomicBool, bool),
+    tx: Sender<Job<Payload>>,
+    totals: &mut ReadTotals,
+) -> StageResult {
+    let (stop, skip_bad) = opts;
+    let mut st = StageStats::new("read");
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            totals.interrupted = true;
+            break; // stop requested: read no more; frames in flight still drain to the sink
+        }
+        let t = Instant::now();
+        let waited = slots.pool.waited;
+        let (payload, meta) = match source.next_payload(&mut slots, device) {
+            Ok(Some(x)) => x,
+            Ok(None) | Err(IoError::Stopped) => break,
+            // After a stop request a failed read — typically a short last frame, the upstream
+            // of a pipe having died of the same Ctrl-C — ends the stream: the frames read
+            // before it are kept.
+            Err(_) if stop_requested(stop, !skip_bad) => {
+                totals.interrupted = true;
+                break;
+            }
+            Err(e @ IoError::BadFrame { .. }) if skip_bad => {
+                totals.skipped += 1;
+                if totals.skip_messages.len() < 10 {
+                    totals.skip_messages.push(e.to_string());
+                }
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let (len, pixels) = match &payload {
+            Payload::Host(f) => (f.data().len(), f.width() * f.height()),
+            Payload::Device(d) => (d.shape.len, d.shape.width * d.shape.height),
+        };
+        st.add(t.elapsed().saturating_sub(slots.pool.waited - waited), len);
+        totals.megapixels += pixels as f64 / 1e6;
+        if tx.send(Job::read(payload, meta, t)).is_err() {
+            break; // a later stage stopped; its error is reported
+        }
+    }
+    Ok(st)
+}
+
+/// A payload the host path can take (a host frame), or the error for one in device memory.
+fn host_only(job: Job<Payload>) -> Result<Job<Frame>, PipelineError> {
+    let Job {
+        item,
+        meta,
+        t0,
+        input,
+        foreign,
+    } = job;
+    match item {
+        Payload::Host(item) => Ok(Job {
+            item,
+            meta,
+            t0,
+            input,
+            foreign,
+        }),
+        Payload::Device(_) => Err(PipelineError::Io(IoError::Read {
+            path: "<source>".into(),
+            msg: format!(
+                "frame {}: the source delivered device memory but this run filters in host memory",
+                meta.index
+            ),
+        })),
+    }
+}
+
+/// Upload: host frame → device buffer on the upload queue. The host frame goes back to the
+/// read stage's pool, or travels on for `--check`. Frames already on the device pass through.
+pub(super) fn upload_stage(
+    rx: Receiver<Job<Payload>>,
+    tx: Sender<Job<DeviceFrame>>,
+    mut stage: Stage<DeviceFrame>,
+    off: &dyn Offload,
+    mut queue: Box<dyn CopyQueue>,
+    in_ret: Sender<Frame>,
+    checked: bool,
+) -> StageResult {
+    for job in rx {
+        let index = job.meta.index;
+        let host = match job.item {
+            Payload::Host(f) => f,
+            Payload::Device(dev) => {
+                if checked {
+                    return Err(PipelineError::Io(IoError::Read {
+                        path: "<source>".into(),
+                        msg: format!("frame {index}: --check needs frames in host memory"),
+                    }));
+                }
+                // Already on the device: nothing to copy; it goes back to its owner when done.
+                stage.stats.add(Duration::ZERO, 0);
+                let next = Job {
+                    item: dev,
+                    meta: job.meta,
+                    t0: job.t0,
+                    input: None,
+                    foreign: true,
+                };
+                if tx.send(next).is_err() {
+                    break;
+                }
+                continue;
+            }
+        };
+        let dev = stage.run(
+            host.data().len(),
+            |d| host.has_shape(&d.shape),
+            || off.device_frame(&host.shape()),
+            |dev| queue.upload(&host, dev),
+        );
+        let Some(dev) = dev.map_err(device_err(index))? else {
+            break;
+        };
+        let input = if checked {
+            Some(host)
+        } else {
+            let _ = in_ret.send(host);
+            None
+        };
+        let job = Job {
+            item: dev,
+            meta: job.meta,
+            t0: job.t0,
+            input,
+            foreign: false,
+        };
+        if tx.send(job).is_err() {
+            break;
+        }
+    }
+    Ok(stage.stats)
+}
+
+/// Filter on the device: device input → device output; the input buffer goes back to the
+/// upload stage's pool (unless the source owns it).
+pub(super) fn filter_device_stage(
+    rx: Receiver<Job<DeviceFrame>>,
+    tx: Sender<Job<DeviceFrame>>,
+    mut stage: Stage<DeviceFrame>,
+    off: &dyn Offload,
+    backend: &mut dyn Backend,
+    plan: &Plan,
+    dev_in_ret: Sender<DeviceFrame>,
+) -> StageResult {
+    for job in rx {
+        let index = job.meta.index;
+        let shape = &job.item.shape;
+        let out = stage.run(
+            shape.len,
+            |d| d.shape == *shape,
+            || off.device_frame(shape).map_err(device_err(index)),
+            |out| {
+                backend
+                    .filter_device(plan, &job.item, out)
+                    .map_err(backend_err(index))
+            },
+        )?;
+        let Some(out) = out else { break };
+        let foreign = job.foreign;
+        let input = job.input;
+        let (item, meta, t0) = (job.item, job.meta, job.t0);
+        if !foreign {
+            let _ = dev_in_ret.send(item);
+        }
+        let next = Job {
+            item: out,
+            meta,
+            t0,
+            input,
+            foreign: false,
+        };
+        if tx.send(next).is_err() {
+            break;
+        }
+    }
+    Ok(stage.stats)
+}
+
+/// Download: device output → host frame on the download queue, then `--check` against the
+/// host input it carried.
+#[allow(clippy::too_many_arguments)] // the stage's channels, pools and queue, each one thing
+pub(super) fn download_stage(
+    rx: Receiver<Job<DeviceFrame>>,
+    tx: Sender<Job<Frame>>,
+    mut stage: Stage<Frame>,
+    off: &dyn Offload,
+    mut queue: Box<dyn CopyQueue>,
+    dev_out_ret: Sender<DeviceFrame>,
+    mut check: Option<(Checker<'_>, Sender<Frame>)>,
+    plan: &Plan,
+) -> StageResult {
+    for job in rx {
+        let index = job.meta.index;
+        let s = &job.item.shape;
+        let host = stage.run(
+            s.len,
+            |f: &Frame| f.has_shape(s),
+            || off.host_frame(s.format, s.width, s.height, true),
+            |host| queue.download(&job.item, host),
+        );
+        let Some(host) = host.map_err(device_err(index))? else {
+            break;
+        };
+        let (item, meta, t0, input) = (job.item, job.meta, job.t0, job.input);
+        let _ = dev_out_ret.send(item);
+        if let (Some((checker, in_ret)), Some(input)) = (check.as_mut(), input) {
+            checker.verify(plan, index, &input, &host)?;
+            let _ = in_ret.send(input);
+        }
+        let next = Job {
+            item: host,
+            meta,
+            t0,
+            input: None,
+            foreign: false,
+        };
+        if tx.send(next).is_err() {
+            break;
+        }
+    }
+    Ok(stage.stats)
+}
+
+/// Filter in host memory (CPU backends, CUDA `--sync`): input frame → output frame, `--check`,
+/// the input back to the read stage's pool.
+pub(super) fn filter_host_stage(
+    rx: Receiver<Job<Payload>>,
+    tx: Sender<Job<Frame>>,
+    mut stage: Stage<Frame>,
+    backend: &mut dyn Backend,
+    plan: &Plan,
+    mut checker: Option<Checker<'_>>,
+    in_ret: Sender<Frame>,
+) -> StageResult {
+    for job in rx {
+        let job = host_only(job)?;
+        let index = job.meta.index;
+        let frame = &job.item;
+        let out = stage.run(
+            frame.data().len(),
+            |f: &Frame| f.same_shape(frame),
+            || Ok::<_, PipelineError>(Frame::like(frame)),
+            |dst| {
+                backend
+                    .filter_frame(plan, frame, dst)
+                    .map_err(backend_err(index))?;
+                if let Some(checker) = checker.as_mut() {
+                    checker.verify(plan, index, frame, dst)?;
+                }
+                Ok(Duration::ZERO)
+            },
+        )?;
+        let Some(out) = out else { break };
+        if let Some(d) = backend.last_times() {
+            stage.stats.device += d.h2d + d.kernel + d.d2h;
+            stage.stats.split.h2d += d.h2d;
+            stage.stats.split.kernel += d.kernel;
+            stage.stats.split.d2h += d.d2h;
+            stage.stats.measured = true;
+        }
+        let (item, meta, t0) = (job.item, job.meta, job.t0);
+        let _ = in_ret.send(item);
+        let next = Job {
+            item: out,
+            meta,
+            t0,
+            input: None,
+            foreign: false,
+        };
+        if tx.send(next).is_err() {
+            break;
+        }
+    }
+    Ok(stage.stats)
+}
+
+/// `--passthrough`: input frames go straight to the write stage, which returns them to the
+/// read stage's pool.
+pub(super) fn passthrough_stage(rx: Receiver<Job<Payload>>, tx: Sender<Job<Frame>>) -> StageResult {
+    let mut st = StageStats::new("filter");
+    for job in rx {
+        let job = host_only(job)?;
+        st.add(Duration::ZERO, job.item.data().len());
+        if tx.send(job).is_err() {
+            break;
+        }
+    }
+    Ok(st)
+}
+
+/// What the write stage measured.
+pub(super) struct Written {
+    pub count: Result<usize, PipelineError>,
+    pub stats: StageStats,
+    pub latency: hdrhistogram::Histogram<u64>,
+    pub steady: Option<(usize, Duration)>,
+}
+
+/// The write stage, on the caller's thread (which owns the sink): frames to the sink in order,
+/// their buffers back to `ret`.
+pub(super) fn write_stage(
+    sink: &mut dyn Sink,
+    rx: Receiver<Job<Frame>>,
+    ret: Sender<Frame>,
+    progress: Option<&dyn Fn(usize)>,
+    warm: usize,
+) -> Written {
+    let mut stats = StageStats::new("write");
+    let mut latency = stats::histogram();
+    let (mut warm_at, mut last_at) = (None, None);
+    let mut count = 0;
+    let result = (|| -> Result<(), PipelineError> {
+        for job in rx.iter() {
+            let t = Instant::now();
+            sink.write_frame(&job.item, &job.meta)?;
+            stats.add(t.elapsed(), job.item.data().len());
+            let _ = latency.record(job.t0.elapsed().as_micros().max(1) as u64);
+            let _ = ret.send(job.item);
+            count += 1;
+            let now = Instant::now();
+            if count == warm {
+                warm_at = Some(now);
+            }
+            last_at = Some(now);
+            if let Some(p) = progress {
+                p(count);
+            }
+        }
+        Ok(())
+    })();
+    let steady = match (warm_at, last_at) {
+        (Some(a), Some(b)) if count > warm + 1 => Some((count - warm, b - a)),
+        _ => None,
+    };
+    Written {
+        count: result.map(|()| count),
+        stats,
+        latency,
+        steady,
+    }
+}

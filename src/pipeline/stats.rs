@@ -1,0 +1,226 @@
+//! What a run did: per-stage totals, latencies, the transfer-vs-kernel split, and the report
+//! model ([`Report`]) that `--report FILE.json` serializes.
+
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use crate::device::DeviceTimes;
+
+pub(super) fn histogram() -> Histogram<u64> {
+    Histogram::<u64>::new_with_bounds(1, 24 * 3600 * 1_000_000, 3).expect("valid bounds")
+}
+
+/// One stage's totals.
+#[derive(Clone, Debug)]
+pub struct StageStats {
+    pub name: &'static str,
+    pub frames: usize,
+    /// Time spent working (not waiting on channels or for free buffers).
+    pub busy: Duration,
+    /// Bytes of frame data handled.
+    pub bytes: u64,
+    /// Device time of this stage's work (CUDA events): copies for upload/download, kernels for
+    /// filter. Zero where not measured.
+    pub device: Duration,
+    /// Per-frame busy time in µs.
+    pub per_frame: Histogram<u64>,
+    /// Upload / kernel / download device times inside this stage (a filter stage that runs the
+    /// transfers itself: `--sync`), when `measured`.
+    pub split: DeviceTimes,
+    pub measured: bool,
+}
+
+impl StageStats {
+    pub(super) fn new(name: &'static str) -> Self {
+        StageStats {
+            name,
+            frames: 0,
+            busy: Duration::ZERO,
+            bytes: 0,
+            device: Duration::ZERO,
+            per_frame: histogram(),
+            split: DeviceTimes::default(),
+            measured: false,
+        }
+    }
+
+    pub(super) fn add(&mut self, busy: Duration, bytes: usize) {
+        self.frames += 1;
+        self.busy += busy;
+        self.bytes += bytes as u64;
+        let _ = self.per_frame.record(busy.as_micros().max(1) as u64);
+    }
+}
+
+/// What a run did, for the report.
+#[derive(Clone, Debug)]
+pub struct RunStats {
+    /// Frames read and written.
+    pub frames: usize,
+    /// Frames the source reported bad and `skip_bad` skipped, with the first few messages.
+    pub skipped: usize,
+    pub skip_messages: Vec<String>,
+    pub megapixels: f64,
+    pub wall: Duration,
+    /// read, [upload,] filter, [download,] write.
+    pub stages: Vec<StageStats>,
+    /// Per-frame latency from the start of its read to the end of its write, in µs.
+    pub latency: Histogram<u64>,
+    pub checked: bool,
+    /// Reading stopped early because `stop` was raised (Ctrl-C).
+    pub interrupted: bool,
+    /// Device times summed over all frames, when the backend measures them.
+    pub device: Option<DeviceTimes>,
+    /// Transfers ran in their own stages (overlapped), not inside the filter stage.
+    pub overlapped: bool,
+    /// Frames written after the warm-up (the first `4·inflight + 4` writes, which include
+    /// allocating the buffer pools) and the time they took: the sustained rate.
+    pub steady: Option<(usize, Duration)>,
+}
+
+impl RunStats {
+    /// Frames per second after the warm-up, when the run was long enough to have one.
+    pub fn steady_fps(&self) -> Option<f64> {
+        self.steady
+            .map(|(n, t)| n as f64 / t.as_secs_f64().max(1e-9))
+    }
+
+    pub fn stage(&self, name: &str) -> Option<&StageStats> {
+        self.stages.iter().find(|s| s.name == name)
+    }
+
+    /// The stage with the most busy time.
+    pub fn bottleneck(&self) -> &StageStats {
+        self.stages
+            .iter()
+            .max_by_key(|s| s.busy)
+            .expect("at least three stages")
+    }
+
+    /// Sum of stage busy times over wall time: 1 when nothing overlaps, up to the number of
+    /// stages when all of them are busy all the time.
+    pub fn overlap(&self) -> f64 {
+        let busy: f64 = self.stages.iter().map(|s| s.busy.as_secs_f64()).sum();
+        busy / self.wall.as_secs_f64().max(1e-9)
+    }
+
+    /// The serializable report of this run.
+    pub fn report(&self) -> Report {
+        let wall = self.wall.as_secs_f64();
+        let n = self.frames.max(1) as f64;
+        Report {
+            frames: self.frames,
+            skipped: self.skipped,
+            skip_messages: self.skip_messages.clone(),
+            megapixels: self.megapixels,
+            wall_s: wall,
+            fps: self.frames as f64 / wall.max(1e-9),
+            steady_fps: self.steady_fps(),
+            interrupted: self.interrupted,
+            checked_against_cpu_seq: self.checked,
+            bottleneck: self.bottleneck().name,
+            overlapped_transfers: self.overlapped,
+            overlap_efficiency: self.overlap(),
+            stages: self
+                .stages
+                .iter()
+                .map(|s| {
+                    let busy = s.busy.as_secs_f64();
+                    StageReport {
+                        name: s.name,
+                        frames: s.frames,
+                        busy_s: busy,
+                        fps: s.frames as f64 / busy.max(1e-9),
+                        mb_per_s: s.bytes as f64 / busy.max(1e-9) / 1e6,
+                        utilisation: busy / wall.max(1e-9),
+                        device_s: s.device.as_secs_f64(),
+                        latency_us: Percentiles::of(&s.per_frame),
+                    }
+                })
+                .collect(),
+            latency_us: Percentiles::of(&self.latency),
+            device: self.device.map(|d| DeviceReport {
+                h2d_s: d.h2d.as_secs_f64(),
+                kernel_s: d.kernel.as_secs_f64(),
+                d2h_s: d.d2h.as_secs_f64(),
+                per_frame_us: DeviceSplit {
+                    h2d: d.h2d.as_secs_f64() * 1e6 / n,
+                    kernel: d.kernel.as_secs_f64() * 1e6 / n,
+                    d2h: d.d2h.as_secs_f64() * 1e6 / n,
+                },
+            }),
+        }
+    }
+}
+
+/// Latency percentiles in µs.
+#[derive(Clone, Debug, Serialize)]
+pub struct Percentiles {
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub max: u64,
+}
+
+impl Percentiles {
+    fn of(h: &Histogram<u64>) -> Self {
+        Percentiles {
+            p50: h.value_at_quantile(0.5),
+            p90: h.value_at_quantile(0.9),
+            p99: h.value_at_quantile(0.99),
+            max: h.max(),
+        }
+    }
+}
+
+/// One stage in the report.
+#[derive(Clone, Debug, Serialize)]
+pub struct StageReport {
+    pub name: &'static str,
+    pub frames: usize,
+    pub busy_s: f64,
+    pub fps: f64,
+    pub mb_per_s: f64,
+    pub utilisation: f64,
+    pub device_s: f64,
+    pub latency_us: Percentiles,
+}
+
+/// Device time per frame, µs.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceSplit {
+    pub h2d: f64,
+    pub kernel: f64,
+    pub d2h: f64,
+}
+
+/// Device times of the run.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceReport {
+    pub h2d_s: f64,
+    pub kernel_s: f64,
+    pub d2h_s: f64,
+    pub per_frame_us: DeviceSplit,
+}
+
+/// The run report (`--report FILE.json`; the CLI adds what was run to it).
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub frames: usize,
+    pub skipped: usize,
+    pub skip_messages: Vec<String>,
+    pub megapixels: f64,
+    pub wall_s: f64,
+    pub fps: f64,
+    pub steady_fps: Option<f64>,
+    pub interrupted: bool,
+    pub checked_against_cpu_seq: bool,
+    pub bottleneck: &'static str,
+    pub overlapped_transfers: bool,
+    pub overlap_efficiency: f64,
+    pub stages: Vec<StageReport>,
+    pub latency_us: Percentiles,
+    pub device: Option<DeviceReport>,
+}
