@@ -254,6 +254,19 @@ impl fmt::Debug for Frame {
     }
 }
 
+/// `len` zero bytes, allocated fallibly: a failed allocation is an error, never an abort.
+fn zeroed(len: usize, format: PixelFormat, w: usize, h: usize) -> Result<Vec<u8>, FrameError> {
+    let mut data = Vec::new();
+    data.try_reserve_exact(len).map_err(|_| FrameError::Alloc {
+        format,
+        w,
+        h,
+        bytes: len,
+    })?;
+    data.resize(len, 0);
+    Ok(data)
+}
+
 /// Largest accepted frame side; keeps size arithmetic far from overflow.
 pub const MAX_SIDE: usize = 1 << 16;
 
@@ -275,15 +288,7 @@ impl Frame {
             .map(|row| row.next_multiple_of(align.max(1)))
             .collect();
         let len = Self::layout(format, width, height, &strides)?.1;
-        // A failed allocation is an error, never an abort: frame sizes come from input files.
-        let mut data = Vec::new();
-        data.try_reserve_exact(len).map_err(|_| FrameError::Alloc {
-            format,
-            w: width,
-            h: height,
-            bytes: len,
-        })?;
-        data.resize(len, 0);
+        let data = zeroed(len, format, width, height)?;
         Self::from_parts(format, width, height, &strides, data)
     }
 
@@ -391,6 +396,24 @@ impl Frame {
     }
 
     /// A frame of the same format, size and strides, zero-filled, in heap memory.
+    /// [`Frame::like`] that reports a failed allocation instead of aborting (for frame sizes
+    /// that come from input files).
+    pub fn try_like(other: &Frame) -> Result<Frame, FrameError> {
+        Ok(Frame {
+            format: other.format,
+            width: other.width,
+            height: other.height,
+            planes: other.planes.clone(),
+            data: Storage::Heap(zeroed(
+                other.data().len(),
+                other.format,
+                other.width,
+                other.height,
+            )?),
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+        })
+    }
+
     pub fn like(other: &Frame) -> Frame {
         Frame {
             format: other.format,

@@ -91,7 +91,7 @@ pub fn image(bytes: &[u8]) -> Result<usize, String> {
 /// Opens a video file through FFmpeg and decodes every frame; Ok(frames).
 #[cfg(feature = "video")]
 pub fn video_file(path: &Path) -> Result<usize, String> {
-    let mut src = io::video::VideoSource::open(path).map_err(message)?;
+    let mut src = io::video::VideoSource::open(path, None).map_err(message)?;
     let mut n = 0;
     loop {
         match src.next_frame(&mut CappedSlots(MAX_FRAME_BYTES)) {

@@ -5,7 +5,8 @@
 //! The budget is `CONVFLOW_MEMORY_LIMIT` (bytes, with an optional K, M, G or T suffix, powers
 //! of 1024) when set; else the memory the system reports available (`MemAvailable` in
 //! /proc/meminfo), lowered to what the cgroup v2 limit leaves (`memory.max − memory.current`)
-//! when one is set; else no limit.
+//! when one is set; else no limit. Either way it is lowered to the address space the process's
+//! own limits (`ulimit -v`, `ulimit -d`) leave.
 
 /// The variable that overrides the budget.
 pub const LIMIT_VAR: &str = "CONVFLOW_MEMORY_LIMIT";
@@ -67,16 +68,45 @@ fn cgroup_room() -> Option<u64> {
     Some(max.saturating_sub(current))
 }
 
-/// The budget in bytes and whether it came from [`LIMIT_VAR`]; None when nothing is known.
-pub fn budget() -> Option<(u64, bool)> {
-    if let Some(v) = std::env::var(LIMIT_VAR).ok().and_then(|v| parse_size(&v)) {
-        return Some((v, true));
-    }
-    let avail = match (meminfo_available(), cgroup_room()) {
-        (Some(a), Some(c)) => Some(a.min(c)),
-        (a, c) => a.or(c),
+/// Address space left under the process's own limits (`ulimit -v`, `ulimit -d`), if any.
+fn rlimit_room() -> Option<u64> {
+    let limit = |res| {
+        let mut r = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit fills the struct we own.
+        let ok = unsafe { libc::getrlimit(res, &mut r) } == 0;
+        (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
     };
-    avail.map(|a| (a, false))
+    let cap = match (limit(libc::RLIMIT_AS), limit(libc::RLIMIT_DATA)) {
+        (Some(a), Some(d)) => a.min(d),
+        (a, d) => a.or(d)?,
+    };
+    // Virtual size in pages, the first field of /proc/self/statm.
+    let pages: u64 = std::fs::read_to_string("/proc/self/statm")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
+    Some(cap.saturating_sub(pages * page))
+}
+
+/// The budget in bytes and whether it came from [`LIMIT_VAR`]; None when nothing is known.
+/// The process's own address-space limits lower it in either case.
+pub fn budget() -> Option<(u64, bool)> {
+    let rlimit = rlimit_room();
+    if let Some(v) = std::env::var(LIMIT_VAR).ok().and_then(|v| parse_size(&v)) {
+        return Some((rlimit.map_or(v, |r| v.min(r)), true));
+    }
+    [meminfo_available(), cgroup_room(), rlimit]
+        .into_iter()
+        .flatten()
+        .min()
+        .map(|a| (a, false))
 }
 
 /// Refuses `need` bytes for `what` when they exceed the budget.

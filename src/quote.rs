@@ -22,6 +22,38 @@ pub fn quote(s: &str) -> String {
     out
 }
 
+/// A line of text from a library (an encoder's message) for an error message: control
+/// characters escaped, shortened to 160 characters.
+pub fn quote_line(s: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i == 160 {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `s` with every control character escaped (`\n`, `\u{1b}`, …): a message that stays on one
+/// line whatever bytes a path or a library put in it.
+pub fn escape_controls(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The error for a name that is not one of `names`: `unknown WHAT 'S' (expected a, b or c)`.
 pub fn unknown(what: &str, s: &str, names: &[&str]) -> String {
     let list = match names {

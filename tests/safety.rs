@@ -384,7 +384,9 @@ fn a_full_disk_leaves_no_temporary_file() {
     for (input, name, extra, limit) in cases {
         let out_path = t.path(name);
         let mut cmd = bin();
+        // The report of a failed run is not written either.
         cmd.args(["filter", &input, "-o", s(&out_path), "--kernel", "box:3"])
+            .args(["--report", s(&t.path("report.json"))])
             .args(&extra);
         with_file_size_limit(&mut cmd, limit);
         let out = cmd.output().unwrap();
@@ -1014,4 +1016,438 @@ fn a_closed_reader_of_a_non_utf8_path_is_fine() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(Path::new(&t.0.join(name)).is_file());
+}
+
+/// Makes a FIFO at `path`.
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+/// Reads everything written into the FIFO `path` on another thread, until `done` is set and
+/// the FIFO is empty (opened without blocking, so a run that never opens it cannot hang us).
+fn drain_fifo(
+    path: &Path,
+    done: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .unwrap();
+    let done = done.clone();
+    std::thread::spawn(move || {
+        let (mut data, mut buf) = (Vec::new(), [0u8; 65536]);
+        loop {
+            match f.read(&mut buf) {
+                Ok(0) if done.load(std::sync::atomic::Ordering::SeqCst) => return data,
+                Ok(n) => data.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) => panic!("{e}"),
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    })
+}
+
+fn is_fifo(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+}
+
+#[test]
+fn special_files_and_links_as_outputs_are_written_through_not_replaced() {
+    let t = Scratch::new("safety-special");
+    // A FIFO as the output and as the report: written into, still a FIFO afterwards.
+    mkfifo(&t.path("pipe.y4m"));
+    mkfifo(&t.path("report.json"));
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let video = drain_fifo(&t.path("pipe.y4m"), &done);
+    let report = drain_fifo(&t.path("report.json"), &done);
+    let out = run(&[
+        "filter",
+        "synthetic:8x8:gray:2",
+        "-o",
+        s(&t.path("pipe.y4m")),
+        "--kernel",
+        "box:3",
+        "-q",
+        "--report",
+        s(&t.path("report.json")),
+    ]);
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let video = video.join().unwrap();
+    assert!(video.starts_with(b"YUV4MPEG2 "));
+    assert_eq!(video.windows(6).filter(|w| w == b"FRAME\n").count(), 2);
+    let report = report.join().unwrap();
+    assert!(serde_json::from_slice::<serde_json::Value>(&report).is_ok());
+    assert!(is_fifo(&t.path("pipe.y4m")) && is_fifo(&t.path("report.json")));
+    // A symbolic link: the file it names is written (also when it does not exist yet) and
+    // the link stays a link.
+    std::fs::create_dir(t.path("real")).unwrap();
+    write_png(&t.path("in.png"), 8, 6, true);
+    std::os::unix::fs::symlink(t.path("real/old.png"), t.path("link.png")).unwrap();
+    std::os::unix::fs::symlink("real/new.json", t.path("rlink.json")).unwrap();
+    for round in 0..2 {
+        let out = run(&[
+            "filter",
+            s(&t.path("in.png")),
+            "-o",
+            s(&t.path("link.png")),
+            "--kernel",
+            "box:3",
+            "-q",
+            "--report",
+            s(&t.path("rlink.json")),
+        ]);
+        assert!(
+            out.status.success(),
+            "{round}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(t.path("link.png").is_symlink() && t.path("rlink.json").is_symlink());
+        assert!(image::open(t.path("real/old.png")).is_ok());
+        assert!(std::fs::read(t.path("real/new.json"))
+            .unwrap()
+            .starts_with(b"{"));
+    }
+    // The null device, by any name, discards frames (a directory of frames is not made).
+    std::os::unix::fs::symlink("/dev/null", t.path("null-link")).unwrap();
+    for null in ["/dev/null", s(&t.path("null-link"))] {
+        let out = run(&[
+            "filter",
+            "synthetic:16x8:rgb:3",
+            "-o",
+            null,
+            "--kernel",
+            "box:3",
+        ]);
+        assert!(
+            out.status.success(),
+            "{null}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata("/dev/null")
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    assert_eq!(
+        t.listing(),
+        [
+            "in.png",
+            "link.png",
+            "null-link",
+            "pipe.y4m",
+            "real",
+            "real/new.json",
+            "real/old.png",
+            "report.json",
+            "rlink.json"
+        ]
+    );
+}
+
+#[test]
+fn special_files_as_inputs_fail_at_once_instead_of_hanging() {
+    let t = Scratch::new("safety-fifo-in");
+    write_png(&t.path("a.png"), 8, 6, true);
+    mkfifo(&t.path("k.txt"));
+    std::fs::create_dir(t.path("dir")).unwrap();
+    write_png(&t.path("dir/a.png"), 8, 6, true);
+    mkfifo(&t.path("dir/b.png"));
+    mkfifo(&t.path("still.png"));
+    let cases: [(&[&str], &str); 3] = [
+        (&["a.png", "--kernel-file", "k.txt"], "k.txt"),
+        (&["dir", "--kernel", "box:3"], "b.png"),
+        (&["still.png", "--kernel", "box:3"], "still.png"),
+    ];
+    for (args, name) in cases {
+        let out_name = if args[0] == "dir" { "out" } else { "o.png" };
+        let child = bin()
+            .current_dir(&t.0)
+            .args(["filter", args[0], "-o", out_name])
+            .args(&args[1..])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = wait_with_timeout(child, Duration::from_secs(10));
+        assert_fails(&out, &[name, "not a regular file"]);
+        assert!(!t.path(out_name).exists());
+    }
+}
+
+#[test]
+fn errors_print_control_characters_escaped_on_one_line() {
+    for name in ["a\nb.png", "x\u{1b}[31mred.png", "c\rd.y4m"] {
+        let out = run(&["filter", name, "-o", "o.png", "--kernel", "box:3"]);
+        assert_fails(&out, &["does not exist"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains('\u{1b}') && !err.contains('\r'), "{err:?}");
+    }
+}
+
+/// A PNG (with a token of image data) declaring a `w`×`h` RGBA image.
+fn png_header(w: u32, h: u32) -> Vec<u8> {
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut c = !0u32;
+        for &b in bytes {
+            c ^= b as u32;
+            for _ in 0..8 {
+                c = if c & 1 != 0 {
+                    0xEDB8_8320 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
+            }
+        }
+        !c
+    }
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    for (kind, data) in [
+        (
+            &b"IHDR"[..],
+            [&w.to_be_bytes()[..], &h.to_be_bytes(), &[8, 6, 0, 0, 0]].concat(),
+        ),
+        // One stored (uncompressed) deflate block of 100 zero bytes: too little data.
+        (
+            b"IDAT",
+            [
+                &[0x78, 0x01, 0x01, 100, 0, 155, 255][..],
+                &[0; 100],
+                &0x0064_0001u32.to_be_bytes(),
+            ]
+            .concat(),
+        ),
+        (b"IEND", vec![]),
+    ] {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let body = [kind, &data[..]].concat();
+        out.extend_from_slice(&body);
+        out.extend_from_slice(&crc32(&body).to_be_bytes());
+    }
+    out
+}
+
+#[test]
+fn images_beyond_an_address_space_limit_are_refused_before_decoding() {
+    let t = Scratch::new("safety-rlimit");
+    std::fs::write(t.path("huge.png"), png_header(65535, 65535)).unwrap();
+    let mut cmd = bin();
+    cmd.args([
+        "filter",
+        s(&t.path("huge.png")),
+        "-o",
+        s(&t.path("o.png")),
+        "--kernel",
+        "box:3",
+    ]);
+    // SAFETY: setrlimit is async-signal-safe and only affects the child.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 2 << 30,
+                rlim_max: 2 << 30,
+            };
+            libc::setrlimit(libc::RLIMIT_AS, &lim);
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    assert_fails(&out, &["huge.png", "65535x65535", "MiB"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(t.listing(), ["huge.png"]);
+}
+
+#[test]
+fn failed_chart_drawing_leaves_the_chart_directory_as_it_was() {
+    let t = Scratch::new("safety-charts");
+    let out = run(&[
+        "bench",
+        "threads",
+        "--quick",
+        "--budget",
+        "1",
+        "--json",
+        s(&t.path("r.json")),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::create_dir(t.path("old")).unwrap();
+    std::fs::write(t.path("old/threads-scaling.svg"), "old").unwrap();
+    for dir in ["new", "old"] {
+        let mut cmd = bin();
+        cmd.args([
+            "bench",
+            "plot",
+            "--from",
+            s(&t.path("r.json")),
+            "--plot",
+            s(&t.path(dir)),
+        ]);
+        with_file_size_limit(&mut cmd, 4096);
+        let out = cmd.output().unwrap();
+        assert_fails(&out, &["chart", dir, "too large"]);
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains(".convflow-partial"),
+            "temp name shown"
+        );
+    }
+    assert_eq!(t.listing(), ["old", "old/threads-scaling.svg", "r.json"]);
+    assert_eq!(
+        std::fs::read(t.path("old/threads-scaling.svg")).unwrap(),
+        b"old"
+    );
+    let out = run(&[
+        "bench",
+        "plot",
+        "--from",
+        s(&t.path("r.json")),
+        "--plot",
+        s(&t.path("old")),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(std::fs::read(t.path("old/threads-scaling.svg"))
+        .unwrap()
+        .starts_with(b"<svg"));
+}
+
+#[cfg(feature = "video")]
+#[test]
+fn url_like_names_are_local_files() {
+    let t = Scratch::new("safety-urls");
+    let run_in = |args: &[&str]| bin().current_dir(&t.0).args(args).output().unwrap();
+    // FFmpeg would read these as protocols: a file named after the prefix, or stdout.
+    for name in ["file:a.mkv", "pipe:1.mkv"] {
+        let out = run_in(&[
+            "filter",
+            "synthetic:32x16:yuv420p:3",
+            "-o",
+            name,
+            "--kernel",
+            "box:3",
+            "--codec",
+            "ffv1",
+            "-q",
+        ]);
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.stdout.is_empty(), "{name}: video on stdout");
+        assert!(t.path(name).is_file(), "{name}");
+    }
+    assert!(!t.path("a.mkv").exists());
+    let out = run_in(&[
+        "filter",
+        "file:a.mkv",
+        "-o",
+        "b.y4m",
+        "--kernel",
+        "box:3",
+        "-q",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::rename(t.path("file:a.mkv"), t.path("a.mkv")).unwrap();
+    let out = run_in(&["filter", "file:a.mkv", "-o", "c.y4m", "--kernel", "box:3"]);
+    assert_fails(&out, &["file:a.mkv", "does not exist"]);
+    assert_eq!(t.listing(), ["a.mkv", "b.y4m", "pipe:1.mkv"]);
+}
+
+#[cfg(feature = "video")]
+#[test]
+fn encoder_options_that_write_files_or_do_nothing_are_refused() {
+    let t = Scratch::new("safety-codecopt");
+    std::fs::write(t.path("victim.log"), "precious").unwrap();
+    let victim = format!("stats={}", s(&t.path("victim.log")));
+    let x264 = format!("x264-params=stats={}", s(&t.path("victim.log")));
+    let cases: [(&str, &str, &[&str]); 6] = [
+        ("libx264", &victim, &["stats=", "files of its own"]),
+        (
+            "libx264",
+            "flags=+pass1",
+            &["flags=+pass1", "files of its own"],
+        ),
+        ("libx264", &x264, &["x264-params", "files of its own"]),
+        ("libx264", "crff=18", &["crff", "does not take"]),
+        (
+            "mpeg4",
+            "nosuchoption=1",
+            &["nosuchoption", "does not take"],
+        ),
+        ("libx264", "preset=turbo", &["libx264", "turbo"]),
+    ];
+    for (codec, opt, needles) in cases {
+        let out = run(&[
+            "filter",
+            "synthetic:32x16:yuv420p:3",
+            "-o",
+            s(&t.path("o.mp4")),
+            "--kernel",
+            "box:3",
+            "--codec",
+            codec,
+            "--codec-opt",
+            opt,
+        ]);
+        assert_fails(&out, needles);
+        assert_eq!(t.listing(), ["victim.log"], "{opt}: something left behind");
+    }
+    assert_eq!(std::fs::read(t.path("victim.log")).unwrap(), b"precious");
+}
+
+#[cfg(feature = "video")]
+#[test]
+fn sigint_while_ffmpeg_waits_on_a_fifo_stops_at_once() {
+    let t = Scratch::new("safety-vfifo");
+    mkfifo(&t.path("in.mkv"));
+    let child = bin()
+        .args([
+            "filter",
+            s(&t.path("in.mkv")),
+            "-o",
+            s(&t.path("o.mkv")),
+            "--kernel",
+            "box:3",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A writer that opens the FIFO and sends nothing: FFmpeg waits inside its probe.
+    let writer = std::fs::OpenOptions::new()
+        .write(true)
+        .open(t.path("in.mkv"))
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&child, libc::SIGINT);
+    let out = wait_with_timeout(child, Duration::from_secs(5));
+    drop(writer);
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(t.listing(), ["in.mkv"]);
 }

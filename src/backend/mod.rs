@@ -209,6 +209,13 @@ pub trait Backend: Send {
         None
     }
 
+    /// Host memory this backend allocates while filtering a frame of `plan`, per byte of the
+    /// frame (cpu-seq's f32 intermediate, CUDA's page-locked staging): what the pipeline adds
+    /// to its buffers when it checks the memory budget.
+    fn host_scratch(&self, _plan: &Plan) -> usize {
+        0
+    }
+
     /// The benchmark interface, for backends that can time their own work on a device.
     fn measure(&mut self) -> Option<&mut dyn Measure> {
         None

@@ -151,6 +151,28 @@ fn check_outputs(files: &[(&str, &Option<PathBuf>)]) -> Result<()> {
     guard::check(&guard::Inputs::new(), &outputs).map_err(usage)
 }
 
+/// Checks before measuring that the chart directory can be made: it is a directory, or the
+/// nearest of its ancestors that exists is one.
+fn check_chart_dir(dir: &Path) -> Result<()> {
+    let mut p = dir;
+    loop {
+        match std::fs::metadata(p) {
+            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(_) => {
+                return Err(usage(format!(
+                    "chart directory '{}': '{}' is not a directory",
+                    dir.display(),
+                    p.display()
+                )))
+            }
+            Err(_) => match p.parent() {
+                Some(up) if !up.as_os_str().is_empty() => p = up,
+                _ => return Ok(()),
+            },
+        }
+    }
+}
+
 /// Writes a result file atomically.
 fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     atomic::write_file(path, bytes).with_context(|| format!("writing {}", path.display()))
@@ -167,8 +189,7 @@ pub fn suite(name: &str, a: SuiteArgs) -> Result<()> {
     // Check output paths before spending minutes measuring.
     check_outputs(&[("csv", &a.csv), ("json", &a.json)])?;
     if let Some(dir) = &a.plot {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("chart directory '{}'", dir.display()))?;
+        check_chart_dir(dir)?;
     }
     let cfg = suite::SuiteConfig {
         backends: a.backend.clone(),

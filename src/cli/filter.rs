@@ -83,6 +83,31 @@ pub fn run(a: FilterArgs) -> Result<()> {
             b.set_position(n as u64);
         }
     };
+    // The report is written to its temporary file once every frame is out and before the
+    // output is made visible: if it fails, the run fails and leaves nothing.
+    let mut report_file: Option<io::atomic::PendingFile> = None;
+    let mut prepare_report = |stats: &pipeline::RunStats| -> Result<(), pipeline::PipelineError> {
+        let Some(path) = &a.report else { return Ok(()) };
+        let run = report::RunReport {
+            input: a.input.display().to_string(),
+            output: sink_name.clone(),
+            backend: stats.backend.clone(),
+            kernel: plan.kernel.name.clone(),
+            decomposition: plan.decomposition.to_string(),
+            border: plan.border.name(),
+            inflight: a.inflight,
+            run: stats.report(),
+        };
+        let write_err = |e: String| io::IoError::Write {
+            path: path.clone(),
+            msg: e,
+        };
+        let text = serde_json::to_string_pretty(&run).map_err(|e| write_err(e.to_string()))? + "\n";
+        let mut f = io::atomic::PendingFile::create(path).map_err(|e| write_err(e.to_string()))?;
+        std::io::Write::write_all(&mut f, text.as_bytes()).map_err(|e| write_err(e.to_string()))?;
+        report_file = Some(f);
+        Ok(())
+    };
     let mut opts = pipeline::Options::new(a.inflight as usize, &stop);
     opts.check = check
         .as_mut()
@@ -90,33 +115,31 @@ pub fn run(a: FilterArgs) -> Result<()> {
     opts.skip_bad = a.skip_bad;
     opts.passthrough = a.passthrough;
     opts.progress = Some(&tick);
+    opts.on_complete = Some(&mut prepare_report);
     let stats = pipeline::run(source.as_mut(), sink, backend.as_mut(), &plan, opts);
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
-    let stats = stats.with_context(|| format!("filtering {}", source.describe()))?;
+    // The source is named once: errors about the input file name it already.
+    let stats = stats.map_err(|e| {
+        let what = source.describe();
+        if format!("{e:#}").contains(&what) {
+            anyhow::Error::new(e)
+        } else {
+            anyhow::Error::new(e).context(format!("filtering {what}"))
+        }
+    })?;
+    if let Some(f) = report_file.take() {
+        f.commit()
+            .with_context(|| format!("writing report {}", path_of(&a.report)))?;
+    }
     if !a.quiet {
         let what = if a.passthrough {
             "passthrough (no filter)".to_string()
         } else {
-            format!("{} | {}", plan.describe(), backend.name())
+            format!("{} | {}", plan.describe(), stats.backend)
         };
         report::print(&stats, &a.input, &sink_name, &what);
-    }
-    if let Some(path) = &a.report {
-        let run = report::RunReport {
-            input: a.input.display().to_string(),
-            output: sink_name.clone(),
-            backend: backend.name(),
-            kernel: plan.kernel.name.clone(),
-            decomposition: plan.decomposition.to_string(),
-            border: plan.border.name(),
-            inflight: a.inflight,
-            run: stats.report(),
-        };
-        let text = serde_json::to_string_pretty(&run)? + "\n";
-        io::atomic::write_file(path, text.as_bytes())
-            .with_context(|| format!("writing report {}", path.display()))?;
     }
     if let Some(sig) = signals::received() {
         bail!(
@@ -127,6 +150,11 @@ pub fn run(a: FilterArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+fn path_of(p: &Option<std::path::PathBuf>) -> String {
+    p.as_ref()
+        .map_or(String::new(), |p| p.display().to_string())
 }
 
 /// Refuses, as a usage error, any output that is an input, writes over a file of an input

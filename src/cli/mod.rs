@@ -33,12 +33,15 @@ pub fn usage(e: impl std::fmt::Display) -> anyhow::Error {
 /// Runs the command line and returns the process's exit status.
 pub fn main() -> ExitCode {
     quiet_caught_panics();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     let result = run(cli);
     if let Some(sig) = signals::received() {
         match &result {
             Ok(()) => eprintln!("convflow: stopped by {}", signals::name(sig)),
-            Err(e) => eprintln!("convflow: {e:#}"),
+            Err(e) => eprintln!("convflow: {}", one_line(e)),
         }
         return ExitCode::from((128 + sig) as u8);
     }
@@ -46,7 +49,7 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("convflow: error: {e:#}");
+            eprintln!("convflow: error: {}", one_line(&e));
             if e.chain().any(|c| c.is::<UsageError>()) {
                 ExitCode::from(2)
             } else {
@@ -54,6 +57,51 @@ pub fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// An error as one line: its chain joined, every control character (a newline in a path, an
+/// escape sequence from a library) escaped.
+fn one_line(e: &anyhow::Error) -> String {
+    convflow::quote::escape_controls(&format!("{e:#}"))
+}
+
+/// clap's errors: help and version print as clap prints them (exit 0); a usage error is one
+/// line — the error and clap's tips, without the usage block — with exit status 2.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return if e.use_stderr() {
+            ExitCode::from(2)
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
+    let text = e.render().to_string();
+    let parts: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:"))
+        .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
+        .collect();
+    let mut line = String::new();
+    for p in parts {
+        if !line.is_empty() {
+            line.push_str(if line.ends_with(':') { " " } else { "; " });
+        }
+        line.push_str(p);
+    }
+    let line = line.strip_prefix("error: ").unwrap_or(&line);
+    eprintln!(
+        "convflow: error: {}",
+        convflow::quote::escape_controls(line)
+    );
+    ExitCode::from(2)
 }
 
 /// Panics that a decoder raised on hostile bytes are caught and reported as one-line errors

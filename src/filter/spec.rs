@@ -262,12 +262,17 @@ pub fn parse_kernel_text(origin: &str, text: &str) -> Result<Kernel, FilterError
             }
             continue;
         }
-        let row = line
+        // Counted as it is read: a row longer than any kernel is refused before it is stored.
+        let mut row = Vec::new();
+        for word in line
             .split(|c: char| c.is_whitespace() || c == ',')
             .filter(|s| !s.is_empty())
-            .map(number)
-            .collect::<Result<Vec<f64>, String>>()
-            .map_err(|m| err(line_no, m))?;
+        {
+            if row.len() == MAX_SIDE {
+                return Err(err(line_no, format!("row has more than {MAX_SIDE} values")));
+            }
+            row.push(number(word).map_err(|m| err(line_no, m))?);
+        }
         if let Some(first_row) = rows.first() {
             if row.len() != first_row.len() {
                 return Err(err(
@@ -303,18 +308,28 @@ pub fn parse_kernel_text(origin: &str, text: &str) -> Result<Kernel, FilterError
         .map_err(|e| err(0, e.to_string()))
 }
 
-/// Reads and parses a kernel file (at most [`MAX_FILE_BYTES`]).
+/// Reads and parses a kernel file (a regular file of at most [`MAX_FILE_BYTES`]).
 pub fn parse_kernel_file(path: &Path) -> Result<Kernel, FilterError> {
     use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
     let file_err = |msg: String| FilterError::File {
         path: path.display().to_string(),
         line: 0,
         msg,
     };
-    let file = std::fs::File::open(path).map_err(|e| match e.kind() {
+    let open_err = |e: std::io::Error| match e.kind() {
         std::io::ErrorKind::NotFound => file_err("does not exist".into()),
         _ => file_err(format!("cannot be read: {e}")),
-    })?;
+    };
+    // Opened without waiting for a writer: a FIFO or device is refused, not read forever.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(open_err)?;
+    if !file.metadata().map_err(open_err)?.is_file() {
+        return Err(file_err("is not a regular file".into()));
+    }
     let mut bytes = Vec::new();
     file.take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)

@@ -5,8 +5,18 @@
 //! one uncommitted — any error path, or a panic unwinding — removes it, so a failed run leaves
 //! nothing behind. Every temporary that exists is also listed in a process-wide registry, so
 //! that a signal handler that must exit at once can remove them ([`remove_all_pending`]) before
-//! calling `_exit`. A directory commit into a directory that already holds files is a small
-//! transaction: files it replaces are set aside first and put back if any move fails.
+//! calling `_exit`; that cleanup waits for a commit in progress to finish (or roll back), so
+//! it never removes files a commit has set aside. A directory commit into a directory that
+//! already holds files is a small transaction: files it replaces are set aside first and put
+//! back if any move fails.
+//!
+//! A directory output that already exists is staged inside itself rather than beside it, so
+//! that a destination on another file system (a mount point) still commits by rename.
+//!
+//! An output that exists and is not a regular file — a character device such as `/dev/null`, a
+//! FIFO, a socket — is written in place ([`PendingFile::create`] opens it directly): there is
+//! no file to replace. A symbolic link is followed: the file it names is replaced, the link
+//! stays. Block devices are refused.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -16,46 +26,100 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// Temporaries alive now: (registry id, path). Directories are removed recursively.
-static PENDING: Mutex<Vec<(u64, PathBuf)>> = Mutex::new(Vec::new());
+static PENDING: Mutex<Registry> = Mutex::new(Registry {
+    items: Vec::new(),
+    closed: false,
+});
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+/// Held while a commit moves files into place; the signal cleanup waits for it.
+static COMMITTING: Mutex<()> = Mutex::new(());
+
+struct Registry {
+    items: Vec<(u64, PathBuf)>,
+    /// Set by [`remove_all_pending`]: the process is exiting, no new temporary may appear.
+    closed: bool,
+}
 
 /// The longest file name most Linux file systems accept, in bytes (NAME_MAX).
 const NAME_MAX: usize = 255;
 
-fn pending() -> std::sync::MutexGuard<'static, Vec<(u64, PathBuf)>> {
+fn pending() -> std::sync::MutexGuard<'static, Registry> {
     // A panic while holding the lock must not stop the cleanup of everything else.
     PENDING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn register(path: &Path) -> u64 {
+/// Registers `path` and creates it with `create`, under the registry's lock: the signal
+/// cleanup sees either nothing or the created temporary, never one appearing after it ran.
+fn register_with<T>(
+    path: &Path,
+    create: impl FnOnce() -> std::io::Result<T>,
+) -> std::io::Result<(u64, T)> {
+    let mut reg = pending();
+    if reg.closed {
+        return Err(std::io::Error::other("convflow is stopping"));
+    }
+    let made = create()?;
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    pending().push((id, path.to_path_buf()));
-    id
+    reg.items.push((id, path.to_path_buf()));
+    Ok((id, made))
 }
 
 fn unregister(id: u64) {
-    pending().retain(|(i, _)| *i != id);
+    pending().items.retain(|(i, _)| *i != id);
 }
 
+/// Removes a temporary file or directory. A directory is first renamed away, so a writer that
+/// is still adding files to it cannot keep it alive, then removed (retrying while a file that
+/// was being created as it moved lands in it).
 fn remove_path(path: &Path) {
-    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
-        let _ = std::fs::remove_dir_all(path);
-    } else {
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
         let _ = std::fs::remove_file(path);
+        return;
+    }
+    let doomed = temp_sibling(path, "removing");
+    let target = if std::fs::rename(path, &doomed).is_ok() {
+        doomed
+    } else {
+        path.to_path_buf()
+    };
+    for _ in 0..20 {
+        match std::fs::remove_dir_all(&target) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                std::thread::sleep(std::time::Duration::from_millis(5))
+            }
+            _ => return,
+        }
     }
 }
 
-/// Removes every temporary file and directory this process has not committed yet. For a
-/// signal handler thread that is about to exit the process at once.
+/// Removes every temporary file and directory this process has not committed yet, and lets no
+/// new one be made. For a signal handler thread that is about to exit the process at once; a
+/// commit in progress finishes (or rolls back) first.
 pub fn remove_all_pending() {
-    for (_, path) in pending().drain(..) {
+    let _commit = COMMITTING.lock().unwrap_or_else(|e| e.into_inner());
+    let mut reg = pending();
+    reg.closed = true;
+    for (_, path) in reg.items.drain(..) {
         remove_path(&path);
     }
 }
 
 /// The temporaries that exist now (for tests and diagnostics).
 pub fn pending_paths() -> Vec<PathBuf> {
-    pending().iter().map(|(_, p)| p.clone()).collect()
+    pending().items.iter().map(|(_, p)| p.clone()).collect()
+}
+
+/// Follows symbolic links from `path` (up to 40) to the path they end at, which need not
+/// exist yet: an output written through a link replaces the file the link names.
+fn resolve_links(path: &Path) -> PathBuf {
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::read_link(&p) {
+            Ok(next) => p = p.parent().map_or(next.clone(), |dir| dir.join(&next)),
+            Err(_) => break,
+        }
+    }
+    p
 }
 
 /// A hidden name beside `path` for work in progress: `.NAME.convflow-TAG-PID-N`, with NAME
@@ -88,49 +152,78 @@ pub fn temp_sibling(path: &Path, tag: &str) -> PathBuf {
 }
 
 /// A file being written under a temporary name beside `target`; [`PendingFile::commit`]
-/// renames it into place, dropping it removes it. Writes go to the temporary file; a writer
-/// that opens files itself (FFmpeg) opens [`PendingFile::path`].
+/// renames it into place, dropping it removes it. An existing target that is not a regular
+/// file (a device, a FIFO) is written directly instead; nothing is renamed or removed then.
 #[derive(Debug)]
 pub struct PendingFile {
     target: PathBuf,
     tmp: PathBuf,
+    /// Registry id; 0 once committed, or for a target written directly.
     id: u64,
     file: File,
+    direct: bool,
 }
 
 impl PendingFile {
-    /// Creates the (new, empty) temporary file for `target`.
+    /// Creates the (new, empty) temporary file for `target`, or opens `target` itself when it
+    /// exists and is a character device, FIFO or socket. Block devices are refused.
     pub fn create(target: &Path) -> std::io::Result<Self> {
-        let tmp = temp_sibling(target, "tmp");
-        let id = register(&tmp);
-        match File::create_new(&tmp) {
-            Ok(file) => Ok(PendingFile {
-                target: target.to_path_buf(),
-                tmp,
-                id,
-                file,
-            }),
-            Err(e) => {
-                unregister(id);
-                Err(e)
+        // The original name is opened when it leads to a special file: a link such as
+        // /dev/stdout ends in /proc/self/fd/1, whose own link target is no path at all.
+        if let Ok(meta) = std::fs::metadata(target) {
+            use std::os::unix::fs::FileTypeExt;
+            let t = meta.file_type();
+            if t.is_block_device() {
+                return Err(std::io::Error::other(
+                    "is a block device; convflow will not write to it",
+                ));
+            }
+            if t.is_char_device() || t.is_fifo() || t.is_socket() {
+                let file = File::options().write(true).open(target)?;
+                return Ok(PendingFile {
+                    tmp: target.to_path_buf(),
+                    target: target.to_path_buf(),
+                    id: 0,
+                    file,
+                    direct: true,
+                });
             }
         }
+        let target = resolve_links(target);
+        let tmp = temp_sibling(&target, "tmp");
+        let (id, file) = register_with(&tmp, || File::create_new(&tmp))?;
+        Ok(PendingFile {
+            target,
+            tmp,
+            id,
+            file,
+            direct: false,
+        })
     }
 
-    /// The temporary file's path (for writers that open it themselves, e.g. FFmpeg).
+    /// Where the bytes go now: the temporary file, or the target written directly.
     pub fn path(&self) -> &Path {
         &self.tmp
     }
 
-    /// The destination.
+    /// The destination (symbolic links followed).
     pub fn target(&self) -> &Path {
         &self.target
+    }
+
+    /// True when the target is written directly (a device or FIFO: no seeking, no rename).
+    pub fn is_direct(&self) -> bool {
+        self.direct
     }
 
     /// Flushes the data to the disk and renames the file to its destination. On error the
     /// temporary is removed.
     pub fn commit(mut self) -> std::io::Result<()> {
+        if self.direct {
+            return std::io::Write::flush(&mut self.file);
+        }
         self.file.sync_all()?;
+        let _commit = COMMITTING.lock().unwrap_or_else(|e| e.into_inner());
         std::fs::rename(&self.tmp, &self.target)?;
         unregister(self.id);
         self.id = 0;
@@ -180,20 +273,24 @@ pub struct PendingDir {
 }
 
 impl PendingDir {
+    /// Creates the staging directory: inside `target` when that is an existing directory (so
+    /// that every move stays on its file system, also when `target` is a mount point), else
+    /// beside it.
     pub fn create(target: &Path) -> std::io::Result<Self> {
-        let tmp = temp_sibling(target, "partial");
-        let id = register(&tmp);
-        match std::fs::create_dir(&tmp) {
-            Ok(()) => Ok(PendingDir {
-                target: target.to_path_buf(),
-                tmp,
-                id,
-            }),
-            Err(e) => {
-                unregister(id);
-                Err(e)
+        let tmp = match std::fs::metadata(target) {
+            Ok(m) if m.is_dir() => {
+                let name = target.file_name().unwrap_or(OsStr::new("out"));
+                temp_sibling(&target.join(name), "partial")
             }
-        }
+            Ok(_) => return Err(std::io::Error::other("exists and is not a directory")),
+            Err(_) => temp_sibling(target, "partial"),
+        };
+        let (id, ()) = register_with(&tmp, || std::fs::create_dir(&tmp))?;
+        Ok(PendingDir {
+            target: target.to_path_buf(),
+            tmp,
+            id,
+        })
     }
 
     /// The staging directory, where files are written.
@@ -207,6 +304,8 @@ impl PendingDir {
     /// move fails, every file moved is removed and every file set aside is put back, so the
     /// directory is as it was. An existing entry that is a directory is never replaced.
     pub fn commit(mut self, names: &[OsString]) -> std::io::Result<()> {
+        // The signal cleanup waits while files are set aside and moved.
+        let _commit = COMMITTING.lock().unwrap_or_else(|e| e.into_inner());
         let result = self.commit_inner(names);
         if result.is_ok() {
             unregister(self.id);
@@ -356,6 +455,30 @@ mod tests {
         assert_eq!(std::fs::read(out.join("a.png")).unwrap(), b"new a");
         assert_eq!(std::fs::read(out.join("keep.txt")).unwrap(), b"keep");
         assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+        assert_eq!(
+            std::fs::read_dir(&out).unwrap().count(),
+            3,
+            "staging removed"
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn existing_directories_are_staged_inside_themselves() {
+        let d = scratch("inside");
+        let out = d.join("mnt");
+        std::fs::create_dir(&out).unwrap();
+        let p = PendingDir::create(&out).unwrap();
+        assert_eq!(p.path().parent(), Some(out.as_path()));
+        std::fs::write(p.path().join("a.png"), b"a").unwrap();
+        p.commit(&[OsString::from("a.png")]).unwrap();
+        let left: Vec<_> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["a.png"]);
+        std::fs::write(d.join("file"), b"x").unwrap();
+        assert!(PendingDir::create(&d.join("file")).is_err());
         let _ = std::fs::remove_dir_all(&d);
     }
 }

@@ -63,6 +63,8 @@ pub enum IoError {
     Stopped,
     #[error(transparent)]
     Memory(#[from] crate::memory::MemoryError),
+    #[error(transparent)]
+    Frame(#[from] crate::frame::FrameError),
 }
 
 impl IoError {
@@ -239,7 +241,7 @@ pub fn open_source(input: &Path, stop: Option<stop::StopFlag>) -> Result<Box<dyn
     }
     #[cfg(feature = "video")]
     {
-        Ok(Box::new(video::VideoSource::open(input)?))
+        Ok(Box::new(video::VideoSource::open(input, stop)?))
     }
     #[cfg(not(feature = "video"))]
     Ok(Box::new(still::StillSource::new(input)))
@@ -249,7 +251,7 @@ pub fn open_source(input: &Path, stop: Option<stop::StopFlag>) -> Result<Box<dyn
 /// (input protection checks it; [`open_sink`] opens it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Output {
-    /// `null`: frames are discarded.
+    /// `null` or `/dev/null` (any name for it): frames are discarded, nothing is encoded.
     Null,
     /// `-` (stdout) or a `.y4m` file.
     Y4m(PathBuf),
@@ -266,7 +268,7 @@ impl Output {
     /// Classifies `output`. `many` is true for inputs of many image frames (directories,
     /// synthetic frames), which go to a directory unless the output is y4m, video or null.
     pub fn classify(output: &Path, input: &Path, many: bool) -> Output {
-        if output.as_os_str() == "null" {
+        if output.as_os_str() == "null" || is_dev_null(output) {
             Output::Null
         } else if is_y4m(output) {
             Output::Y4m(output.to_path_buf())
@@ -298,6 +300,18 @@ impl Output {
             },
         })
     }
+}
+
+/// True when `path` leads to the null device.
+fn is_dev_null(path: &Path) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let rdev = |p: &Path| {
+        std::fs::metadata(p)
+            .ok()
+            .filter(|m| m.file_type().is_char_device())
+            .map(|m| m.rdev())
+    };
+    rdev(path).is_some_and(|r| rdev(Path::new("/dev/null")) == Some(r))
 }
 
 /// Opens the sink for `output` (see [`Output::classify`]). `stream` is the source's

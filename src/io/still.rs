@@ -66,18 +66,32 @@ pub fn decode_within<R: BufRead + Seek>(
     let mut limits = image::Limits::default();
     limits.max_alloc = cap;
     reader.limits(limits.clone());
-    let img = catch(|| -> image::ImageResult<DynamicImage> {
-        let mut decoder = reader.into_decoder()?;
+    let img = catch(|| -> Result<DynamicImage, String> {
+        let mut decoder = reader.into_decoder().map_err(|e| e.to_string())?;
         // The header's size is checked before the image buffer is allocated (as
         // `ImageReader::decode` does, which this path replaces to read the orientation).
-        limits.reserve(decoder.total_bytes())?;
-        let orientation = decoder.orientation()?;
-        let mut img = DynamicImage::from_decoder(decoder)?;
+        let (w, h) = image::ImageDecoder::dimensions(&decoder);
+        let bytes = image::ImageDecoder::total_bytes(&decoder);
+        if limits.reserve(bytes).is_err() {
+            return Err(format!(
+                "{w}x{h} image needs {} MiB decoded, more than the {} MiB convflow may use \
+                 (free memory and limits; CONVFLOW_MEMORY_LIMIT sets it)",
+                bytes >> 20,
+                cap.unwrap_or(0) >> 20
+            ));
+        }
+        let orientation = decoder.orientation().map_err(|e| e.to_string())?;
+        let mut img = DynamicImage::from_decoder(decoder).map_err(|e| match e {
+            image::ImageError::Limits(_) => {
+                format!("{w}x{h} image: the decoder needs more memory than convflow may use")
+            }
+            e => e.to_string(),
+        })?;
         img.apply_orientation(orientation);
         Ok(img)
     })
     .map_err(decode_err)?
-    .map_err(|e| decode_err(e.to_string()))?;
+    .map_err(decode_err)?;
     let (w, h) = (img.width() as usize, img.height() as usize);
     let (format, data) = match img {
         DynamicImage::ImageLuma8(b) => (PixelFormat::Gray8, b.into_raw()),
@@ -93,14 +107,30 @@ pub fn decode_within<R: BufRead + Seek>(
     Frame::from_parts(format, w, h, &[stride], data).map_err(|e| decode_err(e.to_string()))
 }
 
-/// Decodes one image file into a frame.
+/// Decodes one image file into a frame. Opened without waiting on a FIFO: anything but a
+/// regular file is an error (images are read with seeks).
 pub fn load(path: &Path) -> Result<Frame, IoError> {
-    let file = std::fs::File::open(path).map_err(|e| IoError::open_input(path, e))?;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| IoError::open_input(path, e))?;
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(IoError::Decode {
+            path: path.to_path_buf(),
+            msg: "not a regular file".into(),
+        });
+    }
     decode(std::io::BufReader::new(file), path)
 }
 
-/// True when the file's first bytes are an image format this build reads.
+/// True when the file's first bytes are an image format this build reads (regular files
+/// only: a FIFO is never opened here).
 pub fn looks_like_image(path: &Path) -> bool {
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     image::ImageReader::open(path)
         .and_then(|r| r.with_guessed_format())
         .is_ok_and(|r| r.format().is_some())

@@ -71,6 +71,11 @@ impl StopRead {
     pub fn file(&self) -> &File {
         &self.file
     }
+
+    /// The underlying file, for readers that never block on it (regular files).
+    pub fn into_file(self) -> File {
+        self.file
+    }
 }
 
 impl Read for StopRead {

@@ -31,7 +31,9 @@ impl<'a> Checker<'a> {
     ) -> Result<(), PipelineError> {
         let want = match self.reference.take() {
             Some(f) if f.same_shape(input) => self.reference.insert(f),
-            _ => self.reference.insert(Frame::like(input)),
+            _ => self
+                .reference
+                .insert(Frame::try_like(input).map_err(|e| PipelineError::Io(e.into()))?),
         };
         self.backend
             .filter_frame(plan, input, want)

@@ -45,7 +45,7 @@ use check::Checker;
 use pool::{HostSlots, Pool};
 use stages::{
     download_stage, filter_device_stage, filter_host_stage, passthrough_stage, read_stage,
-    upload_stage, write_stage, Job, ReadTotals, Stage, StageResult,
+    upload_stage, write_stage, Job, ReadTotals, Stage, StageResult, Written,
 };
 pub use stats::{Percentiles, Report, RunStats, StageReport, StageStats};
 
@@ -74,6 +74,8 @@ pub enum PipelineError {
     FrameCount { read: usize, written: usize },
     #[error("a pipeline stage panicked")]
     Panicked,
+    #[error("could not start a thread for {0}")]
+    Spawn(String),
 }
 
 /// How to run, besides what to run.
@@ -90,7 +92,14 @@ pub struct Options<'a> {
     pub progress: Option<&'a dyn Fn(usize)>,
     /// Hand frames from the source to the sink unfiltered (measures I/O alone).
     pub passthrough: bool,
+    /// Called once every frame is written and before the sink is finished (its output made
+    /// visible): where a caller prepares what it writes about the run (a report), so that a
+    /// failure there still aborts the sink and leaves nothing.
+    pub on_complete: Option<&'a mut OnComplete<'a>>,
 }
+
+/// The hook of [`Options::on_complete`].
+pub type OnComplete<'a> = dyn FnMut(&RunStats) -> Result<(), PipelineError> + 'a;
 
 impl<'a> Options<'a> {
     pub fn new(inflight: usize, stop: &'a AtomicBool) -> Self {
@@ -101,6 +110,7 @@ impl<'a> Options<'a> {
             skip_bad: false,
             progress: None,
             passthrough: false,
+            on_complete: None,
         }
     }
 }
@@ -130,6 +140,29 @@ pub fn run(
     }
 }
 
+/// Starts stage threads in a scope and keeps their handles. A thread the system cannot start
+/// is an error of the run, not a panic.
+struct Spawner<'scope, 'env> {
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    handles: Vec<ScopedJoinHandle<'scope, StageResult>>,
+    failed: Option<PipelineError>,
+}
+
+impl<'scope> Spawner<'scope, '_> {
+    fn push(&mut self, name: &str, f: impl FnOnce() -> StageResult + Send + 'scope) {
+        let started = std::thread::Builder::new()
+            .name(format!("convflow-{name}"))
+            .spawn_scoped(self.scope, f);
+        match started {
+            Ok(h) => self.handles.push(h),
+            Err(e) => {
+                self.failed
+                    .get_or_insert(PipelineError::Spawn(format!("the {name} stage: {e}")));
+            }
+        }
+    }
+}
+
 /// Joins a stage thread; a panic is an error of the run.
 fn join(h: ScopedJoinHandle<'_, StageResult>) -> StageResult {
     h.join().unwrap_or(Err(PipelineError::Panicked))
@@ -147,7 +180,14 @@ fn run_stages(
     let start = Instant::now();
     let passthrough = opts.passthrough;
     let check = opts.check.filter(|_| !passthrough);
+    let on_complete = opts.on_complete;
     let checked = check.is_some();
+    // Host memory per frame size, in frames: the input and output pools, --check's reference
+    // frame, and what the backends allocate while they filter.
+    let host_frames = 2 * n
+        + usize::from(checked)
+        + backend.host_scratch(plan)
+        + check.as_ref().map_or(0, |c| c.host_scratch(plan));
 
     // Queues are made here so a failure to create one stops the run before any frame moves.
     let queues = match offload.as_deref() {
@@ -174,51 +214,60 @@ fn run_stages(
         let (tx_read, rx_read) = bounded::<Job<Payload>>(n);
         let (tx_out, rx_out) = bounded::<Job<Frame>>(n);
         let off = offload.as_deref();
-        // Host input and output pools, plus --check's reference frame.
-        let slots = HostSlots::new(in_pool, off, checked, 2 * n + usize::from(checked));
+        let slots = HostSlots::new(in_pool, off, checked, host_frames);
         let stop_skip = (opts.stop, opts.skip_bad);
         let totals = &mut totals;
-        let mut handles =
-            vec![scope.spawn(move || read_stage(source, slots, off, stop_skip, tx_read, totals))];
+        let mut handles = Spawner {
+            scope,
+            handles: Vec::new(),
+            failed: None,
+        };
+        handles.push("read", move || {
+            read_stage(source, slots, off, stop_skip, tx_read, totals)
+        });
         let checker = check.map(Checker::new);
-        let write_ret =
-            match (off, queues) {
-                (Some(off), Some((up_q, down_q))) => {
-                    let (tx_dev, rx_dev) = bounded::<Job<DeviceFrame>>(n);
-                    let (tx_done, rx_done) = bounded::<Job<DeviceFrame>>(n);
-                    // With --check the host input goes back after the comparison in download.
-                    let check = checker.map(|c| (c, in_ret.clone()));
-                    let up = Stage::new("upload", dev_in_pool);
-                    handles.push(scope.spawn(move || {
-                        upload_stage(rx_read, tx_dev, up, off, up_q, in_ret, checked)
-                    }));
-                    let filter = Stage::new("filter", dev_out_pool);
-                    let backend = &mut *backend;
-                    handles.push(scope.spawn(move || {
-                        filter_device_stage(rx_dev, tx_done, filter, off, backend, plan, dev_in_ret)
-                    }));
-                    let down = Stage::new("download", out_pool);
-                    handles.push(scope.spawn(move || {
-                        download_stage(rx_done, tx_out, down, off, down_q, dev_out_ret, check, plan)
-                    }));
-                    out_ret
-                }
-                _ if passthrough => {
-                    handles.push(scope.spawn(move || passthrough_stage(rx_read, tx_out)));
-                    in_ret
-                }
-                _ => {
-                    let filter = Stage::new("filter", out_pool);
-                    let backend = &mut *backend;
-                    handles.push(scope.spawn(move || {
-                        filter_host_stage(rx_read, tx_out, filter, backend, plan, checker, in_ret)
-                    }));
-                    out_ret
-                }
-            };
-        let written = write_stage(sink.as_mut(), rx_out, write_ret, opts.progress, 4 * n + 4);
+        let write_ret = match (off, queues) {
+            (Some(off), Some((up_q, down_q))) => {
+                let (tx_dev, rx_dev) = bounded::<Job<DeviceFrame>>(n);
+                let (tx_done, rx_done) = bounded::<Job<DeviceFrame>>(n);
+                // With --check the host input goes back after the comparison in download.
+                let check = checker.map(|c| (c, in_ret.clone()));
+                let up = Stage::new("upload", dev_in_pool);
+                handles.push("upload", move || {
+                    upload_stage(rx_read, tx_dev, up, off, up_q, in_ret, checked)
+                });
+                let filter = Stage::new("filter", dev_out_pool);
+                let backend = &mut *backend;
+                handles.push("filter", move || {
+                    filter_device_stage(rx_dev, tx_done, filter, off, backend, plan, dev_in_ret)
+                });
+                let down = Stage::new("download", out_pool);
+                handles.push("download", move || {
+                    download_stage(rx_done, tx_out, down, off, down_q, dev_out_ret, check, plan)
+                });
+                out_ret
+            }
+            _ if passthrough => {
+                handles.push("filter", move || passthrough_stage(rx_read, tx_out));
+                in_ret
+            }
+            _ => {
+                let filter = Stage::new("filter", out_pool);
+                let backend = &mut *backend;
+                handles.push("filter", move || {
+                    filter_host_stage(rx_read, tx_out, filter, backend, plan, checker, in_ret)
+                });
+                out_ret
+            }
+        };
+        let written = match handles.failed.take() {
+            // A stage thread did not start: its closure (and the channel ends it held) is gone,
+            // so the stages that did start end; nothing is written.
+            Some(e) => Written::failed(e),
+            None => write_stage(sink.as_mut(), rx_out, write_ret, opts.progress, 4 * n + 4),
+        };
         // Dropping the write stage's receiver (done) unblocks a stage that is still sending.
-        let results: Vec<StageResult> = handles.into_iter().map(join).collect();
+        let results: Vec<StageResult> = handles.handles.into_iter().map(join).collect();
         (results, written)
     });
 
@@ -237,25 +286,34 @@ fn run_stages(
         }
         Ok(stages)
     })();
-    match outcome {
-        Ok(mut stages) => {
+    let backend_name = backend.name();
+    let stats = outcome.map(|mut stages| {
+        stages.push(written.stats);
+        let device = device_totals(&stages, offload.is_some());
+        RunStats {
+            backend: backend_name,
+            frames: stages[0].frames,
+            skipped: totals.skipped,
+            skip_messages: totals.skip_messages,
+            megapixels: totals.megapixels,
+            wall: start.elapsed(),
+            stages,
+            latency: written.latency,
+            checked,
+            interrupted: totals.interrupted,
+            device,
+            overlapped: offload.is_some(),
+            steady: written.steady,
+        }
+    });
+    let prepared = stats.and_then(|stats| match on_complete {
+        Some(f) => f(&stats).map(|()| stats),
+        None => Ok(stats),
+    });
+    match prepared {
+        Ok(stats) => {
             sink.finish()?;
-            stages.push(written.stats);
-            let device = device_totals(&stages, offload.is_some());
-            Ok(RunStats {
-                frames: stages[0].frames,
-                skipped: totals.skipped,
-                skip_messages: totals.skip_messages,
-                megapixels: totals.megapixels,
-                wall: start.elapsed(),
-                stages,
-                latency: written.latency,
-                checked,
-                interrupted: totals.interrupted,
-                device,
-                overlapped: offload.is_some(),
-                steady: written.steady,
-            })
+            Ok(stats)
         }
         Err(e) => {
             sink.abort();

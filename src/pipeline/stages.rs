@@ -370,7 +370,7 @@ pub(super) fn filter_host_stage(
         let out = stage.run(
             frame.data().len(),
             |f: &Frame| f.same_shape(frame),
-            || Ok::<_, PipelineError>(Frame::like(frame)),
+            || Frame::try_like(frame).map_err(|e| PipelineError::Io(e.into())),
             |dst| {
                 backend
                     .filter_frame(plan, frame, dst)
@@ -425,6 +425,18 @@ pub(super) struct Written {
     pub stats: StageStats,
     pub latency: hdrhistogram::Histogram<u64>,
     pub steady: Option<(usize, Duration)>,
+}
+
+impl Written {
+    /// Nothing written, because of `e`.
+    pub fn failed(e: PipelineError) -> Self {
+        Written {
+            count: Err(e),
+            stats: StageStats::new("write"),
+            latency: stats::histogram(),
+            steady: None,
+        }
+    }
 }
 
 /// The write stage, on the caller's thread (which owns the sink): frames to the sink in order,

@@ -57,6 +57,8 @@ impl StageStats {
 /// What a run did, for the report.
 #[derive(Clone, Debug)]
 pub struct RunStats {
+    /// The backend's name at the end of the run (it says what actually ran).
+    pub backend: String,
     /// Frames read and written.
     pub frames: usize,
     /// Frames the source reported bad and `skip_bad` skipped, with the first few messages.

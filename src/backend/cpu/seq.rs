@@ -76,8 +76,16 @@ impl PlaneFilter for CpuSeq {
                 }
             }
             Decomposition::Separable { col, row } => {
-                // Horizontal pass over every source row into an f32 intermediate.
-                let mut tmp = vec![0f32; w * h * ch];
+                // Horizontal pass over every source row into an f32 intermediate (allocated
+                // fallibly: its size comes from the input).
+                let mut tmp = Vec::new();
+                tmp.try_reserve_exact(w * h * ch).map_err(|_| {
+                    BackendError::Unsupported(format!(
+                        "cannot allocate {} bytes for the separable intermediate (out of memory)",
+                        4 * w * h * ch
+                    ))
+                })?;
+                tmp.resize(w * h * ch, 0f32);
                 for y in 0..h {
                     for x in 0..w {
                         for c in 0..ch {

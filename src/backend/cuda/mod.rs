@@ -438,6 +438,10 @@ impl CudaBackend {
     /// memory unless pageable).
     fn upload(&mut self, src: &Frame, dst: &Frame) -> Result<(), CudaError> {
         let what = src.describe();
+        // The raw copies below need this thread to have the context current.
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| CudaError::driver("binding the CUDA context", e))?;
         grow(&mut self.d_src, src.data().len(), &self.stream, &what)?;
         grow(&mut self.d_dst, dst.data().len(), &self.stream, &what)?;
         let n = src.data().len();
@@ -501,6 +505,15 @@ impl Backend for CudaBackend {
 
     fn runs(&self) -> Support {
         self.variant.runs()
+    }
+
+    fn host_scratch(&self, _plan: &Plan) -> usize {
+        // The synchronous path stages each frame through two page-locked buffers.
+        if self.offload || self.pageable {
+            0
+        } else {
+            2
+        }
     }
 
     fn filter_frame(

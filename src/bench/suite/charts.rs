@@ -2,16 +2,44 @@
 //! itself is [`crate::bench::plot`].
 
 use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use super::resolve_threads;
 use super::rows::{Experiment, Row, Timed};
 use crate::backend::BackendKind;
 use crate::bench::{plot, BenchError};
+use crate::io::atomic::PendingDir;
 
-/// Draws every chart the rows allow into `dir`; returns the files written.
+/// Draws every chart the rows allow into `dir` (created with its parents when missing);
+/// returns the files written. The charts are drawn into a staging directory and moved into
+/// `dir` together, so a failure leaves `dir` as it was.
 pub fn charts(rows: &[Row], dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
-    std::fs::create_dir_all(dir).map_err(|e| BenchError::Run(format!("{}: {e}", dir.display())))?;
+    let err =
+        |e: std::io::Error| BenchError::Run(format!("chart directory {}: {e}", dir.display()));
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(err)?;
+    }
+    let stage = PendingDir::create(dir).map_err(err)?;
+    // Errors name the chart's real path, not the staging directory's.
+    let real = |e: BenchError| match e {
+        BenchError::Run(m) => {
+            let staged = stage.path().display().to_string();
+            BenchError::Run(m.replace(&staged, &dir.display().to_string()))
+        }
+        other => other,
+    };
+    let names: Vec<OsString> = draw(rows, stage.path())
+        .map_err(real)?
+        .iter()
+        .filter_map(|p| p.file_name().map(OsStr::to_os_string))
+        .collect();
+    stage.commit(&names).map_err(err)?;
+    Ok(names.iter().map(|n| dir.join(n)).collect())
+}
+
+/// Draws every chart the rows allow into the existing directory `dir`.
+fn draw(rows: &[Row], dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
     let mut out = Vec::new();
     let mut add = |files: Result<Vec<PathBuf>, plot::PlotError>| -> Result<(), BenchError> {
         out.extend(files.map_err(|e| BenchError::Run(e.to_string()))?);

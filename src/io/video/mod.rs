@@ -3,6 +3,12 @@
 //! the output's extension ([`sink::VideoSink`]). This module holds what both share: FFmpeg's
 //! start-up, its log, and the pixel-format mapping.
 //!
+//! FFmpeg never opens a path itself: convflow opens the file and hands FFmpeg a reader or
+//! writer (custom I/O). Names are therefore never read as URLs (`file:a.mp4`, `take:1.mp4`
+//! are plain file names), any bytes work in a name, input protection and atomic outputs see
+//! exactly the file FFmpeg reads or writes, and a read blocked on a FIFO notices a stop
+//! request.
+//!
 //! Frames stay in their native pixel format: 8-bit yuv420p/422p/444p (and their full-range
 //! `yuvj` twins), nv12, gray, rgb24 and rgba are copied plane by plane into pipeline buffers, with
 //! no colour conversion; other formats (10-bit, for instance) are a clear error. Decoder and
@@ -26,6 +32,9 @@ use ffmpeg_next as ff;
 use crate::frame::PixelFormat;
 pub use sink::VideoSink;
 pub use source::VideoSource;
+
+/// FFmpeg's I/O buffer for our own reader and writer.
+const IO_BUFFER: usize = 1 << 20;
 
 pub(super) fn init() -> Result<(), String> {
     static INIT: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
@@ -148,4 +157,83 @@ pub(super) fn ff_pixel(f: PixelFormat) -> Pixel {
 
 pub(super) fn ratio(r: Rational) -> Option<(i32, i32)> {
     (r.numerator() > 0 && r.denominator() > 0).then(|| (r.numerator(), r.denominator()))
+}
+
+/// Encoder options that make an encoder read or write files of its own (multi-pass
+/// statistics, dumps, analysis files): refused, as they would bypass input protection and
+/// atomic outputs. Option strings passed through (`x264-params`, …) are checked inside.
+pub(super) fn touches_files(key: &str, value: &str) -> bool {
+    const KEYS: [&str; 14] = [
+        "stats",
+        "passlogfile",
+        "pass",
+        "csv",
+        "analysis-save",
+        "analysis-load",
+        "analysis-reuse-file",
+        "dump-yuv",
+        "dump_yuv",
+        "recon",
+        "qpfile",
+        "tcfile-in",
+        "tcfile-out",
+        "mbtree-file",
+    ];
+    let k = key.trim().to_ascii_lowercase();
+    if KEYS.contains(&k.as_str()) {
+        return true;
+    }
+    if k == "flags" {
+        return value.contains("pass1") || value.contains("pass2");
+    }
+    if k.ends_with("-params") || k.ends_with("opts") {
+        return value.split([':', ',']).any(|kv| {
+            let (k2, v2) = kv.split_once('=').unwrap_or((kv, ""));
+            touches_files(k2, v2)
+        });
+    }
+    false
+}
+
+/// Runs `f` with the process's standard error captured: encoders such as x264 and x265 print
+/// to it directly, not through FFmpeg's log. Returns `f`'s result and what was printed (empty,
+/// and nothing captured, when verbose). The capture is an in-memory file, so a chatty encoder
+/// cannot block on it.
+pub(super) fn with_stderr_captured<T>(f: impl FnOnce() -> T) -> (T, String) {
+    use std::io::{Read, Seek};
+    use std::os::fd::{AsRawFd, FromRawFd};
+    if VERBOSE.load(std::sync::atomic::Ordering::Relaxed) {
+        return (f(), String::new());
+    }
+    // SAFETY: memfd_create with a static NUL-terminated name; the descriptor is owned below.
+    let memfd = unsafe { libc::memfd_create(c"convflow-stderr".as_ptr(), libc::MFD_CLOEXEC) };
+    // SAFETY: dup of our own standard error.
+    let saved = unsafe { libc::dup(2) };
+    if memfd < 0 || saved < 0 {
+        return (f(), String::new());
+    }
+    // SAFETY: both descriptors were just returned to us and are owned here only.
+    let (mut capture, saved) = unsafe {
+        (
+            std::fs::File::from_raw_fd(memfd),
+            std::fs::File::from_raw_fd(saved),
+        )
+    };
+    // SAFETY: dup2 onto descriptor 2, restored below whatever `f` does.
+    unsafe { libc::dup2(capture.as_raw_fd(), 2) };
+    let out = f();
+    // SAFETY: as above, back to the saved standard error.
+    unsafe { libc::dup2(saved.as_raw_fd(), 2) };
+    let mut text = String::new();
+    let _ = capture.seek(std::io::SeekFrom::Start(0));
+    let _ = capture.take(1 << 16).read_to_string(&mut text);
+    (out, text)
+}
+
+/// The first line of captured encoder output, tidied for an error message.
+pub(super) fn first_line(text: &str) -> Option<String> {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(crate::quote::quote_line)
 }

@@ -7,10 +7,40 @@ use ff::codec::threading;
 use ff::{Dictionary, Rational, Rescale};
 use ffmpeg_next as ff;
 
-use super::{ff_pixel, init, map_pixel};
+use std::sync::{Arc, Mutex};
+
+use super::{
+    ff_pixel, first_line, init, map_pixel, touches_files, with_stderr_captured, IO_BUFFER,
+};
 use crate::frame::Frame;
 use crate::io::atomic::PendingFile;
 use crate::io::{file_target, FrameMeta, IoError, Sink, StreamInfo, VideoOptions};
+
+/// The output file, shared between FFmpeg's writer (custom I/O) and the sink, which takes it
+/// back to commit it once FFmpeg has let go.
+#[derive(Clone)]
+struct Shared(Arc<Mutex<PendingFile>>);
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, PendingFile> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl std::io::Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.lock().write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.lock().flush()
+    }
+}
+
+impl std::io::Seek for Shared {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.lock().seek(pos)
+    }
+}
 
 /// Muxer for an output extension.
 fn container(path: &Path) -> Option<&'static str> {
@@ -30,8 +60,9 @@ fn container(path: &Path) -> Option<&'static str> {
 pub struct VideoSink {
     target: PathBuf,
     octx: ff::format::context::Output,
-    /// The temporary file FFmpeg writes (declared after `octx`, so it is closed first).
-    pending: PendingFile,
+    /// The temporary file FFmpeg writes through its custom I/O (declared after `octx`, so
+    /// FFmpeg lets go first).
+    file: Shared,
     encoder: ff::encoder::Video,
     /// Encoder time base (the input's) and the stream's, which the muxer may change.
     enc_tb: Rational,
@@ -94,9 +125,27 @@ impl VideoSink {
                 )));
             }
         }
-        // Dropping `pending` on any error below removes the temporary file.
+        if let Some((k, v)) = opts.codec_opts.iter().find(|(k, v)| touches_files(k, v)) {
+            return Err(err(format!(
+                "--codec-opt {}={}: options that make the encoder read or write files of its own \
+                 (multi-pass statistics, dumps) are not supported",
+                crate::quote::quote(k),
+                crate::quote::quote(v)
+            )));
+        }
+        // Dropping the file on any error below removes the temporary. FFmpeg writes through
+        // our writer and never opens a path itself.
         let pending = PendingFile::create(path).map_err(|e| err(format!("cannot create ({e})")))?;
-        let mut octx = ff::format::output_as(pending.path(), muxer)
+        let seekable = !pending.is_direct();
+        let file = Shared(Arc::new(Mutex::new(pending)));
+        let io = if seekable {
+            ff::format::context::StreamIo::from_write_seek_with_capacity(file.clone(), IO_BUFFER)
+        } else {
+            ff::format::context::StreamIo::from_write_with_capacity(file.clone(), IO_BUFFER)
+        };
+        let name = path.to_string_lossy();
+        let mut octx = io
+            .and_then(|io| ff::format::output_to_stream(io, Some(&name), Some(muxer)))
             .map_err(|e| err(format!("cannot create ({e})")))?;
         let global_header = octx
             .format()
@@ -131,16 +180,7 @@ impl VideoSink {
             if global_header {
                 enc.set_flags(ff::codec::Flags::GLOBAL_HEADER);
             }
-            let mut dict = Dictionary::new();
-            for (k, v) in &opts.codec_opts {
-                dict.set(k, v);
-            }
-            let encoder = enc.open_with(dict).map_err(|e| {
-                err(format!(
-                    "cannot open encoder {} ({e}); check --codec-opt",
-                    codec.name()
-                ))
-            })?;
+            let encoder = open_encoder(enc, codec, &opts.codec_opts).map_err(err)?;
             ost.set_parameters(&encoder);
             ost.set_time_base(enc_tb);
             ost.set_avg_frame_rate(rate);
@@ -160,7 +200,7 @@ impl VideoSink {
         Ok(VideoSink {
             target: path.to_path_buf(),
             octx,
-            pending,
+            file,
             encoder,
             enc_tb,
             stream_tb,
@@ -232,20 +272,33 @@ impl Sink for VideoSink {
     }
 
     fn finish(mut self: Box<Self>) -> Result<(), IoError> {
-        self.encoder
-            .send_eof()
-            .map_err(|e| self.write_err(format!("flushing the encoder: {e}")))?;
-        self.drain()?;
-        self.octx
-            .write_trailer()
-            .map_err(|e| self.write_err(format!("writing the trailer: {e}")))?;
+        // Encoders print their closing statistics to stderr themselves (x265): kept for -v.
+        let (flushed, _) = with_stderr_captured(|| -> Result<(), IoError> {
+            self.encoder
+                .send_eof()
+                .map_err(|e| self.write_err(format!("flushing the encoder: {e}")))?;
+            self.drain()?;
+            self.octx
+                .write_trailer()
+                .map_err(|e| self.write_err(format!("writing the trailer: {e}")))
+        });
         let VideoSink {
             target,
             octx,
-            pending,
+            encoder,
+            file,
             ..
         } = *self;
-        drop(octx); // closes FFmpeg's handle
+        let ((), _) = with_stderr_captured(|| drop(encoder));
+        drop(octx); // FFmpeg lets go of the writer
+        flushed?;
+        let pending = Arc::try_unwrap(file.0)
+            .map_err(|_| IoError::Write {
+                path: target.clone(),
+                msg: "FFmpeg still holds the output".into(),
+            })?
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
         pending.commit().map_err(|e| IoError::Write {
             path: target,
             msg: e.to_string(),
@@ -253,6 +306,52 @@ impl Sink for VideoSink {
     }
 
     fn abort(self: Box<Self>) {
-        // Dropping the sink closes the file and removes the temporary.
+        // Dropping the sink closes the file and removes the temporary; the encoder's closing
+        // chatter is dropped with it.
+        let ((), _) = with_stderr_captured(|| drop(self));
     }
+}
+
+/// Opens `enc` with `options`: every option must be one the encoder (or its private options)
+/// takes, or the error names those it did not; the encoder's own complaint on stderr is
+/// folded into the error.
+fn open_encoder(
+    mut enc: ff::encoder::video::Video,
+    codec: ff::Codec,
+    options: &[(String, String)],
+) -> Result<ff::encoder::video::Encoder, String> {
+    let mut dict = Dictionary::new();
+    for (k, v) in options {
+        dict.set(k, v);
+    }
+    let (res, printed) = with_stderr_captured(|| {
+        // SAFETY: the dictionary's ownership passes to `opts` here and back with `own` below.
+        let mut opts = unsafe { dict.disown() };
+        // SAFETY: a context made for `codec` and not opened yet; avcodec_open2 may replace
+        // `opts` with a dictionary of the options it did not take.
+        let res = unsafe { ff::ffi::avcodec_open2(enc.as_mut_ptr(), codec.as_ptr(), &mut opts) };
+        // SAFETY: `opts` is ours again (possibly null), freed when `left` drops.
+        let left = unsafe { Dictionary::own(opts) };
+        let unused: Vec<String> = left.iter().map(|(k, _)| k.to_string()).collect();
+        (res, unused)
+    });
+    let (res, unused) = res;
+    if res < 0 {
+        let why = first_line(&printed).map_or(String::new(), |l| format!(": {l}"));
+        return Err(format!(
+            "cannot open encoder {} ({}){why}; check --codec and --codec-opt",
+            codec.name(),
+            ff::Error::from(res)
+        ));
+    }
+    if !unused.is_empty() {
+        return Err(format!(
+            "encoder {} does not take the option(s) {} (check --codec-opt; \
+             `ffmpeg -h encoder={}` lists what it takes)",
+            codec.name(),
+            unused.iter().map(|u| crate::quote::quote(u)).collect::<Vec<_>>().join(", "),
+            codec.name()
+        ));
+    }
+    Ok(ff::encoder::video::Encoder(enc))
 }

@@ -7,9 +7,44 @@ use std::path::{Path, PathBuf};
 use ff::codec::threading;
 use ffmpeg_next as ff;
 
-use super::{init, map_pixel, ratio, take_logged};
+use super::{init, map_pixel, ratio, take_logged, IO_BUFFER};
 use crate::frame::Frame;
+use crate::io::stop::{StopFlag, StopRead};
 use crate::io::{FrameMeta, FrameSlots, IoError, Source, StreamInfo};
+
+/// Opens `path` ourselves and gives FFmpeg a reader: the file (seekable) when it is a regular
+/// file, else a reader that notices `stop` while it waits (a FIFO, a character device).
+fn open_input(path: &Path, stop: Option<StopFlag>) -> Result<ff::format::context::Input, IoError> {
+    let read = StopRead::open(path, stop.clone()).map_err(|e| IoError::open_input(path, e))?;
+    let meta = read
+        .file()
+        .metadata()
+        .map_err(|e| IoError::open_input(path, e))?;
+    let video_err = |msg: String| IoError::Video {
+        path: path.to_path_buf(),
+        msg,
+    };
+    if meta.is_dir() {
+        return Err(video_err("is a directory".into()));
+    }
+    let io = if meta.is_file() {
+        ff::format::context::StreamIo::from_read_seek_with_capacity(read.into_file(), IO_BUFFER)
+    } else {
+        ff::format::context::StreamIo::from_read_with_capacity(read, IO_BUFFER)
+    }
+    .map_err(|e| video_err(format!("cannot read ({e})")))?;
+    // The name is only a hint for the format probe (never opened).
+    let name = path.to_string_lossy();
+    let opened = match stop {
+        Some(stop) => {
+            ff::format::input_from_stream_with_interrupt(io, Some(&name), None, move || {
+                stop.load(std::sync::atomic::Ordering::Relaxed)
+            })
+        }
+        None => ff::format::input_from_stream(io, Some(&name), None),
+    };
+    opened.map_err(|e| video_err(format!("not a video file FFmpeg can read ({e})")))
+}
 
 /// Decodes the best video stream of a file.
 pub struct VideoSource {
@@ -29,14 +64,14 @@ pub struct VideoSource {
 }
 
 impl VideoSource {
-    pub fn open(path: &Path) -> Result<Self, IoError> {
+    /// Opens `path`; with `stop`, a read blocked on a FIFO ends when it is raised.
+    pub fn open(path: &Path, stop: Option<StopFlag>) -> Result<Self, IoError> {
         let err = |msg: String| IoError::Video {
             path: path.to_path_buf(),
             msg,
         };
         init().map_err(|e| err(format!("FFmpeg did not start: {e}")))?;
-        let input = ff::format::input(path)
-            .map_err(|e| err(format!("not a video file FFmpeg can read ({e})")))?;
+        let input = open_input(path, stop)?;
         let st = input
             .streams()
             .best(ff::media::Type::Video)
