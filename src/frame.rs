@@ -4,6 +4,10 @@
 //! `width × height` pixels of `channels` interleaved bytes, rows `stride` bytes apart (stride may
 //! exceed `width·channels`, as decoders pad rows). Every backend filters planes, so every format
 //! (packed RGB as well as planar YUV and NV12) reduces to a list of planes.
+//!
+//! One cohesive file (a little over 600 lines): the pixel-format table, the
+//! frame and its plane views share one invariant — offsets and strides that fit the buffer —
+//! that is checked in one place.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
