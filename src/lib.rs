@@ -11,6 +11,7 @@
 pub mod backend;
 pub mod bench;
 pub mod border;
+pub mod console;
 pub mod device;
 pub mod filter;
 pub mod frame;

@@ -73,6 +73,20 @@ where
     s.parse().map_err(|_| unknown(what, s, T::VARIANTS))
 }
 
+/// A path for a message, whole: bytes that are not UTF-8 shown as `\xNN` (two different names
+/// never print the same), control characters escaped.
+pub fn path(p: &std::path::Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for chunk in p.as_os_str().as_bytes().utf8_chunks() {
+        out.push_str(&escape_controls(chunk.valid()));
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02X}"));
+        }
+    }
+    out
+}
+
 /// Bytes (not necessarily UTF-8) escaped and shortened for an error message.
 pub fn quote_bytes(b: &[u8]) -> String {
     let mut out: String = b
@@ -90,6 +104,13 @@ pub fn quote_bytes(b: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_show_every_byte() {
+        use std::os::unix::ffi::OsStrExt;
+        let p = std::path::Path::new(std::ffi::OsStr::from_bytes(b"caf\xe9\n.png"));
+        assert_eq!(path(p), "caf\\xE9\\n.png");
+    }
 
     #[test]
     fn echoes_stay_one_short_line() {

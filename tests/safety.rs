@@ -209,10 +209,9 @@ fn y4m_header_bytes_never_panic() {
         .stderr(Stdio::piped())
         .spawn()
         .and_then(|mut c| {
-            c.stdin
-                .take()
-                .unwrap()
-                .write_all(b"YUV4MPEG2 W4 H4 F25:1 \xc3\xa9 C420jpeg\n")?;
+            c.stdin.take().unwrap().write_all(
+                b"YUV4MPEG2 W4 H4 F25:1 \xc3\xa9 C420jpeg\nFRAME\n________________........",
+            )?;
             c.wait_with_output()
         })
         .unwrap();
@@ -1196,8 +1195,8 @@ fn errors_print_control_characters_escaped_on_one_line() {
     }
 }
 
-/// A PNG (with a token of image data) declaring a `w`×`h` RGBA image.
-fn png_header(w: u32, h: u32) -> Vec<u8> {
+/// One PNG chunk: length, type, data, CRC.
+fn png_chunk(kind: &[u8], data: &[u8]) -> Vec<u8> {
     fn crc32(bytes: &[u8]) -> u32 {
         let mut c = !0u32;
         for &b in bytes {
@@ -1212,30 +1211,33 @@ fn png_header(w: u32, h: u32) -> Vec<u8> {
         }
         !c
     }
-    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
-    for (kind, data) in [
-        (
-            &b"IHDR"[..],
-            [&w.to_be_bytes()[..], &h.to_be_bytes(), &[8, 6, 0, 0, 0]].concat(),
-        ),
-        // One stored (uncompressed) deflate block of 100 zero bytes: too little data.
-        (
-            b"IDAT",
-            [
-                &[0x78, 0x01, 0x01, 100, 0, 155, 255][..],
-                &[0; 100],
-                &0x0064_0001u32.to_be_bytes(),
-            ]
-            .concat(),
-        ),
-        (b"IEND", vec![]),
-    ] {
-        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
-        let body = [kind, &data[..]].concat();
-        out.extend_from_slice(&body);
-        out.extend_from_slice(&crc32(&body).to_be_bytes());
-    }
-    out
+    let body = [kind, data].concat();
+    [
+        &(data.len() as u32).to_be_bytes()[..],
+        &body,
+        &crc32(&body).to_be_bytes(),
+    ]
+    .concat()
+}
+
+/// A PNG (with a token of image data) declaring a `w`×`h` RGBA image: signature, IHDR, one
+/// IDAT, IEND.
+fn png_header(w: u32, h: u32) -> Vec<u8> {
+    let ihdr = [&w.to_be_bytes()[..], &h.to_be_bytes(), &[8, 6, 0, 0, 0]].concat();
+    // One stored (uncompressed) deflate block of 100 zero bytes: too little data.
+    let idat = [
+        &[0x78, 0x01, 0x01, 100, 0, 155, 255][..],
+        &[0; 100],
+        &0x0064_0001u32.to_be_bytes(),
+    ]
+    .concat();
+    [
+        &b"\x89PNG\r\n\x1a\n"[..],
+        &png_chunk(b"IHDR", &ihdr),
+        &png_chunk(b"IDAT", &idat),
+        &png_chunk(b"IEND", &[]),
+    ]
+    .concat()
 }
 
 #[test]
@@ -1378,18 +1380,38 @@ fn url_like_names_are_local_files() {
 #[cfg(feature = "video")]
 #[test]
 fn encoder_options_that_write_files_or_do_nothing_are_refused() {
+    // The input is named as x264's default statistics file, in the working directory, where
+    // a multi-pass option would make x264 write (whatever the option's spelling).
     let t = Scratch::new("safety-codecopt");
-    std::fs::write(t.path("victim.log"), "precious").unwrap();
-    let victim = format!("stats={}", s(&t.path("victim.log")));
-    let x264 = format!("x264-params=stats={}", s(&t.path("victim.log")));
-    let cases: [(&str, &str, &[&str]); 6] = [
-        ("libx264", &victim, &["stats=", "files of its own"]),
+    std::fs::write(t.path("x264_2pass.log"), y4m_bytes(32, 16, 3)).unwrap();
+    let before = std::fs::read(t.path("x264_2pass.log")).unwrap();
+    let cases: [(&str, &str, &[&str]); 13] = [
         (
             "libx264",
-            "flags=+pass1",
-            &["flags=+pass1", "files of its own"],
+            "stats=x264_2pass.log",
+            &["stats=", "files of its own"],
         ),
-        ("libx264", &x264, &["x264-params", "files of its own"]),
+        ("libx264", "flags=+pass1", &["flags", "multi-pass"]),
+        ("libx264", "flags=+0x200", &["flags", "multi-pass"]),
+        ("libx264", "flags=512", &["flags", "multi-pass"]),
+        ("libx264", "flags=1024", &["flags", "multi-pass"]),
+        (
+            "libx264",
+            "x264-params=stats=x264_2pass.log",
+            &["x264-params", "files of its own"],
+        ),
+        (
+            "libx264",
+            "x264opts=cqmfile=x264_2pass.log",
+            &["x264opts", "files of its own"],
+        ),
+        (
+            "libx264",
+            "x264-params=dump-yuv=x264_2pass.log",
+            &["x264-params", "files"],
+        ),
+        ("libx264", "x264-params=foo=1", &["libx264", "foo"]),
+        ("libx264", "crf=", &["crf", "not a valid value"]),
         ("libx264", "crff=18", &["crff", "does not take"]),
         (
             "mpeg4",
@@ -1399,22 +1421,49 @@ fn encoder_options_that_write_files_or_do_nothing_are_refused() {
         ("libx264", "preset=turbo", &["libx264", "turbo"]),
     ];
     for (codec, opt, needles) in cases {
-        let out = run(&[
-            "filter",
-            "synthetic:32x16:yuv420p:3",
-            "-o",
-            s(&t.path("o.mp4")),
-            "--kernel",
-            "box:3",
-            "--codec",
-            codec,
-            "--codec-opt",
-            opt,
-        ]);
+        let out = bin()
+            .current_dir(&t.0)
+            .args(["filter", "x264_2pass.log", "-o", "o.mp4", "-k", "box:3"])
+            .args(["--codec", codec, "--codec-opt", opt])
+            .output()
+            .unwrap();
         assert_fails(&out, needles);
-        assert_eq!(t.listing(), ["victim.log"], "{opt}: something left behind");
+        assert_eq!(
+            t.listing(),
+            ["x264_2pass.log"],
+            "{opt}: something left behind"
+        );
+        assert_eq!(
+            std::fs::read(t.path("x264_2pass.log")).unwrap(),
+            before,
+            "{opt}"
+        );
     }
-    assert_eq!(std::fs::read(t.path("victim.log")).unwrap(), b"precious");
+    // Options that only tune the encoder are fine.
+    let out = bin()
+        .current_dir(&t.0)
+        .args([
+            "filter",
+            "x264_2pass.log",
+            "-o",
+            "o.mp4",
+            "-k",
+            "box:3",
+            "-q",
+        ])
+        .args([
+            "--codec-opt",
+            "profile=high",
+            "--codec-opt",
+            "x264-params=keyint=30:ref=2",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[cfg(feature = "video")]
@@ -1450,4 +1499,324 @@ fn sigint_while_ffmpeg_waits_on_a_fifo_stops_at_once() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(t.listing(), ["in.mkv"]);
+}
+
+#[test]
+fn a_failure_after_some_outputs_were_committed_puts_them_all_back() {
+    // The CSV is committed before the JSON; a JSON too large for the file-size limit fails
+    // the run after that: the CSV must be back as it was (here: its old content).
+    let t = Scratch::new("safety-together");
+    let args = |csv: &Path, json: &Path| {
+        let mut cmd = bin();
+        cmd.args([
+            "bench",
+            "threads",
+            "--quick",
+            "--budget",
+            "1",
+            "--backend",
+            "cpu-par",
+        ])
+        .args(["--csv", s(csv), "--json", s(json)])
+        .stdout(Stdio::null());
+        cmd
+    };
+    let out = args(&t.path("probe.csv"), &t.path("probe.json"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let size = |n: &str| std::fs::metadata(t.path(n)).unwrap().len();
+    let (csv, json) = (size("probe.csv"), size("probe.json"));
+    assert!(
+        csv * 2 < json,
+        "the JSON is the larger file ({csv} vs {json} bytes)"
+    );
+    std::fs::write(t.path("r.csv"), "old csv").unwrap();
+    let mut cmd = args(&t.path("r.csv"), &t.path("r.json"));
+    with_file_size_limit(&mut cmd, (csv + json) / 2);
+    let out = cmd.output().unwrap();
+    assert_fails(&out, &["r.json", "too large"]);
+    assert_eq!(std::fs::read(t.path("r.csv")).unwrap(), b"old csv");
+    assert_eq!(t.listing(), ["probe.csv", "probe.json", "r.csv"]);
+}
+
+#[test]
+fn a_benchmark_stopped_by_a_signal_leaves_nothing() {
+    let t = Scratch::new("safety-bench-sig");
+    std::fs::write(t.path("c.csv"), "old").unwrap();
+    let child = bin()
+        .args(["bench", "threads", "--backend", "cpu-par", "--budget", "30"])
+        .args(["--csv", s(&t.path("c.csv")), "--json", s(&t.path("r.json"))])
+        .args(["--plot", s(&t.path("charts"))])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    signal(&child, libc::SIGTERM);
+    let out = wait_with_timeout(child, Duration::from_secs(10));
+    assert_eq!(
+        out.status.code(),
+        Some(143),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(t.listing(), ["c.csv"]);
+    assert_eq!(std::fs::read(t.path("c.csv")).unwrap(), b"old");
+}
+
+#[test]
+fn a_file_size_limit_is_an_error_even_when_sigxfsz_is_not_ignored() {
+    let t = Scratch::new("safety-xfsz");
+    for name in ["o.y4m", "frames"] {
+        let input = if name == "frames" {
+            "synthetic:320x240:rgb:20"
+        } else {
+            "synthetic:320x240:yuv420p:40"
+        };
+        let mut cmd = bin();
+        cmd.args(["filter", input, "-o", s(&t.path(name)), "--kernel", "box:3"]);
+        // SAFETY: setrlimit is async-signal-safe and only affects the child; SIGXFSZ keeps its
+        // default action (terminate), as in a shell with `ulimit -f`.
+        unsafe {
+            cmd.pre_exec(|| {
+                let lim = libc::rlimit {
+                    rlim_cur: 100_000,
+                    rlim_max: 100_000,
+                };
+                libc::setrlimit(libc::RLIMIT_FSIZE, &lim);
+                Ok(())
+            });
+        }
+        let out = cmd.output().unwrap();
+        assert_fails(&out, &["too large"]);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(t.listing().is_empty(), "{name}: {:?}", t.listing());
+    }
+}
+
+#[test]
+fn an_unwritable_standard_error_never_fails_or_panics_a_run() {
+    let t = Scratch::new("safety-stderr");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = bin()
+        .args([
+            "filter",
+            "synthetic:16x8:gray:3",
+            "-o",
+            s(&t.path("o.y4m")),
+            "--kernel",
+            "box:3",
+        ])
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(t.path("o.y4m").is_file());
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = bin()
+        .args([
+            "filter",
+            s(&t.path("missing.y4m")),
+            "-o",
+            s(&t.path("p.y4m")),
+            "-k",
+            "box:3",
+        ])
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "an error, not a panic (101)");
+}
+
+#[test]
+fn standard_error_appended_to_an_input_is_refused_silently() {
+    let t = Scratch::new("safety-stderr-input");
+    std::fs::write(t.path("in.y4m"), y4m_bytes(8, 6, 2)).unwrap();
+    let before = std::fs::read(t.path("in.y4m")).unwrap();
+    let append = std::fs::OpenOptions::new()
+        .append(true)
+        .open(t.path("in.y4m"))
+        .unwrap();
+    let out = bin()
+        .args([
+            "filter",
+            s(&t.path("in.y4m")),
+            "-o",
+            s(&t.path("o.y4m")),
+            "-k",
+            "box:3",
+        ])
+        .stderr(append)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read(t.path("in.y4m")).unwrap(), before);
+    assert_eq!(t.listing(), ["in.y4m"]);
+}
+
+#[test]
+fn links_to_missing_files_cannot_make_two_outputs_one() {
+    let t = Scratch::new("safety-dangling");
+    std::os::unix::fs::symlink("o.y4m", t.path("report-link")).unwrap();
+    let out = run(&[
+        "filter",
+        "synthetic:8x8:gray:2",
+        "-o",
+        s(&t.path("o.y4m")),
+        "--kernel",
+        "box:3",
+        "--report",
+        s(&t.path("report-link")),
+    ]);
+    assert_usage_error(&out, &["same file"]);
+    std::os::unix::fs::symlink("r.csv", t.path("l.json")).unwrap();
+    std::fs::create_dir(t.path("P")).unwrap();
+    for (csv, json, plot) in [
+        ("r.csv", "l.json", "charts"),
+        ("P/threads-scaling.svg", "x.json", "P"),
+        ("y.csv", "P/threads-scaling.png", "P"),
+        ("q.csv", "z.json", "q.csv"),
+    ] {
+        let out = run(&[
+            "bench",
+            "threads",
+            "--quick",
+            "--backend",
+            "cpu-par",
+            "--csv",
+            s(&t.path(csv)),
+            "--json",
+            s(&t.path(json)),
+            "--plot",
+            s(&t.path(plot)),
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{csv} {json} {plot}");
+    }
+    assert_eq!(t.listing(), ["P", "l.json", "report-link"]);
+}
+
+#[test]
+fn special_entries_in_an_output_directory_are_never_replaced() {
+    let t = Scratch::new("safety-dir-special");
+    std::fs::create_dir(t.path("in")).unwrap();
+    write_png(&t.path("in/a.png"), 8, 6, true);
+    write_png(&t.path("in/b.png"), 8, 6, true);
+    std::fs::create_dir(t.path("out")).unwrap();
+    mkfifo(&t.path("out/a.png"));
+    std::fs::write(t.path("victim.txt"), "precious").unwrap();
+    std::os::unix::fs::symlink("../victim.txt", t.path("out/b.png")).unwrap();
+    let out = run(&[
+        "filter",
+        s(&t.path("in")),
+        "-o",
+        s(&t.path("out")),
+        "-k",
+        "box:3",
+    ]);
+    assert_usage_error(&out, &["out/", "regular files"]);
+    assert!(is_fifo(&t.path("out/a.png")) && t.path("out/b.png").is_symlink());
+    assert_eq!(std::fs::read(t.path("victim.txt")).unwrap(), b"precious");
+    // A socket is no place for a file either.
+    let sock = std::os::unix::net::UnixListener::bind(t.path("s.y4m")).unwrap();
+    let out = run(&[
+        "filter",
+        "synthetic:8x8:gray:2",
+        "-o",
+        s(&t.path("s.y4m")),
+        "-k",
+        "box:3",
+    ]);
+    assert_fails(&out, &["s.y4m", "socket"]);
+    drop(sock);
+}
+
+#[test]
+fn a_png_whose_metadata_inflates_to_gigabytes_is_not_an_abort() {
+    // An 8x8 PNG with a 1 GiB colour profile (a 1.3 MB file), decoded under a 512 MiB
+    // address-space limit.
+    let t = Scratch::new("safety-iccp");
+    let mut z = fdeflate::Compressor::new(Vec::new()).unwrap();
+    let zeros = vec![0u8; 1 << 24];
+    for _ in 0..64 {
+        z.write_data(&zeros).unwrap();
+    }
+    let profile = [&b"icc\0\0"[..], &z.finish().unwrap()].concat();
+    let mut png = png_header(8, 8);
+    let iend = png.split_off(png.len() - 12);
+    let idat = png.split_off(33); // signature + IHDR stay
+    png.extend(png_chunk(b"iCCP", &profile));
+    png.extend(idat);
+    png.extend(iend);
+    std::fs::write(t.path("bomb.png"), &png).unwrap();
+    let mut cmd = bin();
+    cmd.args([
+        "filter",
+        s(&t.path("bomb.png")),
+        "-o",
+        s(&t.path("o.png")),
+        "-k",
+        "box:3",
+    ]);
+    // SAFETY: setrlimit is async-signal-safe and only affects the child.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 512 << 20,
+                rlim_max: 512 << 20,
+            };
+            libc::setrlimit(libc::RLIMIT_AS, &lim);
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "killed or aborted: {err}"
+    );
+    assert!(err.trim_end().lines().count() <= 1, "{err}");
+}
+
+#[test]
+fn an_input_without_frames_writes_nothing() {
+    let t = Scratch::new("safety-noframes");
+    std::fs::write(t.path("h.y4m"), "YUV4MPEG2 W8 H8 F25:1 C420jpeg\n").unwrap();
+    let mut outs = vec!["o.y4m"];
+    if cfg!(feature = "video") {
+        outs.push("o.mkv");
+    }
+    for o in outs {
+        let out = run(&[
+            "filter",
+            s(&t.path("h.y4m")),
+            "-o",
+            s(&t.path(o)),
+            "-k",
+            "box:3",
+        ]);
+        assert_fails(&out, &["no frames", "nothing was written"]);
+    }
+    assert_eq!(t.listing(), ["h.y4m"]);
+}
+
+#[test]
+fn names_that_are_not_utf8_print_as_their_bytes() {
+    let out = bin()
+        .arg("filter")
+        .arg(OsStr::from_bytes(b"caf\xe9.y4m"))
+        .args(["-o", "o.y4m", "-k", "box:3"])
+        .output()
+        .unwrap();
+    assert_fails(&out, &["caf\\xE9.y4m", "does not exist"]);
 }

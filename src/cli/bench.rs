@@ -141,12 +141,34 @@ pub fn pipeline(a: BenchPipelineArgs) -> Result<()> {
 /// Checks the files a benchmark will write before it measures anything: each one's directory
 /// exists, none is a directory, and no two are the same file.
 fn check_outputs(files: &[(&str, &Option<PathBuf>)]) -> Result<()> {
+    check_outputs_and_charts(files, None)
+}
+
+/// The names of the chart files a chart directory receives.
+fn is_chart(name: &std::ffi::OsStr) -> bool {
+    name.to_str()
+        .is_some_and(|n| n.ends_with(".svg") || n.ends_with(".png"))
+}
+
+/// [`check_outputs`], and a chart directory that holds none of those files and can be made.
+fn check_outputs_and_charts(
+    files: &[(&str, &Option<PathBuf>)],
+    charts: Option<&Path>,
+) -> Result<()> {
     let mut outputs = Vec::new();
     for (what, path) in files {
         if let Some(p) = path {
             check_file_output(what, p)?;
             outputs.push(guard::Output::File { what, path: p });
         }
+    }
+    if let Some(dir) = charts {
+        check_chart_dir(dir)?;
+        outputs.push(guard::Output::Dir {
+            what: "chart",
+            dir,
+            writes: &is_chart,
+        });
     }
     guard::check(&guard::Inputs::new(), &outputs).map_err(usage)
 }
@@ -161,8 +183,8 @@ fn check_chart_dir(dir: &Path) -> Result<()> {
             Ok(_) => {
                 return Err(usage(format!(
                     "chart directory '{}': '{}' is not a directory",
-                    dir.display(),
-                    p.display()
+                    convflow::quote::path(dir),
+                    convflow::quote::path(p)
                 )))
             }
             Err(_) => match p.parent() {
@@ -175,7 +197,8 @@ fn check_chart_dir(dir: &Path) -> Result<()> {
 
 /// Writes a result file atomically.
 fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    atomic::write_file(path, bytes).with_context(|| format!("writing {}", path.display()))
+    atomic::write_file(path, bytes)
+        .with_context(|| format!("writing {}", convflow::quote::path(path)))
 }
 
 pub fn suite(name: &str, a: SuiteArgs) -> Result<()> {
@@ -187,10 +210,7 @@ pub fn suite(name: &str, a: SuiteArgs) -> Result<()> {
             .map_err(|_| usage(format!("unknown experiment '{name}'")))?]
     };
     // Check output paths before spending minutes measuring.
-    check_outputs(&[("csv", &a.csv), ("json", &a.json)])?;
-    if let Some(dir) = &a.plot {
-        check_chart_dir(dir)?;
-    }
+    check_outputs_and_charts(&[("csv", &a.csv), ("json", &a.json)], a.plot.as_deref())?;
     let cfg = suite::SuiteConfig {
         backends: a.backend.clone(),
         quick: a.quick,
@@ -252,7 +272,7 @@ pub fn suite(name: &str, a: SuiteArgs) -> Result<()> {
         result.charts = suite::charts(&result.rows, dir)?;
         writeln!(out, "\nCharts:")?;
         for c in &result.charts {
-            writeln!(out, "- {}", c.display())?;
+            writeln!(out, "- {}", convflow::quote::path(c))?;
         }
     }
     if let Some(path) = &a.csv {
@@ -280,22 +300,19 @@ pub fn suite(name: &str, a: SuiteArgs) -> Result<()> {
 pub fn plot(from: &Path, dir: &Path) -> Result<()> {
     let mut inputs = guard::Inputs::new();
     inputs.add(from);
-    let charts = |n: &std::ffi::OsStr| {
-        n.to_str()
-            .is_some_and(|n| n.ends_with(".svg") || n.ends_with(".png"))
-    };
+    check_chart_dir(dir)?;
     let out = guard::Output::Dir {
         what: "chart",
         dir,
-        writes: &charts,
+        writes: &is_chart,
     };
     guard::check(&inputs, &[out]).map_err(usage)?;
-    let text =
-        std::fs::read_to_string(from).with_context(|| format!("reading {}", from.display()))?;
+    let text = std::fs::read_to_string(from)
+        .with_context(|| format!("reading {}", convflow::quote::path(from)))?;
     let run: suite::SuiteRun = serde_json::from_str(&text)
-        .with_context(|| format!("{}: not a bench JSON file", from.display()))?;
+        .with_context(|| format!("{}: not a bench JSON file", convflow::quote::path(from)))?;
     for c in suite::charts(&run.rows, dir)? {
-        println!("{}", c.display());
+        println!("{}", convflow::quote::path(&c));
     }
     Ok(())
 }

@@ -23,6 +23,9 @@ use super::args::FilterArgs;
 use super::{report, signals, usage};
 
 pub fn run(a: FilterArgs) -> Result<()> {
+    // The output and the report are committed together: an error after one of them was
+    // committed puts both destinations back as they were.
+    let outputs = io::atomic::Run::begin();
     let stop: StopFlag = Arc::new(AtomicBool::new(false));
     signals::install(&stop).context("installing signal handlers")?;
     #[cfg(feature = "video")]
@@ -84,7 +87,7 @@ pub fn run(a: FilterArgs) -> Result<()> {
         }
     };
     // The report is written to its temporary file once every frame is out and before the
-    // output is made visible: if it fails, the run fails and leaves nothing.
+    // output is made visible: if that fails, the run fails and leaves nothing.
     let mut report_file: Option<io::atomic::PendingFile> = None;
     let mut prepare_report = |stats: &pipeline::RunStats| -> Result<(), pipeline::PipelineError> {
         let Some(path) = &a.report else { return Ok(()) };
@@ -133,6 +136,7 @@ pub fn run(a: FilterArgs) -> Result<()> {
         f.commit()
             .with_context(|| format!("writing report {}", path_of(&a.report)))?;
     }
+    outputs.finish();
     if !a.quiet {
         let what = if a.passthrough {
             "passthrough (no filter)".to_string()
@@ -154,7 +158,7 @@ pub fn run(a: FilterArgs) -> Result<()> {
 
 fn path_of(p: &Option<std::path::PathBuf>) -> String {
     p.as_ref()
-        .map_or(String::new(), |p| p.display().to_string())
+        .map_or(String::new(), |p| convflow::quote::path(p))
 }
 
 /// Refuses, as a usage error, any output that is an input, writes over a file of an input
@@ -170,6 +174,13 @@ fn protect_inputs(a: &FilterArgs, source: &dyn Source, output: &Output) -> Resul
     }
     if let Some(k) = &a.kernel.kernel_file {
         inputs.add(k);
+    }
+    // Standard error appended to an input (`2>> in.y4m`): not even the refusal may go there.
+    // SAFETY: the descriptor of convflow's own standard error stays open for the whole run.
+    let own = unsafe { std::os::fd::BorrowedFd::borrow_raw(convflow::console::own_fd()) };
+    if guard::stream_is_input(&inputs, own) {
+        convflow::console::silence();
+        return Err(usage("standard error is an input file"));
     }
     // The names a directory output receives: the input's file names, or generated ones.
     let names: HashSet<&OsStr> = files.iter().filter_map(|f| f.file_name()).collect();
@@ -190,7 +201,9 @@ fn protect_inputs(a: &FilterArgs, source: &dyn Source, output: &Output) -> Resul
 pub fn check_file_output(what: &str, path: &Path) -> Result<()> {
     match io::file_target(path) {
         Ok(()) => Ok(()),
-        Err(io::IoError::Output { msg, .. }) => bail!("{what} '{}': {msg}", path.display()),
+        Err(io::IoError::Output { msg, .. }) => {
+            bail!("{what} '{}': {msg}", convflow::quote::path(path))
+        }
         Err(e) => Err(e.into()),
     }
 }

@@ -16,6 +16,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Parser;
+use convflow::say;
 
 use args::{BenchCommand, Cli, Command};
 use convflow::{io, pipeline};
@@ -37,11 +38,21 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
-    let result = run(cli);
+    // A write past `ulimit -f` must fail with "File too large" (and be cleaned up like any
+    // other failure) instead of killing the process: SIGXFSZ is caught and does nothing.
+    let _ = signal_hook::flag::register(
+        signal_hook::consts::SIGXFSZ,
+        std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+    );
+    // What linked libraries print on descriptor 2 is kept for error messages, unless -v.
+    if !matches!(&cli.command, Command::Filter(a) if a.verbose) {
+        convflow::console::capture_foreign_output();
+    }
+    let result = run_catching(cli);
     if let Some(sig) = signals::received() {
         match &result {
-            Ok(()) => eprintln!("convflow: stopped by {}", signals::name(sig)),
-            Err(e) => eprintln!("convflow: {}", one_line(e)),
+            Ok(()) => say!("convflow: stopped by {}", signals::name(sig)),
+            Err(e) => say!("convflow: {}", one_line(e)),
         }
         return ExitCode::from((128 + sig) as u8);
     }
@@ -49,7 +60,7 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("convflow: error: {}", one_line(&e));
+            say!("convflow: error: {}", one_line(&e));
             if e.chain().any(|c| c.is::<UsageError>()) {
                 ExitCode::from(2)
             } else {
@@ -59,10 +70,17 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// An error as one line: its chain joined, every control character (a newline in a path, an
-/// escape sequence from a library) escaped.
+/// An error as one line: its chain joined, then the first error a linked library printed on
+/// its own (x264's "malloc … failed") when the chain does not hold it; every control character
+/// (a newline in a path, an escape sequence from a library) escaped.
 fn one_line(e: &anyhow::Error) -> String {
-    convflow::quote::escape_controls(&format!("{e:#}"))
+    let mut text = format!("{e:#}");
+    if let Some(foreign) = convflow::console::foreign_error() {
+        if !text.contains(&foreign) {
+            text = format!("{text} ({foreign})");
+        }
+    }
+    convflow::quote::escape_controls(&text)
 }
 
 /// clap's errors: help and version print as clap prints them (exit 0); a usage error is one
@@ -97,22 +115,51 @@ fn usage_error(e: clap::Error) -> ExitCode {
         line.push_str(p);
     }
     let line = line.strip_prefix("error: ").unwrap_or(&line);
-    eprintln!(
+    say!(
         "convflow: error: {}",
         convflow::quote::escape_controls(line)
     );
     ExitCode::from(2)
 }
 
-/// Panics that a decoder raised on hostile bytes are caught and reported as one-line errors
-/// (`io::still`): the default hook must not print them as well.
+/// The first panic outside the decoders, with where it happened.
+static PANIC: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Panics print nothing as they happen: those a decoder raised on hostile bytes are caught
+/// and reported as one-line errors (`io::still`); any other is a bug, kept here and named in
+/// the run's one error line ([`main`]).
 fn quiet_caught_panics() {
-    let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        if !io::still::panics_are_caught() {
-            default(info);
+    std::panic::set_hook(Box::new(|info| {
+        if io::still::panics_are_caught() {
+            return;
         }
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let at = info
+            .location()
+            .map(|l| format!(" at {l}"))
+            .unwrap_or_default();
+        let mut first = PANIC.lock().unwrap_or_else(|e| e.into_inner());
+        first.get_or_insert(format!("{msg}{at}"));
     }));
+}
+
+/// Runs the command; a panic on this thread becomes an error, and any panic seen on any thread
+/// is named as a bug in the error.
+fn run_catching(cli: Cli) -> Result<()> {
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cli)))
+        .unwrap_or_else(|_| Err(anyhow::anyhow!("the command panicked")));
+    let panic = PANIC.lock().unwrap_or_else(|e| e.into_inner()).take();
+    match (result, panic) {
+        (Err(e), Some(p)) => {
+            Err(e.context(format!("internal error (a bug; please report it): {p}")))
+        }
+        (result, _) => result,
+    }
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
@@ -137,18 +184,31 @@ fn run(cli: Cli) -> Result<()> {
             inspect::kernels(spec.as_deref(), kernel_file.as_deref())
         }
         Command::Info => inspect::info(),
-        Command::Bench { which } => match which {
-            BenchCommand::Kernels(args) => bench::kernels(args),
-            BenchCommand::Pipeline(args) => bench::pipeline(args),
-            BenchCommand::Plot { from, plot } => bench::plot(&from, &plot),
-            BenchCommand::Separable(a) => bench::suite("separable", a),
-            BenchCommand::Threads(a) => bench::suite("threads", a),
-            BenchCommand::Memory(a) => bench::suite("memory", a),
-            BenchCommand::Blocks(a) => bench::suite("blocks", a),
-            BenchCommand::Resolution(a) => bench::suite("resolution", a),
-            BenchCommand::BigKernels(a) => bench::suite("big-kernels", a),
-            BenchCommand::Pinned(a) => bench::suite("pinned", a),
-            BenchCommand::All(a) => bench::suite("all", a),
-        },
+        Command::Bench { which } => {
+            signals::install_aborting()?;
+            // CSV, JSON and charts are committed together (see `io::atomic::Run`).
+            let outputs = io::atomic::Run::begin();
+            let result = bench_command(which);
+            if result.is_ok() {
+                outputs.finish();
+            }
+            result
+        }
+    }
+}
+
+fn bench_command(which: BenchCommand) -> Result<()> {
+    match which {
+        BenchCommand::Kernels(args) => bench::kernels(args),
+        BenchCommand::Pipeline(args) => bench::pipeline(args),
+        BenchCommand::Plot { from, plot } => bench::plot(&from, &plot),
+        BenchCommand::Separable(a) => bench::suite("separable", a),
+        BenchCommand::Threads(a) => bench::suite("threads", a),
+        BenchCommand::Memory(a) => bench::suite("memory", a),
+        BenchCommand::Blocks(a) => bench::suite("blocks", a),
+        BenchCommand::Resolution(a) => bench::suite("resolution", a),
+        BenchCommand::BigKernels(a) => bench::suite("big-kernels", a),
+        BenchCommand::Pinned(a) => bench::suite("pinned", a),
+        BenchCommand::All(a) => bench::suite("all", a),
     }
 }

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use convflow::pipeline;
+use convflow::{pipeline, say};
 
 /// `--report FILE.json`: what was run, then the pipeline's report.
 #[derive(serde::Serialize)]
@@ -22,8 +22,7 @@ pub struct RunReport {
 
 /// A progress bar on stderr with fps and ETA, only when stderr is a terminal.
 pub fn progress_bar(len: Option<usize>) -> Option<indicatif::ProgressBar> {
-    use std::io::IsTerminal;
-    if !std::io::stderr().is_terminal() {
+    if !convflow::console::is_terminal() {
         return None;
     }
     let (bar, template) = match len {
@@ -39,17 +38,86 @@ pub fn progress_bar(len: Option<usize>) -> Option<indicatif::ProgressBar> {
     if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
         bar.set_style(style);
     }
-    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr_with_hz(4));
+    bar.set_draw_target(indicatif::ProgressDrawTarget::term_like_with_hz(
+        Box::new(OwnTerminal),
+        4,
+    ));
     Some(bar)
+}
+
+/// The terminal behind convflow's own standard error ([`convflow::console`]), for the
+/// progress bar: descriptor 2 itself may be captured.
+#[derive(Debug)]
+struct OwnTerminal;
+
+impl OwnTerminal {
+    fn put(&self, s: &str) -> std::io::Result<()> {
+        use std::io::Write;
+        convflow::console::stderr().write_all(s.as_bytes())
+    }
+}
+
+impl indicatif::TermLike for OwnTerminal {
+    fn width(&self) -> u16 {
+        let mut size = libc::winsize {
+            ws_row: 0,
+            ws_col: 0,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        // SAFETY: TIOCGWINSZ fills the winsize we pass; a failure leaves it zeroed.
+        unsafe { libc::ioctl(convflow::console::own_fd(), libc::TIOCGWINSZ, &mut size) };
+        if size.ws_col == 0 {
+            80
+        } else {
+            size.ws_col
+        }
+    }
+    fn move_cursor_up(&self, n: usize) -> std::io::Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        self.put(&format!("\x1b[{n}A"))
+    }
+    fn move_cursor_down(&self, n: usize) -> std::io::Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        self.put(&format!("\x1b[{n}B"))
+    }
+    fn move_cursor_right(&self, n: usize) -> std::io::Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        self.put(&format!("\x1b[{n}C"))
+    }
+    fn move_cursor_left(&self, n: usize) -> std::io::Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        self.put(&format!("\x1b[{n}D"))
+    }
+    fn write_line(&self, s: &str) -> std::io::Result<()> {
+        self.put(&format!("{s}\n"))
+    }
+    fn write_str(&self, s: &str) -> std::io::Result<()> {
+        self.put(s)
+    }
+    fn clear_line(&self) -> std::io::Result<()> {
+        self.put("\r\x1b[2K")
+    }
+    fn flush(&self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The end-of-run report on stderr: one line per stage, then totals and latency.
 pub fn print(stats: &pipeline::RunStats, input: &Path, sink: &str, what: &str) {
     let wall = stats.wall.as_secs_f64().max(1e-9);
-    eprintln!(
+    say!(
         "convflow: {} frame(s) {} -> {} | {what}{}",
         stats.frames,
-        input.display(),
+        convflow::quote::path(input),
         sink,
         if stats.checked {
             " | --check: identical to cpu-seq"
@@ -58,19 +126,19 @@ pub fn print(stats: &pipeline::RunStats, input: &Path, sink: &str, what: &str) {
         }
     );
     if stats.skipped > 0 {
-        eprintln!("  skipped {} bad frame(s) (--skip-bad):", stats.skipped);
+        say!("  skipped {} bad frame(s) (--skip-bad):", stats.skipped);
         for m in &stats.skip_messages {
-            eprintln!("    {m}");
+            say!("    {m}");
         }
     }
     if stats.frames == 0 {
         return;
     }
-    eprintln!("  stage     frames   busy ms      fps     MB/s  util  frame µs p50/p99/max");
+    say!("  stage     frames   busy ms      fps     MB/s  util  frame µs p50/p99/max");
     for s in &stats.stages {
         let busy = s.busy.as_secs_f64();
         let h = &s.per_frame;
-        eprintln!(
+        say!(
             "  {:<8} {:>7} {:>9.1} {:>8.1} {:>8.1} {:>4.0}%  {}/{}/{}",
             s.name,
             s.frames,
@@ -87,7 +155,7 @@ pub fn print(stats: &pipeline::RunStats, input: &Path, sink: &str, what: &str) {
         let n = stats.frames as f64;
         let us = |t: Duration| t.as_secs_f64() * 1e6 / n;
         let total = (d.h2d + d.kernel + d.d2h).as_secs_f64().max(1e-12);
-        eprintln!(
+        say!(
             "  device time per frame ({}): upload {:.1} µs, kernels {:.1} µs, download {:.1} µs; \
             transfers {:.0}% / kernels {:.0}%",
             if stats.overlapped {
@@ -105,9 +173,9 @@ pub fn print(stats: &pipeline::RunStats, input: &Path, sink: &str, what: &str) {
     }
     let l = &stats.latency;
     if let Some(fps) = stats.steady_fps() {
-        eprintln!("  sustained after warm-up: {fps:.1} fps");
+        say!("  sustained after warm-up: {fps:.1} fps");
     }
-    eprintln!(
+    say!(
         "  end to end: {:.1} ms, {:.1} fps ({:.1} MPix/s); overlap {:.2} (stage busy / wall); \
         latency µs p50 {} p90 {} p99 {} max {}; bottleneck: {}",
         wall * 1e3,

@@ -1,13 +1,13 @@
-//! Signals during `convflow filter`: the first SIGINT, SIGTERM or SIGHUP raises the stop flag
+//! Signals. During `convflow filter` the first SIGINT, SIGTERM or SIGHUP raises the stop flag
 //! (reading stops, the frames already read drain through and the output is finalized, and
 //! convflow exits with 128 + the signal's number); a second one exits at once with that status
 //! after removing every temporary file and directory the run created
 //! ([`convflow::io::atomic::remove_all_pending`]), so nothing is left under a real name or a
 //! hidden one. Handled through `signal-hook`: the flag is set inside the signal handler itself,
-//! the second-signal cleanup runs on a thread of its own.
+//! the second-signal cleanup runs on a thread of its own. Benchmarks have nothing to finalize:
+//! there the first signal already cleans up and exits ([`install_aborting`]).
 
-use std::io::Write;
-use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 
 use convflow::io::stop::StopFlag;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
@@ -37,6 +37,18 @@ pub fn name(sig: i32) -> &'static str {
     }
 }
 
+/// Set for commands that have nothing to finalize (benchmarks): the first signal already
+/// removes every temporary and rolls back the outputs committed so far, then exits.
+static ABORT_ON_FIRST: AtomicBool = AtomicBool::new(false);
+
+/// For commands that have nothing to finalize: the first SIGINT, SIGTERM or SIGHUP removes
+/// what the command was writing (and what it committed, see `io::atomic::Run`) and exits with
+/// 128 + its number.
+pub fn install_aborting() -> std::io::Result<()> {
+    ABORT_ON_FIRST.store(true, Ordering::SeqCst);
+    install(&StopFlag::default())
+}
+
 /// Routes SIGINT, SIGTERM and SIGHUP to `stop` (see the module documentation).
 pub fn install(stop: &StopFlag) -> std::io::Result<()> {
     for sig in HANDLED {
@@ -56,15 +68,19 @@ pub fn install(stop: &StopFlag) -> std::io::Result<()> {
         .name("signals".into())
         .spawn(move || {
             for sig in signals.forever() {
-                if COUNT.load(Ordering::SeqCst) < 2 {
+                let aborting = ABORT_ON_FIRST.load(Ordering::SeqCst);
+                if COUNT.load(Ordering::SeqCst) < 2 && !aborting {
                     continue;
                 }
                 convflow::io::atomic::remove_all_pending();
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "convflow: stopped at once by a second {}; partial output removed",
-                    name(sig)
-                );
+                if aborting {
+                    convflow::say!("convflow: stopped by {}; nothing was written", name(sig));
+                } else {
+                    convflow::say!(
+                        "convflow: stopped at once by a second {}; the output was removed",
+                        name(sig)
+                    );
+                }
                 // SAFETY: _exit ends the process without running anything else; every temporary
                 // was removed above and no output exists under a real name that is not complete.
                 unsafe { libc::_exit(128 + sig) };

@@ -119,14 +119,16 @@ impl Kernel {
         Ok(())
     }
 
-    /// The kernel with `offset` added to every sum (finite, |offset| ≤ [`MAX_WEIGHT_SUM`]).
-    pub fn with_offset(mut self, offset: f32) -> Result<Self, FilterError> {
-        if !offset.is_finite() || offset.abs() as f64 > MAX_WEIGHT_SUM {
+    /// The kernel with `offset` added to every sum (finite, |offset| ≤ [`MAX_WEIGHT_SUM`]),
+    /// checked before it is rounded to f32.
+    pub fn with_offset(mut self, offset: impl Into<f64>) -> Result<Self, FilterError> {
+        let offset: f64 = offset.into();
+        if !offset.is_finite() || offset.abs() > MAX_WEIGHT_SUM {
             return Err(FilterError::Invalid(format!(
-                "offset {offset} is out of range (at most {MAX_WEIGHT_SUM:.0e} in magnitude)"
+                "offset {offset:e} is out of range (at most {MAX_WEIGHT_SUM:.0e} in magnitude)"
             )));
         }
-        self.offset = offset;
+        self.offset = offset as f32;
         Ok(self)
     }
 

@@ -304,7 +304,7 @@ pub fn parse_kernel_text(origin: &str, text: &str) -> Result<Kernel, FilterError
     let (w, h) = (rows[0].len(), rows.len());
     let weights = rows.iter().flatten().map(|&v| (v / d) as f32).collect();
     Kernel::new(origin.to_string(), w, h, weights)
-        .and_then(|k| k.with_offset(offset.unwrap_or(0.0) as f32))
+        .and_then(|k| k.with_offset(offset.unwrap_or(0.0)))
         .map_err(|e| err(0, e.to_string()))
 }
 
@@ -313,7 +313,7 @@ pub fn parse_kernel_file(path: &Path) -> Result<Kernel, FilterError> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let file_err = |msg: String| FilterError::File {
-        path: path.display().to_string(),
+        path: crate::quote::path(path),
         line: 0,
         msg,
     };
@@ -340,6 +340,6 @@ pub fn parse_kernel_file(path: &Path) -> Result<Kernel, FilterError> {
             MAX_FILE_BYTES >> 20
         )));
     }
-    Ok(parse_kernel_bytes(&path.display().to_string(), &bytes)?
-        .with_name(format!("file:{}", path.display())))
+    Ok(parse_kernel_bytes(&crate::quote::path(path), &bytes)?
+        .with_name(format!("file:{}", crate::quote::path(path))))
 }

@@ -13,10 +13,10 @@
 //! A directory output that already exists is staged inside itself rather than beside it, so
 //! that a destination on another file system (a mount point) still commits by rename.
 //!
-//! An output that exists and is not a regular file — a character device such as `/dev/null`, a
-//! FIFO, a socket — is written in place ([`PendingFile::create`] opens it directly): there is
-//! no file to replace. A symbolic link is followed: the file it names is replaced, the link
-//! stays. Block devices are refused.
+//! An output that exists and is not a regular file — a character device such as `/dev/null`,
+//! or a FIFO — is written in place ([`PendingFile::create`] opens it directly): there is no file
+//! to replace. A symbolic link is followed: the file it names is replaced, the link stays.
+//! Block devices and sockets are refused.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -33,6 +33,130 @@ static PENDING: Mutex<Registry> = Mutex::new(Registry {
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// Held while a commit moves files into place; the signal cleanup waits for it.
 static COMMITTING: Mutex<()> = Mutex::new(());
+/// While a [`Run`] is open: how to undo every commit made so far.
+static JOURNAL: Mutex<Option<Journal>> = Mutex::new(None);
+
+/// The commits of an open [`Run`], undone in reverse order on rollback.
+#[derive(Default)]
+struct Journal {
+    undo: Vec<Undo>,
+    /// Files set aside and staging directories, removed when the run finishes (or after a
+    /// rollback has put back what it needed from them).
+    cleanup: Vec<PathBuf>,
+}
+
+enum Undo {
+    /// The commit created `0`: remove it.
+    Remove(PathBuf),
+    /// The commit replaced `target`, whose previous content was set aside at `aside`.
+    Restore { aside: PathBuf, target: PathBuf },
+}
+
+fn journal() -> std::sync::MutexGuard<'static, Option<Journal>> {
+    JOURNAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn rollback(j: Journal) {
+    for u in j.undo.into_iter().rev() {
+        match u {
+            Undo::Remove(p) => remove_path(&p),
+            Undo::Restore { aside, target } => {
+                let _ = std::fs::rename(&aside, &target);
+            }
+        }
+    }
+    for p in j.cleanup {
+        remove_path(&p);
+    }
+}
+
+/// All the outputs of one command, committed together: while a `Run` is open, every commit
+/// sets aside what it replaces, so that dropping the run unfinished (an error after some
+/// outputs were committed, or the cleanup of a second signal) puts every destination back as
+/// it was; [`Run::finish`] keeps them and removes what was set aside. Without an open run,
+/// commits are final at once.
+pub struct Run {
+    owner: bool,
+}
+
+impl Run {
+    /// Opens the run (a run already open stays the one that counts).
+    pub fn begin() -> Run {
+        let mut j = journal();
+        let owner = j.is_none();
+        if owner {
+            *j = Some(Journal::default());
+        }
+        Run { owner }
+    }
+
+    /// Keeps every commit made during the run.
+    pub fn finish(mut self) {
+        if self.owner {
+            self.owner = false;
+            let _commit = COMMITTING.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(j) = journal().take() {
+                for p in j.cleanup {
+                    remove_path(&p);
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        if self.owner {
+            let _commit = COMMITTING.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(j) = journal().take() {
+                rollback(j);
+            }
+        }
+    }
+}
+
+/// Moves `from` to `to`; what `to` held (if anything) is first renamed to `aside`, and put
+/// back if the move fails. Returns whether something was set aside.
+fn replace(from: &Path, to: &Path, aside: &Path) -> std::io::Result<bool> {
+    let had = std::fs::symlink_metadata(to).is_ok();
+    if had {
+        std::fs::rename(to, aside)?;
+    }
+    if let Err(e) = std::fs::rename(from, to) {
+        if had {
+            let _ = std::fs::rename(aside, to);
+        }
+        return Err(e);
+    }
+    Ok(had)
+}
+
+/// Refuses to replace `path` inside an output directory unless it is missing or a regular
+/// file: a directory, a FIFO, a device, a socket or a symbolic link there is an error.
+pub fn check_replaceable(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(m) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    let t = m.file_type();
+    let what = if t.is_file() {
+        return Ok(());
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a device"
+    };
+    Err(std::io::Error::other(format!(
+        "'{}' is {what}; convflow replaces only regular files in an output directory",
+        crate::quote::path(path)
+    )))
+}
 
 struct Registry {
     items: Vec<(u64, PathBuf)>,
@@ -64,6 +188,24 @@ fn register_with<T>(
     Ok((id, made))
 }
 
+/// Creates and registers a new temporary beside (or, for a directory being merged into, inside)
+/// `target` with `create`, trying further names while one is taken (a stale temporary of an
+/// earlier process whose id was reused).
+fn create_temp<T>(
+    name_for: impl Fn() -> PathBuf,
+    create: impl Fn(&Path) -> std::io::Result<T>,
+) -> std::io::Result<(PathBuf, u64, T)> {
+    let mut tries = 0;
+    loop {
+        let tmp = name_for();
+        match register_with(&tmp, || create(&tmp)) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 100 => tries += 1,
+            Err(e) => return Err(e),
+            Ok((id, made)) => return Ok((tmp, id, made)),
+        }
+    }
+}
+
 fn unregister(id: u64) {
     pending().items.retain(|(i, _)| *i != id);
 }
@@ -92,15 +234,20 @@ fn remove_path(path: &Path) {
     }
 }
 
-/// Removes every temporary file and directory this process has not committed yet, and lets no
-/// new one be made. For a signal handler thread that is about to exit the process at once; a
-/// commit in progress finishes (or rolls back) first.
+/// Removes every temporary file and directory this process has not committed yet, rolls back
+/// the commits of an open [`Run`], and lets no new temporary be made. For a signal handler
+/// thread that is about to exit the process at once; a commit in progress finishes (or rolls
+/// back) first.
 pub fn remove_all_pending() {
     let _commit = COMMITTING.lock().unwrap_or_else(|e| e.into_inner());
     let mut reg = pending();
     reg.closed = true;
     for (_, path) in reg.items.drain(..) {
         remove_path(&path);
+    }
+    drop(reg);
+    if let Some(j) = journal().take() {
+        rollback(j);
     }
 }
 
@@ -111,7 +258,7 @@ pub fn pending_paths() -> Vec<PathBuf> {
 
 /// Follows symbolic links from `path` (up to 40) to the path they end at, which need not
 /// exist yet: an output written through a link replaces the file the link names.
-fn resolve_links(path: &Path) -> PathBuf {
+pub(crate) fn resolve_links(path: &Path) -> PathBuf {
     let mut p = path.to_path_buf();
     for _ in 0..40 {
         match std::fs::read_link(&p) {
@@ -166,7 +313,7 @@ pub struct PendingFile {
 
 impl PendingFile {
     /// Creates the (new, empty) temporary file for `target`, or opens `target` itself when it
-    /// exists and is a character device, FIFO or socket. Block devices are refused.
+    /// exists and is a character device or FIFO. Block devices and sockets are refused.
     pub fn create(target: &Path) -> std::io::Result<Self> {
         // The original name is opened when it leads to a special file: a link such as
         // /dev/stdout ends in /proc/self/fd/1, whose own link target is no path at all.
@@ -178,7 +325,12 @@ impl PendingFile {
                     "is a block device; convflow will not write to it",
                 ));
             }
-            if t.is_char_device() || t.is_fifo() || t.is_socket() {
+            if t.is_socket() {
+                return Err(std::io::Error::other(
+                    "is a socket; convflow writes files, FIFOs and devices",
+                ));
+            }
+            if t.is_char_device() || t.is_fifo() {
                 let file = File::options().write(true).open(target)?;
                 return Ok(PendingFile {
                     tmp: target.to_path_buf(),
@@ -190,8 +342,8 @@ impl PendingFile {
             }
         }
         let target = resolve_links(target);
-        let tmp = temp_sibling(&target, "tmp");
-        let (id, file) = register_with(&tmp, || File::create_new(&tmp))?;
+        let (tmp, id, file) =
+            create_temp(|| temp_sibling(&target, "tmp"), |p| File::create_new(p))?;
         Ok(PendingFile {
             target,
             tmp,
@@ -224,7 +376,22 @@ impl PendingFile {
         }
         self.file.sync_all()?;
         let _commit = COMMITTING.lock().unwrap_or_else(|e| e.into_inner());
-        std::fs::rename(&self.tmp, &self.target)?;
+        match journal().as_mut() {
+            Some(j) => {
+                let aside = temp_sibling(&self.target, "old");
+                let target = self.target.clone();
+                if replace(&self.tmp, &self.target, &aside)? {
+                    j.undo.push(Undo::Restore {
+                        aside: aside.clone(),
+                        target,
+                    });
+                    j.cleanup.push(aside);
+                } else {
+                    j.undo.push(Undo::Remove(target));
+                }
+            }
+            None => std::fs::rename(&self.tmp, &self.target)?,
+        }
         unregister(self.id);
         self.id = 0;
         Ok(())
@@ -277,15 +444,18 @@ impl PendingDir {
     /// that every move stays on its file system, also when `target` is a mount point), else
     /// beside it.
     pub fn create(target: &Path) -> std::io::Result<Self> {
-        let tmp = match std::fs::metadata(target) {
+        let beside = match std::fs::metadata(target) {
             Ok(m) if m.is_dir() => {
                 let name = target.file_name().unwrap_or(OsStr::new("out"));
-                temp_sibling(&target.join(name), "partial")
+                target.join(name)
             }
             Ok(_) => return Err(std::io::Error::other("exists and is not a directory")),
-            Err(_) => temp_sibling(target, "partial"),
+            Err(_) => target.to_path_buf(),
         };
-        let (id, ()) = register_with(&tmp, || std::fs::create_dir(&tmp))?;
+        let (tmp, id, ()) = create_temp(
+            || temp_sibling(&beside, "partial"),
+            |p| std::fs::create_dir(p),
+        )?;
         Ok(PendingDir {
             target: target.to_path_buf(),
             tmp,
@@ -302,69 +472,61 @@ impl PendingDir {
     /// yet receives the staging directory whole (one rename). Into an existing directory the
     /// files move one by one: existing files of the same names are set aside first and, if any
     /// move fails, every file moved is removed and every file set aside is put back, so the
-    /// directory is as it was. An existing entry that is a directory is never replaced.
+    /// directory is as it was. Only regular files are replaced ([`check_replaceable`]).
     pub fn commit(mut self, names: &[OsString]) -> std::io::Result<()> {
         // The signal cleanup waits while files are set aside and moved.
         let _commit = COMMITTING.lock().unwrap_or_else(|e| e.into_inner());
-        let result = self.commit_inner(names);
-        if result.is_ok() {
-            unregister(self.id);
-            self.id = 0;
+        let mut journal = journal();
+        let undo = self.commit_inner(names)?;
+        unregister(self.id);
+        self.id = 0;
+        match journal.as_mut() {
+            // The staging directory holds what was set aside until the run finishes.
+            Some(j) => {
+                j.undo.extend(undo);
+                if self.tmp.exists() {
+                    j.cleanup.push(self.tmp.clone());
+                }
+            }
+            None => remove_path(&self.tmp),
         }
-        result
+        Ok(())
     }
 
-    fn commit_inner(&self, names: &[OsString]) -> std::io::Result<()> {
+    /// Moves the files; returns how to undo the moves.
+    fn commit_inner(&self, names: &[OsString]) -> std::io::Result<Vec<Undo>> {
         for name in names {
             let f = File::open(self.tmp.join(name))?;
             f.sync_all()?;
         }
         if std::fs::symlink_metadata(&self.target).is_err() {
-            return std::fs::rename(&self.tmp, &self.target);
+            std::fs::rename(&self.tmp, &self.target)?;
+            return Ok(vec![Undo::Remove(self.target.clone())]);
         }
         for name in names {
-            let dst = self.target.join(name);
-            if std::fs::symlink_metadata(&dst).is_ok_and(|m| m.is_dir()) {
-                return Err(std::io::Error::other(format!(
-                    "'{}' is a directory; convflow will not replace it",
-                    dst.display()
-                )));
-            }
+            check_replaceable(&self.target.join(name))?;
         }
         let aside = self.tmp.join(".convflow-replaced");
         std::fs::create_dir(&aside)?;
-        let mut moved: Vec<(&OsStr, bool)> = Vec::with_capacity(names.len());
-        let step = |name: &OsStr| -> std::io::Result<bool> {
-            let dst = self.target.join(name);
-            let had = std::fs::symlink_metadata(&dst).is_ok();
-            if had {
-                std::fs::rename(&dst, aside.join(name))?;
-            }
-            if let Err(e) = std::fs::rename(self.tmp.join(name), &dst) {
-                if had {
-                    let _ = std::fs::rename(aside.join(name), &dst);
-                }
-                return Err(e);
-            }
-            Ok(had)
-        };
+        let mut undo = Vec::with_capacity(names.len());
         for name in names {
-            match step(name) {
-                Ok(had) => moved.push((name, had)),
+            let (dst, old) = (self.target.join(name), aside.join(name));
+            match replace(&self.tmp.join(name), &dst, &old) {
+                Ok(true) => undo.push(Undo::Restore {
+                    aside: old,
+                    target: dst,
+                }),
+                Ok(false) => undo.push(Undo::Remove(dst)),
                 Err(e) => {
-                    for (name, had) in moved.into_iter().rev() {
-                        let dst = self.target.join(name);
-                        let _ = std::fs::remove_file(&dst);
-                        if had {
-                            let _ = std::fs::rename(aside.join(name), &dst);
-                        }
-                    }
+                    rollback(Journal {
+                        undo,
+                        cleanup: Vec::new(),
+                    });
                     return Err(e);
                 }
             }
         }
-        let _ = std::fs::remove_dir_all(&self.tmp);
-        Ok(())
+        Ok(undo)
     }
 }
 
@@ -381,6 +543,14 @@ impl Drop for PendingDir {
 mod tests {
     use super::*;
 
+    /// A [`Run`] is process-wide: these tests take turns so that one's commits never land in
+    /// another's run.
+    static SERIAL: Mutex<()> = Mutex::new(());
+
+    fn serial() -> std::sync::MutexGuard<'static, ()> {
+        SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn scratch(tag: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("convflow-atomic-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
@@ -390,6 +560,7 @@ mod tests {
 
     #[test]
     fn temp_names_fit_name_max_for_any_name_length() {
+        let _serial = serial();
         for len in [1, 100, 200, 244, 255] {
             let name = "é".repeat(len / 2) + &"a".repeat(len % 2);
             let t = temp_sibling(Path::new("/d").join(&name).as_path(), "partial");
@@ -408,6 +579,7 @@ mod tests {
 
     #[test]
     fn dropped_files_and_dirs_are_removed_and_unregistered() {
+        let _serial = serial();
         let d = scratch("drop");
         let f = PendingFile::create(&d.join("out.y4m")).unwrap();
         let tmp = f.path().to_path_buf();
@@ -425,6 +597,7 @@ mod tests {
 
     #[test]
     fn directory_commit_into_existing_directory_rolls_back_on_failure() {
+        let _serial = serial();
         let d = scratch("merge");
         let out = d.join("out");
         std::fs::create_dir(&out).unwrap();
@@ -464,7 +637,52 @@ mod tests {
     }
 
     #[test]
+    fn a_run_dropped_unfinished_puts_every_destination_back() {
+        let _serial = serial();
+        let d = scratch("run");
+        std::fs::write(d.join("a.json"), b"old a").unwrap();
+        std::fs::create_dir(d.join("frames")).unwrap();
+        std::fs::write(d.join("frames/1.png"), b"old 1").unwrap();
+        let commit_all = || {
+            write_file(&d.join("a.json"), b"new a").unwrap();
+            write_file(&d.join("b.csv"), b"new b").unwrap();
+            let p = PendingDir::create(&d.join("frames")).unwrap();
+            std::fs::write(p.path().join("1.png"), b"new 1").unwrap();
+            std::fs::write(p.path().join("2.png"), b"new 2").unwrap();
+            p.commit(&[OsString::from("1.png"), OsString::from("2.png")])
+                .unwrap();
+        };
+        let run = Run::begin();
+        commit_all();
+        assert_eq!(std::fs::read(d.join("a.json")).unwrap(), b"new a");
+        drop(run);
+        let mut left: Vec<_> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            ["a.json", "frames"],
+            "new files removed, nothing set aside left"
+        );
+        assert_eq!(std::fs::read(d.join("a.json")).unwrap(), b"old a");
+        assert_eq!(std::fs::read_dir(d.join("frames")).unwrap().count(), 1);
+        assert_eq!(std::fs::read(d.join("frames/1.png")).unwrap(), b"old 1");
+        // Finished, the same commits stay, and what they replaced is gone.
+        let run = Run::begin();
+        commit_all();
+        run.finish();
+        assert_eq!(std::fs::read(d.join("a.json")).unwrap(), b"new a");
+        assert_eq!(std::fs::read(d.join("frames/2.png")).unwrap(), b"new 2");
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 3);
+        assert_eq!(std::fs::read_dir(d.join("frames")).unwrap().count(), 2);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
     fn existing_directories_are_staged_inside_themselves() {
+        let _serial = serial();
         let d = scratch("inside");
         let out = d.join("mnt");
         std::fs::create_dir(&out).unwrap();

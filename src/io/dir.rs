@@ -110,7 +110,11 @@ impl DirSource {
 
 impl Source for DirSource {
     fn describe(&self) -> String {
-        format!("{} ({} files)", self.dir.display(), self.files.len())
+        format!(
+            "{} ({} files)",
+            crate::quote::path(&self.dir),
+            self.files.len()
+        )
     }
     fn files(&self) -> Vec<PathBuf> {
         let mut v = vec![self.dir.clone()];
@@ -134,7 +138,7 @@ impl Source for DirSource {
                 let index = self.next;
                 self.next += 1;
                 return Err(IoError::BadFrame {
-                    input: self.dir.display().to_string(),
+                    input: crate::quote::path(&self.dir),
                     index,
                     msg: e.to_string(),
                 });
@@ -193,7 +197,7 @@ impl DirSink {
 
 impl Sink for DirSink {
     fn describe(&self) -> String {
-        format!("{}/", self.out.display())
+        format!("{}/", crate::quote::path(&self.out))
     }
     fn write_frame(&mut self, frame: &Frame, meta: &FrameMeta) -> Result<(), IoError> {
         let name = meta

@@ -45,12 +45,14 @@ fn fd_file_id(fd: BorrowedFd<'_>) -> Option<FileId> {
 }
 
 /// `path` made absolute with its directory resolved (symbolic links, `..`), for paths that may
-/// not exist yet.
+/// not exist yet; a symbolic link whose target does not exist yet stands for that target (where
+/// a write through it will land).
 fn canonical(path: &Path) -> PathBuf {
     if let Ok(c) = path.canonicalize() {
         return c;
     }
-    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let path = super::atomic::resolve_links(path);
+    let abs = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
     match (abs.parent(), abs.file_name()) {
         (Some(dir), Some(name)) => dir.canonicalize().map_or(abs.clone(), |d| d.join(name)),
         _ => abs,
@@ -68,6 +70,8 @@ pub enum GuardError {
         path: String,
         input: String,
     },
+    #[error("{what} directory: {msg}")]
+    NotReplaceable { what: String, msg: String },
     #[error("{what} '{path}' and {other} '{other_path}' would write the same file")]
     Twice {
         what: String,
@@ -99,7 +103,7 @@ impl Inputs {
     pub fn add(&mut self, path: &Path) {
         let meta = std::fs::metadata(path).ok();
         self.items.push(Input {
-            label: format!("'{}'", path.display()),
+            label: format!("'{}'", crate::quote::path(path)),
             id: meta.as_ref().map(FileId::of),
             canonical: Some(canonical(path)),
             is_dir: meta.is_some_and(|m| m.is_dir()),
@@ -149,11 +153,17 @@ impl Output<'_> {
     }
     fn shown(&self) -> String {
         match self {
-            Output::File { path, .. } => path.display().to_string(),
-            Output::Dir { dir, .. } => dir.display().to_string(),
+            Output::File { path, .. } => crate::quote::path(path),
+            Output::Dir { dir, .. } => crate::quote::path(dir),
             Output::Stdout => "-".into(),
         }
     }
+}
+
+/// True when `fd` (convflow's own standard error) is a regular file that is one of `inputs`
+/// (`2>> in.y4m`): then nothing may be written to it, not even the refusal.
+pub fn stream_is_input(inputs: &Inputs, fd: BorrowedFd<'_>) -> bool {
+    fd_file_id(fd).is_some_and(|id| inputs.find(Some(id), None).is_some())
 }
 
 /// Refuses any output that is one of `inputs`, writes into an input directory over an input
@@ -161,7 +171,7 @@ impl Output<'_> {
 pub fn check(inputs: &Inputs, outputs: &[Output<'_>]) -> Result<(), GuardError> {
     let same = |o: &Output<'_>, path: &Path, input: &Input| GuardError::SameAsInput {
         what: o.what().to_string(),
-        path: path.display().to_string(),
+        path: crate::quote::path(path),
         input: input.label.clone(),
     };
     for o in outputs {
@@ -176,7 +186,7 @@ pub fn check(inputs: &Inputs, outputs: &[Output<'_>]) -> Result<(), GuardError> 
                     let what = if i.is_dir { "directory" } else { "file" };
                     return Err(GuardError::SameAsInput {
                         what: format!("{} directory", o.what()),
-                        path: dir.display().to_string(),
+                        path: crate::quote::path(dir),
                         input: format!("{what} {}", i.label),
                     });
                 }
@@ -189,6 +199,12 @@ pub fn check(inputs: &Inputs, outputs: &[Output<'_>]) -> Result<(), GuardError> 
                         let path = dir.join(&name);
                         if let Some(i) = inputs.find(id_of(&path), None) {
                             return Err(same(o, &path, i));
+                        }
+                        if let Err(e) = super::atomic::check_replaceable(&path) {
+                            return Err(GuardError::NotReplaceable {
+                                what: o.what().to_string(),
+                                msg: e.to_string(),
+                            });
                         }
                     }
                 }

@@ -28,23 +28,26 @@ pub use memory::{NullSink, VecSink};
 
 #[derive(Debug, thiserror::Error)]
 pub enum IoError {
-    #[error("input '{0}' does not exist")]
+    #[error("input '{}' does not exist", crate::quote::path(.0))]
     MissingInput(PathBuf),
-    #[error("{path}: {msg}")]
+    #[error("{}: {msg}", crate::quote::path(path))]
     Read { path: PathBuf, msg: String },
-    #[error("{path}: not a readable image ({msg})")]
+    #[error("{}: not a readable image ({msg})", crate::quote::path(path))]
     Decode { path: PathBuf, msg: String },
-    #[error("{path}: {msg}")]
+    #[error("{}: {msg}", crate::quote::path(path))]
     Write { path: PathBuf, msg: String },
-    #[error("{path}: image is {got} but earlier frames are {want}")]
+    #[error(
+        "{}: image is {got} but earlier frames are {want}",
+        crate::quote::path(path)
+    )]
     MixedSizes {
         path: PathBuf,
         got: String,
         want: String,
     },
-    #[error("output '{path}': {msg}")]
+    #[error("output '{}': {msg}", crate::quote::path(path))]
     Output { path: PathBuf, msg: String },
-    #[error("directory '{0}' holds no image files")]
+    #[error("directory '{}' holds no image files", crate::quote::path(.0))]
     EmptyDir(PathBuf),
     /// The reader of our standard output went away (e.g. `| head`): not a failure of ours.
     #[error("output pipe closed by its reader")]
@@ -56,7 +59,7 @@ pub enum IoError {
         index: usize,
         msg: String,
     },
-    #[error("{path}: {msg}")]
+    #[error("{}: {msg}", crate::quote::path(path))]
     Video { path: PathBuf, msg: String },
     /// The pipeline stopped while a source waited for a free frame buffer (another stage failed).
     #[error("pipeline stopped")]
@@ -398,21 +401,32 @@ pub(crate) fn existing_parent(path: &Path) -> Result<PathBuf, IoError> {
     if !parent.is_dir() {
         return Err(IoError::Output {
             path: path.to_path_buf(),
-            msg: format!("directory '{}' does not exist", parent.display()),
+            msg: format!("directory '{}' does not exist", crate::quote::path(&parent)),
         });
     }
     Ok(parent)
 }
 
-/// Checks a file output before any work: its directory exists and the path is not an existing
-/// directory (which a rename at the end could not replace).
+/// Checks a file output before any work: it names a file (no trailing `/`), its directory
+/// exists (through symbolic links too), and it is not an existing directory (which a rename at
+/// the end could not replace), block device or socket (which cannot be written in place).
 pub fn file_target(path: &Path) -> Result<(), IoError> {
-    existing_parent(path)?;
-    if path.is_dir() {
-        return Err(IoError::Output {
-            path: path.to_path_buf(),
-            msg: "is an existing directory; name a file".into(),
-        });
+    use std::os::unix::fs::FileTypeExt;
+    let err = |msg: &str| IoError::Output {
+        path: path.to_path_buf(),
+        msg: msg.into(),
+    };
+    if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
+        return Err(err("ends in '/': name a file"));
     }
-    Ok(())
+    existing_parent(path)?;
+    existing_parent(&atomic::resolve_links(path))?;
+    match std::fs::metadata(path).map(|m| m.file_type()) {
+        Ok(t) if t.is_dir() => Err(err("is an existing directory; name a file")),
+        Ok(t) if t.is_block_device() => {
+            Err(err("is a block device; convflow will not write to it"))
+        }
+        Ok(t) if t.is_socket() => Err(err("is a socket; convflow writes files, FIFOs and devices")),
+        _ => Ok(()),
+    }
 }

@@ -41,6 +41,10 @@ fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     })
 }
 
+/// What a PNG decoder may allocate for metadata (colour profile, text): 64 MiB, or an eighth
+/// of the memory budget when that is less.
+const METADATA_CAP: u64 = 64 << 20;
+
 /// Decodes an image from `reader` (format guessed from its first bytes) into a frame; `origin`
 /// names it in errors. The decoded image must fit the memory budget ([`crate::memory`]).
 pub fn decode<R: BufRead + Seek>(reader: R, origin: &Path) -> Result<Frame, IoError> {
@@ -63,21 +67,52 @@ pub fn decode_within<R: BufRead + Seek>(
     if reader.format().is_none() {
         return Err(decode_err("unknown image format".into()));
     }
+    // What the decoder itself may allocate besides the image: for PNG that bounds the colour
+    // profile and text chunks it inflates (a few MB of iCCP can inflate to gigabytes); other
+    // decoders count their working buffers, which grow with the image, against the whole cap.
+    let png = reader.format() == Some(image::ImageFormat::Png);
     let mut limits = image::Limits::default();
-    limits.max_alloc = cap;
-    reader.limits(limits.clone());
-    let img = catch(|| -> Result<DynamicImage, String> {
-        let mut decoder = reader.into_decoder().map_err(|e| e.to_string())?;
+    limits.max_alloc = if png {
+        // An eighth of the budget at most: the inflater's buffer grows by doubling, and the
+        // image itself still needs room.
+        Some(cap.map_or(METADATA_CAP, |c| (c / 8).min(METADATA_CAP)))
+    } else {
+        cap
+    };
+    reader.limits(limits);
+    let (format, w, h, data) = catch(|| -> Result<(PixelFormat, usize, usize, Vec<u8>), String> {
+        let mut decoder = reader.into_decoder().map_err(|e| match e {
+            image::ImageError::Limits(_) if png => format!(
+                "its metadata (a colour profile or text) inflates beyond what convflow allows \
+                 ({} MiB at most)",
+                METADATA_CAP >> 20
+            ),
+            image::ImageError::Limits(_) => {
+                "decoding it needs more memory than convflow may use".to_string()
+            }
+            e => e.to_string(),
+        })?;
         // The header's size is checked before the image buffer is allocated (as
-        // `ImageReader::decode` does, which this path replaces to read the orientation).
+        // `ImageReader::decode` does, which this path replaces to read the orientation); an
+        // image that must be converted to a frame format needs room for the copy too.
         let (w, h) = image::ImageDecoder::dimensions(&decoder);
         let bytes = image::ImageDecoder::total_bytes(&decoder);
-        if limits.reserve(bytes).is_err() {
+        let direct = matches!(
+            image::ImageDecoder::color_type(&decoder),
+            image::ColorType::L8 | image::ColorType::Rgb8 | image::ColorType::Rgba8
+        );
+        let need = bytes
+            + if direct {
+                0
+            } else {
+                u64::from(w) * u64::from(h) * 4
+            };
+        if let Some(cap) = cap.filter(|&c| need > c) {
             return Err(format!(
                 "{w}x{h} image needs {} MiB decoded, more than the {} MiB convflow may use \
                  (free memory and limits; CONVFLOW_MEMORY_LIMIT sets it)",
-                bytes >> 20,
-                cap.unwrap_or(0) >> 20
+                need >> 20,
+                cap >> 20
             ));
         }
         let orientation = decoder.orientation().map_err(|e| e.to_string())?;
@@ -88,21 +123,21 @@ pub fn decode_within<R: BufRead + Seek>(
             e => e.to_string(),
         })?;
         img.apply_orientation(orientation);
-        Ok(img)
+        let (w, h) = (img.width() as usize, img.height() as usize);
+        let (format, data) = match img {
+            DynamicImage::ImageLuma8(b) => (PixelFormat::Gray8, b.into_raw()),
+            DynamicImage::ImageLuma16(_) => (PixelFormat::Gray8, img.to_luma8().into_raw()),
+            DynamicImage::ImageRgb8(b) => (PixelFormat::Rgb8, b.into_raw()),
+            DynamicImage::ImageRgba8(b) => (PixelFormat::Rgba8, b.into_raw()),
+            DynamicImage::ImageRgb16(_) | DynamicImage::ImageRgb32F(_) => {
+                (PixelFormat::Rgb8, img.to_rgb8().into_raw())
+            }
+            _ => (PixelFormat::Rgba8, img.to_rgba8().into_raw()),
+        };
+        Ok((format, w, h, data))
     })
     .map_err(decode_err)?
     .map_err(decode_err)?;
-    let (w, h) = (img.width() as usize, img.height() as usize);
-    let (format, data) = match img {
-        DynamicImage::ImageLuma8(b) => (PixelFormat::Gray8, b.into_raw()),
-        DynamicImage::ImageLuma16(_) => (PixelFormat::Gray8, img.to_luma8().into_raw()),
-        DynamicImage::ImageRgb8(b) => (PixelFormat::Rgb8, b.into_raw()),
-        DynamicImage::ImageRgba8(b) => (PixelFormat::Rgba8, b.into_raw()),
-        DynamicImage::ImageRgb16(_) | DynamicImage::ImageRgb32F(_) => {
-            (PixelFormat::Rgb8, img.to_rgb8().into_raw())
-        }
-        _ => (PixelFormat::Rgba8, img.to_rgba8().into_raw()),
-    };
     let stride = w * format.plane_channels(0);
     Frame::from_parts(format, w, h, &[stride], data).map_err(|e| decode_err(e.to_string()))
 }
@@ -203,7 +238,7 @@ impl StillSource {
 
 impl Source for StillSource {
     fn describe(&self) -> String {
-        self.path.display().to_string()
+        crate::quote::path(&self.path)
     }
     fn files(&self) -> Vec<PathBuf> {
         vec![self.path.clone()]
@@ -253,7 +288,7 @@ impl StillSink {
 
 impl Sink for StillSink {
     fn describe(&self) -> String {
-        self.path.display().to_string()
+        crate::quote::path(&self.path)
     }
     fn write_frame(&mut self, frame: &Frame, _meta: &FrameMeta) -> Result<(), IoError> {
         if self.pending.is_some() {

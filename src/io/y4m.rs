@@ -261,7 +261,7 @@ impl Source for Y4mSource {
     fn describe(&self) -> String {
         format!(
             "{} (y4m {} {}x{})",
-            self.origin.display(),
+            crate::quote::path(&self.origin),
             self.header.format,
             self.header.width,
             self.header.height
@@ -316,7 +316,7 @@ impl Source for Y4mSource {
                 // The stream ends inside this frame: it is lost, and the next read finds the end.
                 Ok(0) => {
                     return Err(IoError::BadFrame {
-                        input: self.origin.display().to_string(),
+                        input: crate::quote::path(&self.origin),
                         index: self.index,
                         msg: format!("truncated ({got} of {need} bytes)"),
                     })
@@ -398,7 +398,7 @@ impl Y4mSink {
 
 impl Sink for Y4mSink {
     fn describe(&self) -> String {
-        self.name.display().to_string()
+        crate::quote::path(&self.name)
     }
     fn write_frame(&mut self, frame: &Frame, meta: &FrameMeta) -> Result<(), IoError> {
         let result = (|| {

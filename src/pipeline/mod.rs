@@ -72,6 +72,17 @@ pub enum PipelineError {
     },
     #[error("{read} frames read but {written} written")]
     FrameCount { read: usize, written: usize },
+    #[error(
+        "{}; nothing was written",
+        if *interrupted {
+            "interrupted before the first frame was read".to_string()
+        } else if *skipped > 0 {
+            format!("every frame of the input was bad ({skipped} skipped)")
+        } else {
+            "the input holds no frames".to_string()
+        }
+    )]
+    NoFrames { interrupted: bool, skipped: usize },
     #[error("a pipeline stage panicked")]
     Panicked,
     #[error("could not start a thread for {0}")]
@@ -282,6 +293,14 @@ fn run_stages(
             return Err(PipelineError::FrameCount {
                 read,
                 written: count,
+            });
+        }
+        // An output without a frame is no output (a video container with no frame cannot
+        // even be read back).
+        if read == 0 {
+            return Err(PipelineError::NoFrames {
+                interrupted: totals.interrupted,
+                skipped: totals.skipped,
             });
         }
         Ok(stages)

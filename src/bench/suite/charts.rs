@@ -15,8 +15,9 @@ use crate::io::atomic::PendingDir;
 /// returns the files written. The charts are drawn into a staging directory and moved into
 /// `dir` together, so a failure leaves `dir` as it was.
 pub fn charts(rows: &[Row], dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
-    let err =
-        |e: std::io::Error| BenchError::Run(format!("chart directory {}: {e}", dir.display()));
+    let err = |e: std::io::Error| {
+        BenchError::Run(format!("chart directory {}: {e}", crate::quote::path(dir)))
+    };
     if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(err)?;
     }

@@ -71,7 +71,7 @@ unsafe extern "C" fn log_callback(
     vl: *mut ff::ffi::__va_list_tag,
 ) {
     let verbose = VERBOSE.load(std::sync::atomic::Ordering::Relaxed);
-    if level > ff::ffi::AV_LOG_WARNING || (level > ff::ffi::AV_LOG_ERROR && !verbose) {
+    if level > ff::ffi::AV_LOG_WARNING {
         return;
     }
     let mut buf = [0 as libc::c_char; 512];
@@ -95,10 +95,11 @@ unsafe extern "C" fn log_callback(
         return;
     }
     if verbose {
-        use std::io::Write;
-        let _ = writeln!(std::io::stderr(), "ffmpeg: {line}");
+        crate::say!("ffmpeg: {line}");
     }
-    if level <= ff::ffi::AV_LOG_ERROR {
+    // Warnings that report an error count too: libx264 warns "Error parsing option" and goes
+    // on without it.
+    if level <= ff::ffi::AV_LOG_ERROR || line.contains("Error") || line.contains("error") {
         let mut l = logged();
         if l.len() < 16 {
             l.push(line);
@@ -116,6 +117,16 @@ fn tidy_log_line(raw: &str) -> String {
         }
     }
     s
+}
+
+/// The first error FFmpeg logged for the context named `name` (e.g. an encoder's `[libx264]`)
+/// since the last call, removing that context's errors and leaving the others.
+pub(super) fn take_logged_from(name: &str) -> Option<String> {
+    let tag = format!("[{name}]");
+    let mut l = logged();
+    let first = l.iter().find(|m| m.starts_with(&tag)).cloned();
+    l.retain(|m| !m.starts_with(&tag));
+    first
 }
 
 /// The first FFmpeg error logged since the last call, if any (and forgets the rest).
@@ -159,40 +170,42 @@ pub(super) fn ratio(r: Rational) -> Option<(i32, i32)> {
     (r.numerator() > 0 && r.denominator() > 0).then(|| (r.numerator(), r.denominator()))
 }
 
-/// Encoder options that make an encoder read or write files of its own (multi-pass
-/// statistics, dumps, analysis files): refused, as they would bypass input protection and
-/// atomic outputs. Option strings passed through (`x264-params`, …) are checked inside.
+/// Encoder options that make an encoder read, write or run files of its own (multi-pass
+/// statistics, dumps, analysis and quantizer files, reconstructed output, film-grain tables):
+/// refused, as they would bypass input protection and atomic outputs. A key is judged by its
+/// dash-separated words (`_` counts as `-`): a word naming such a file (`stats`, `pass`,
+/// `dump`, `csv`, `recon`, `analysis`, `rpu`, `table`, `exec`, or any word ending in `file`
+/// except `profile`). Parameter strings that encoders parse themselves (`x264-params`,
+/// `x264opts`, `x265-params`, `svtav1-params`, …: keys ending in `params` or `opts`) are checked
+/// key by key. Flags that turn multi-pass statistics on, in any spelling, are caught on the
+/// encoder's context instead ([`multi_pass_flags`]).
 pub(super) fn touches_files(key: &str, value: &str) -> bool {
-    const KEYS: [&str; 14] = [
-        "stats",
-        "passlogfile",
-        "pass",
-        "csv",
-        "analysis-save",
-        "analysis-load",
-        "analysis-reuse-file",
-        "dump-yuv",
-        "dump_yuv",
-        "recon",
-        "qpfile",
-        "tcfile-in",
-        "tcfile-out",
-        "mbtree-file",
+    const WORDS: [&str; 12] = [
+        "stats", "stat", "pass", "pass1", "pass2", "dump", "csv", "recon", "analysis", "rpu",
+        "table", "exec",
     ];
-    let k = key.trim().to_ascii_lowercase();
-    if KEYS.contains(&k.as_str()) {
+    let k = key.trim().to_ascii_lowercase().replace('_', "-");
+    let named = k
+        .split('-')
+        .any(|w| WORDS.contains(&w) || (w.ends_with("file") && w != "profile"));
+    if named || (k == "scaling-list" && !matches!(value.trim(), "default" | "off" | "")) {
         return true;
     }
-    if k == "flags" {
-        return value.contains("pass1") || value.contains("pass2");
-    }
-    if k.ends_with("-params") || k.ends_with("opts") {
+    if k.ends_with("params") || k.ends_with("opts") {
         return value.split([':', ',']).any(|kv| {
             let (k2, v2) = kv.split_once('=').unwrap_or((kv, ""));
             touches_files(k2, v2)
         });
     }
     false
+}
+
+/// True when the encoder context `ctx` has multi-pass statistics turned on (`flags` pass1 or
+/// pass2, however they were spelled: `+pass1`, `0x200`, `512`).
+pub(super) fn multi_pass_flags(ctx: *const ff::ffi::AVCodecContext) -> bool {
+    let pass = (ff::ffi::AV_CODEC_FLAG_PASS1 | ff::ffi::AV_CODEC_FLAG_PASS2) as i32;
+    // SAFETY: `ctx` is a live codec context owned by the caller.
+    unsafe { (*ctx).flags & pass != 0 }
 }
 
 /// Runs `f` with the process's standard error captured: encoders such as x264 and x265 print

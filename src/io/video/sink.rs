@@ -4,13 +4,14 @@
 use std::path::{Path, PathBuf};
 
 use ff::codec::threading;
-use ff::{Dictionary, Rational, Rescale};
+use ff::{Rational, Rescale};
 use ffmpeg_next as ff;
 
 use std::sync::{Arc, Mutex};
 
 use super::{
-    ff_pixel, first_line, init, map_pixel, touches_files, with_stderr_captured, IO_BUFFER,
+    ff_pixel, first_line, init, map_pixel, multi_pass_flags, touches_files, with_stderr_captured,
+    IO_BUFFER,
 };
 use crate::frame::Frame;
 use crate::io::atomic::PendingFile;
@@ -240,7 +241,7 @@ impl VideoSink {
 
 impl Sink for VideoSink {
     fn describe(&self) -> String {
-        self.target.display().to_string()
+        crate::quote::path(&self.target)
     }
 
     fn write_frame(&mut self, frame: &Frame, meta: &FrameMeta) -> Result<(), IoError> {
@@ -313,44 +314,93 @@ impl Sink for VideoSink {
 }
 
 /// Opens `enc` with `options`: every option must be one the encoder (or its private options)
-/// takes, or the error names those it did not; the encoder's own complaint on stderr is
-/// folded into the error.
+/// takes, or the error names those it did not; flags that turn on multi-pass statistics are
+/// refused; and an encoder that complains while opening (an error in FFmpeg's log, such as
+/// x264's "Error parsing option", or on standard error) has failed even when it goes on. Its
+/// complaint is folded into the error.
 fn open_encoder(
     mut enc: ff::encoder::video::Video,
     codec: ff::Codec,
     options: &[(String, String)],
 ) -> Result<ff::encoder::video::Encoder, String> {
-    let mut dict = Dictionary::new();
+    let name = codec.name().to_string();
+    // Options are set on the context (and its private options) one by one before it opens, so
+    // that each bad one is named and what they turn on can be checked before the encoder opens
+    // any file.
+    let mut unused = Vec::new();
     for (k, v) in options {
-        dict.set(k, v);
+        let (ck, cv) = match (
+            std::ffi::CString::new(k.as_str()),
+            std::ffi::CString::new(v.as_str()),
+        ) {
+            (Ok(ck), Ok(cv)) => (ck, cv),
+            _ => {
+                return Err(format!(
+                    "--codec-opt {}: contains a NUL byte",
+                    crate::quote::quote(k)
+                ))
+            }
+        };
+        // SAFETY: a live, unopened codec context and two NUL-terminated strings.
+        let res = unsafe {
+            ff::ffi::av_opt_set(
+                enc.as_mut_ptr().cast(),
+                ck.as_ptr(),
+                cv.as_ptr(),
+                ff::ffi::AV_OPT_SEARCH_CHILDREN,
+            )
+        };
+        if res == ff::ffi::AVERROR_OPTION_NOT_FOUND {
+            unused.push(k.clone());
+        } else if res < 0 {
+            let why = super::take_logged_from(&name).map_or(String::new(), |l| format!(": {l}"));
+            return Err(format!(
+                "encoder {name}: --codec-opt {}={} is not a valid value ({}){why}",
+                crate::quote::quote(k),
+                crate::quote::quote(v),
+                ff::Error::from(res)
+            ));
+        }
     }
-    let (res, printed) = with_stderr_captured(|| {
-        // SAFETY: the dictionary's ownership passes to `opts` here and back with `own` below.
-        let mut opts = unsafe { dict.disown() };
-        // SAFETY: a context made for `codec` and not opened yet; avcodec_open2 may replace
-        // `opts` with a dictionary of the options it did not take.
-        let res = unsafe { ff::ffi::avcodec_open2(enc.as_mut_ptr(), codec.as_ptr(), &mut opts) };
-        // SAFETY: `opts` is ours again (possibly null), freed when `left` drops.
-        let left = unsafe { Dictionary::own(opts) };
-        let unused: Vec<String> = left.iter().map(|(k, _)| k.to_string()).collect();
-        (res, unused)
-    });
-    let (res, unused) = res;
-    if res < 0 {
-        let why = first_line(&printed).map_or(String::new(), |l| format!(": {l}"));
+    if !unused.is_empty() {
+        let unused: Vec<String> = unused.iter().map(|u| crate::quote::quote(u)).collect();
         return Err(format!(
-            "cannot open encoder {} ({}){why}; check --codec and --codec-opt",
-            codec.name(),
+            "encoder {name} does not take the option(s) {} (check --codec-opt; \
+             `ffmpeg -h encoder={name}` lists what it takes)",
+            unused.join(", ")
+        ));
+    }
+    // SAFETY: the pointer is only read while `enc` is alive.
+    if multi_pass_flags(unsafe { enc.as_ptr() }) {
+        return Err(format!(
+            "encoder {name}: --codec-opt flags turn on multi-pass statistics, which the encoder \
+             writes to files of its own; not supported"
+        ));
+    }
+    super::take_logged_from(&name);
+    let (res, printed) = with_stderr_captured(|| {
+        // SAFETY: a context made for `codec`, options already applied, not opened yet.
+        unsafe { ff::ffi::avcodec_open2(enc.as_mut_ptr(), codec.as_ptr(), std::ptr::null_mut()) }
+    });
+    // What the encoder said: an error in FFmpeg's log, else one on standard error.
+    let complaint = super::take_logged_from(&name).or_else(|| {
+        printed
+            .lines()
+            .find(|l| l.to_ascii_lowercase().contains("error"))
+            .map(crate::quote::quote_line)
+    });
+    if res < 0 {
+        let why = complaint
+            .or_else(|| first_line(&printed))
+            .map_or(String::new(), |l| format!(": {l}"));
+        return Err(format!(
+            "cannot open encoder {name} ({}){why}; check --codec and --codec-opt",
             ff::Error::from(res)
         ));
     }
-    if !unused.is_empty() {
+    if let Some(c) = complaint {
         return Err(format!(
-            "encoder {} does not take the option(s) {} (check --codec-opt; \
-             `ffmpeg -h encoder={}` lists what it takes)",
-            codec.name(),
-            unused.iter().map(|u| crate::quote::quote(u)).collect::<Vec<_>>().join(", "),
-            codec.name()
+            "encoder {name} reported an error while opening: {c}; check --codec-opt"
         ));
     }
     Ok(ff::encoder::video::Encoder(enc))

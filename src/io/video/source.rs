@@ -160,7 +160,7 @@ impl VideoSource {
             None => msg,
         };
         IoError::BadFrame {
-            input: self.path.display().to_string(),
+            input: crate::quote::path(&self.path),
             index: self.index,
             msg,
         }
@@ -198,7 +198,7 @@ impl VideoSource {
 
 impl Source for VideoSource {
     fn describe(&self) -> String {
-        self.path.display().to_string()
+        crate::quote::path(&self.path)
     }
     fn files(&self) -> Vec<PathBuf> {
         vec![self.path.clone()]
