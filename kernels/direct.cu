@@ -4,86 +4,89 @@
 //   shared           input tile + halo staged in shared memory, weights in global memory
 //   shared_constant  both
 //   texture          input read through a texture object
-// Every variant sums taps in row-major order with fmaf (the arithmetic contract).
+// Every variant sums taps in row-major order with fmaf (the arithmetic contract). Each is built
+// for 8-bit (T = u8) and 16-bit (T = u16) samples.
 #include "common.cuh"
 
 __constant__ float c_weights[CONVFLOW_MAX_CONST_TAPS];
 
-template <int B>
+template <int B, typename T>
 __device__ __forceinline__ void direct_pixel(const PlaneParams& p, const float* __restrict__ w, int x, int y) {
-    const u8* src = (const u8*)p.src;
-    u8* dst = (u8*)p.dst + (size_t)y * p.dst_stride + (size_t)x * p.channels;
+    const T* srow = row_of<T>(p.src, y, p.src_stride);
+    T* dst = row_of_mut<T>(p.dst, y, p.dst_stride) + (size_t)x * p.channels;
     for (int c = 0; c < p.channels; ++c) {
         if (!filtered(p, c)) {
-            dst[c] = src[(size_t)y * p.src_stride + (size_t)x * p.channels + c];
+            dst[c] = srow[(size_t)x * p.channels + c];
             continue;
         }
         float acc = 0.0f;
         for (int ky = 0; ky < p.kh; ++ky) {
             int sy = map_index<B>(y + ky - p.ay, p.height);
             if (sy < 0) continue;
-            const u8* row = src + (size_t)sy * p.src_stride;
+            const T* row = row_of<T>(p.src, sy, p.src_stride);
             for (int kx = 0; kx < p.kw; ++kx) {
                 int sx = map_index<B>(x + kx - p.ax, p.width);
                 if (sx < 0) continue;
-                acc = fmaf(w[ky * p.kw + kx], (float)row[(size_t)sx * p.channels + c], acc);
+                acc = fmaf(w[ky * p.kw + kx], (float)value(p, row[(size_t)sx * p.channels + c]), acc);
             }
         }
-        dst[c] = finish(acc, p.offset, p.abs_out);
+        dst[c] = finish<T>(acc, p);
     }
 }
 
-template <int B>
+template <int B, typename T>
 __device__ void conv_direct(const PlaneParams& p, const float* __restrict__ w) {
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     int y = blockIdx.y * blockDim.y + threadIdx.y;
-    if (x < p.width && y < p.height) direct_pixel<B>(p, w, x, y);
+    if (x < p.width && y < p.height) direct_pixel<B, T>(p, w, x, y);
 }
 
-// Stages the block's input tile (blockDim + kernel - 1 in each direction, all channels) in
-// shared memory, in as many passes as the halo needs. Zero-border taps are stored as 0.
-template <int B>
+// Stages the block's input tile (blockDim + kernel - 1 in each direction, all channels, as
+// sample values of type T) in shared memory, in as many passes as the halo needs. Zero-border
+// taps are stored as 0.
+template <int B, typename T>
 __device__ void conv_tiled(const PlaneParams& p, const float* __restrict__ w) {
-    extern __shared__ u8 tile[];
-    const u8* src = (const u8*)p.src;
+    extern __shared__ u8 smem_bytes[];
+    T* tile = (T*)smem_bytes;
     const int ch = p.channels;
     const int tw = blockDim.x + p.kw - 1, th = blockDim.y + p.kh - 1;
     const int x0 = blockIdx.x * blockDim.x - p.ax, y0 = blockIdx.y * blockDim.y - p.ay;
-    stage_tile_u8<B>(p, tile, tw, th, x0, y0);
+    stage_tile<B, T>(p, tile, tw, th, x0, y0);
     __syncthreads();
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     int y = blockIdx.y * blockDim.y + threadIdx.y;
     if (x >= p.width || y >= p.height) return;
-    u8* dst = (u8*)p.dst + (size_t)y * p.dst_stride + (size_t)x * ch;
+    const T* srow = row_of<T>(p.src, y, p.src_stride);
+    T* dst = row_of_mut<T>(p.dst, y, p.dst_stride) + (size_t)x * ch;
     for (int c = 0; c < ch; ++c) {
         if (!filtered(p, c)) {
-            dst[c] = src[(size_t)y * p.src_stride + (size_t)x * ch + c];
+            dst[c] = srow[(size_t)x * ch + c];
             continue;
         }
         float acc = 0.0f;
         for (int ky = 0; ky < p.kh; ++ky) {
-            const u8* trow = tile + ((threadIdx.y + ky) * tw + threadIdx.x) * ch + c;
+            const T* trow = tile + ((threadIdx.y + ky) * tw + threadIdx.x) * ch + c;
             for (int kx = 0; kx < p.kw; ++kx) acc = fmaf(w[ky * p.kw + kx], (float)trow[kx * ch], acc);
         }
-        dst[c] = finish(acc, p.offset, p.abs_out);
+        dst[c] = finish<T>(acc, p);
     }
 }
 
-// Texture reads: one 8-bit element per texel, the plane seen as (width*channels) x height.
-// When `hw` is set (one channel, clamp or zero border) the hardware address mode resolves
-// out-of-range taps (CLAMP, or BORDER with colour 0); otherwise the border rule is applied in
-// software and every fetch lands inside the plane (reflect-101 has no hardware mode, and wrap
-// needs normalized coordinates).
-template <int B>
+// Texture reads: one sample (8 or 16 bits) per texel, the plane seen as (width*channels) x
+// height. When `hw` is set (one channel, clamp or zero border) the hardware address mode
+// resolves out-of-range taps (CLAMP, or BORDER with colour 0); otherwise the border rule is
+// applied in software and every fetch lands inside the plane (reflect-101 has no hardware mode,
+// and wrap needs normalized coordinates).
+template <int B, typename T>
 __device__ void conv_texture(const PlaneParams& p, const float* __restrict__ w, cudaTextureObject_t tex, int hw) {
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     int y = blockIdx.y * blockDim.y + threadIdx.y;
     if (x >= p.width || y >= p.height) return;
     const int ch = p.channels;
-    u8* dst = (u8*)p.dst + (size_t)y * p.dst_stride + (size_t)x * ch;
+    T* dst = row_of_mut<T>(p.dst, y, p.dst_stride) + (size_t)x * ch;
     for (int c = 0; c < ch; ++c) {
         if (!filtered(p, c)) {
-            dst[c] = tex2D<u8>(tex, (float)(x * ch + c) + 0.5f, (float)y + 0.5f);
+            dst[c] = tex2D<T>(tex, (float)(x * ch + c) + 0.5f, (float)y + 0.5f);
             continue;
         }
         float acc = 0.0f;
@@ -99,20 +102,21 @@ __device__ void conv_texture(const PlaneParams& p, const float* __restrict__ w, 
                     sx = map_index<B>(sx, p.width);
                     if (sx < 0) continue;
                 }
-                float v = (float)tex2D<u8>(tex, (float)(sx * ch + c) + 0.5f, (float)sy + 0.5f);
+                float v = (float)value(p, tex2D<T>(tex, (float)(sx * ch + c) + 0.5f, (float)sy + 0.5f));
                 acc = fmaf(w[ky * p.kw + kx], v, acc);
             }
         }
-        dst[c] = finish(acc, p.offset, p.abs_out);
+        dst[c] = finish<T>(acc, p);
     }
 }
 
-#define DEF_DIRECT(name, b)                                                                              \
-    extern "C" __global__ void conv_global_##name(PlaneParams p, const float* w) { conv_direct<b>(p, w); } \
-    extern "C" __global__ void conv_constant_##name(PlaneParams p) { conv_direct<b>(p, c_weights); }     \
-    extern "C" __global__ void conv_shared_##name(PlaneParams p, const float* w) { conv_tiled<b>(p, w); } \
-    extern "C" __global__ void conv_shared_constant_##name(PlaneParams p) { conv_tiled<b>(p, c_weights); } \
-    extern "C" __global__ void conv_texture_##name(PlaneParams p, const float* w, cudaTextureObject_t t, int hw) { \
-        conv_texture<b>(p, w, t, hw);                                                                    \
+#define DEF_DIRECT_T(name, b, sfx, T)                                                                         \
+    extern "C" __global__ void conv_global##sfx##_##name(PlaneParams p, const float* w) { conv_direct<b, T>(p, w); } \
+    extern "C" __global__ void conv_constant##sfx##_##name(PlaneParams p) { conv_direct<b, T>(p, c_weights); }     \
+    extern "C" __global__ void conv_shared##sfx##_##name(PlaneParams p, const float* w) { conv_tiled<b, T>(p, w); } \
+    extern "C" __global__ void conv_shared_constant##sfx##_##name(PlaneParams p) { conv_tiled<b, T>(p, c_weights); } \
+    extern "C" __global__ void conv_texture##sfx##_##name(PlaneParams p, const float* w, cudaTextureObject_t t, int hw) { \
+        conv_texture<b, T>(p, w, t, hw);                                                                      \
     }
+#define DEF_DIRECT(name, b) DEF_DIRECT_T(name, b, , u8) DEF_DIRECT_T(name, b, _u16, u16)
 CONVFLOW_FOR_BORDERS(DEF_DIRECT)

@@ -1,7 +1,8 @@
 // convflow's own kernel family ("fast"), specialized at NVRTC compile time.
 //
 // Defines supplied by the host (src/backend/cuda/registry.rs): KW, KH (kernel size), AX, AY
-// (anchor), CH (interleaved channels), BORDER, PX (output samples per thread along a row, a
+// (anchor), CH (interleaved channels), BORDER, SB (bytes per stored sample: 1, or 2 for 16-bit
+// words), PX (output samples per thread along a row, a
 // multiple of 4 and of CH), PY (output rows per thread), KY_UNROLL (unroll factor of the
 // kernel-row loop of fast_full when PY is 1), SEPARABLE (1: build fast_sep, whose weights are
 // the column factor then the row factor; 0: fast_full, row-major weights), STREAM (1: build
@@ -13,6 +14,16 @@
 // host as a multiple of 4 for float4 reads with room for the last thread's over-read), then each thread keeps the row segment it needs in registers and computes
 // PX (x PY) outputs: register blocking. The per-sample tap order is the contract's order.
 #include "common.cuh"
+
+#if SB == 1
+typedef u8 sample_t;
+#else
+typedef u16 sample_t;
+#endif
+#define SPW (4 / SB)                      // samples per aligned 4-byte word
+#define SMASK ((1u << (8 * SB)) - 1)       // one stored sample of a word
+// Stored sample t of word v, as its value.
+#define WORD_SAMPLE(p, v, t) ((((v) >> (8 * SB * (t))) & SMASK) >> storage_shift<sample_t>(p))
 
 #define SEG (PX + (KW - 1) * CH)          // samples one thread reads from a tile row
 #define SEG4 ((SEG + 3) & ~3)
@@ -26,18 +37,18 @@ __constant__ float c_w[KH * KW];
 
 __device__ __forceinline__ int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
-// Fills th rows x ts samples of f32: tile sample (r, j) is image sample s0 + j of row y0 + r,
-// mapped by the border rule per pixel (zero border and padding columns are 0).
+// Fills th rows x ts samples of f32: tile sample (r, j) is the value of image sample s0 + j of
+// row y0 + r, mapped by the border rule per pixel (zero border and padding columns are 0).
 __device__ __forceinline__ void load_tile(const PlaneParams& p, float* tile, int tw, int ts, int th, int s0, int y0) {
-    const u8* src = (const u8*)p.src;
     const int n = p.width * CH;
     const int tid = threadIdx.y * blockDim.x + threadIdx.x, nthreads = blockDim.x * blockDim.y;
     const bool interior = y0 >= 0 && y0 + th <= p.height && s0 >= 0 && s0 + tw <= n;
     if (interior && (p.src_stride & 3) == 0 && (p.src & 3) == 0) {
-        // Aligned 4-byte loads from a0 = s0 rounded down; the last word of the last row may end
-        // up to 3 bytes past it, inside the host's CONVFLOW_DEVICE_SLACK.
-        const int a0 = s0 & ~3, shift = s0 - a0, nw = (shift + tw + 3) >> 2;
-        const u8* base = src + (size_t)y0 * p.src_stride + a0;
+        // Aligned 4-byte loads from a0 = s0 rounded down to a whole word (SPW samples); the
+        // last word of the last row may end up to 3 bytes past it, inside the host's
+        // CONVFLOW_DEVICE_SLACK.
+        const int a0 = s0 & ~(SPW - 1), shift = s0 - a0, nw = (shift + tw + SPW - 1) / SPW;
+        const u8* base = (const u8*)row_of<sample_t>(p.src, y0, p.src_stride) + (size_t)a0 * SB;
         // Rows over threadIdx.y, words over threadIdx.x; unrolled so that several independent
         // loads are in flight before the first is used.
 #pragma unroll 4
@@ -46,21 +57,19 @@ __device__ __forceinline__ void load_tile(const PlaneParams& p, float* tile, int
             float* trow = tile + r * ts;
             for (int wi = threadIdx.x; wi < nw; wi += blockDim.x) {
                 const unsigned v = __ldg(row + wi);
-                const int j = 4 * wi - shift;
-                if (j >= 0 && j + 3 < tw) {
-                    trow[j] = (float)(v & 0xff);
-                    trow[j + 1] = (float)((v >> 8) & 0xff);
-                    trow[j + 2] = (float)((v >> 16) & 0xff);
-                    trow[j + 3] = (float)(v >> 24);
+                const int j = SPW * wi - shift;
+                if (j >= 0 && j + SPW - 1 < tw) {
+#pragma unroll
+                    for (int t = 0; t < SPW; ++t) trow[j + t] = (float)WORD_SAMPLE(p, v, t);
                 } else {
 #pragma unroll
-                    for (int t = 0; t < 4; ++t)
-                        if (j + t >= 0 && j + t < ts) trow[j + t] = j + t < tw ? (float)((v >> (8 * t)) & 0xff) : 0.0f;
+                    for (int t = 0; t < SPW; ++t)
+                        if (j + t >= 0 && j + t < ts) trow[j + t] = j + t < tw ? (float)WORD_SAMPLE(p, v, t) : 0.0f;
                 }
             }
         }
         // Padding columns past the last word (at most 7 per row).
-        const int pad0 = 4 * nw - shift, padn = ts - pad0;
+        const int pad0 = SPW * nw - shift, padn = ts - pad0;
         for (int i = tid; i < th * padn; i += nthreads) {
             const int r = i / padn;
             tile[r * ts + pad0 + (i - r * padn)] = 0.0f;
@@ -70,7 +79,7 @@ __device__ __forceinline__ void load_tile(const PlaneParams& p, float* tile, int
     if (interior) {
         for (int i = tid; i < ts * th; i += nthreads) {
             int r = i / ts, j = i - r * ts;
-            tile[i] = j < tw ? (float)src[(size_t)(y0 + r) * p.src_stride + s0 + j] : 0.0f;
+            tile[i] = j < tw ? (float)value(p, row_of<sample_t>(p.src, y0 + r, p.src_stride)[s0 + j]) : 0.0f;
         }
         return;
     }
@@ -82,7 +91,8 @@ __device__ __forceinline__ void load_tile(const PlaneParams& p, float* tile, int
             int px = floor_div(s, CH);
             int c = s - px * CH;
             int sy = map_index<BORDER>(y0 + r, p.height), sx = map_index<BORDER>(px, p.width);
-            if (sy >= 0 && sx >= 0) v = (float)src[(size_t)sy * p.src_stride + (size_t)sx * CH + c];
+            if (sy >= 0 && sx >= 0)
+                v = (float)value(p, row_of<sample_t>(p.src, sy, p.src_stride)[(size_t)sx * CH + c]);
         }
         tile[i] = v;
     }
@@ -126,22 +136,26 @@ __device__ __forceinline__ void row_taps(const float* __restrict__ t, const floa
 // pixel boundary (PX is a multiple of CH), so sample i is channel i % CH: a constant.
 __device__ __forceinline__ void store_samples(const PlaneParams& p, int e, int y, const float acc[PX]) {
     const int n = p.width * CH;
-    const u8* srow = (const u8*)p.src + (size_t)y * p.src_stride;
-    u8* drow = (u8*)p.dst + (size_t)y * p.dst_stride;
+    const sample_t* srow = row_of<sample_t>(p.src, y, p.src_stride);
+    sample_t* drow = row_of_mut<sample_t>(p.dst, y, p.dst_stride);
     const bool whole = e + PX <= n;
     const bool all = p.mask == (1 << CH) - 1;
-    u8 out[PX];
+    unsigned out[PX];  // stored words of the samples
 #pragma unroll
     for (int i = 0; i < PX; ++i) {
-        out[i] = finish(acc[i], p.offset, p.abs_out);
+        out[i] = finish_value<sample_t>(acc[i], p) << storage_shift<sample_t>(p);
         if (!all && !filtered(p, i % CH)) out[i] = (whole || e + i < n) ? srow[e + i] : 0;
     }
     if (whole && ((unsigned long long)(drow + e) & 3) == 0) {
 #pragma unroll
-        for (int i = 0; i < PX; i += 4)
-            *(unsigned int*)(drow + e + i) = out[i] | (out[i + 1] << 8) | (out[i + 2] << 16) | ((unsigned)out[i + 3] << 24);
+        for (int i = 0; i < PX; i += SPW) {
+            unsigned w = 0;
+#pragma unroll
+            for (int t = 0; t < SPW; ++t) w |= out[i + t] << (8 * SB * t);
+            *(unsigned int*)(drow + e + i) = w;
+        }
     } else {
-        for (int i = 0; i < PX && e + i < n; ++i) drow[e + i] = out[i];
+        for (int i = 0; i < PX && e + i < n; ++i) drow[e + i] = (sample_t)out[i];
     }
 }
 
@@ -253,10 +267,12 @@ extern "C" __global__ void fast_sep(PlaneParams p, int ts) {
 // L1) into a ring of the last KH rows kept in registers: raw samples (full kernel) or
 // horizontal sums (separable). Ring slots are compile-time indices: the row loop is unrolled
 // by KH, so input row t always lands in slot t % KH.
-#define SHIFT ((4 - (AX * CH) % 4) % 4)  // (e - AX*CH) mod 4 for e a multiple of 4
-#define NW ((SHIFT + SEG + 3) / 4)
+// (e - AX*CH) mod SPW for e a multiple of 4 samples: where a thread's first sample sits in its
+// first aligned word.
+#define SHIFT ((SPW - (AX * CH) % SPW) % SPW)
+#define NW ((SHIFT + SEG + SPW - 1) / SPW)
 
-// SEG samples of image row y starting at sample s (border rule applied) as floats.
+// SEG samples of image row y starting at sample s (border rule applied) as floats (values).
 __device__ __forceinline__ void load_row(const PlaneParams& p, int y, int s, bool fast_x, float v[SEG]) {
     const int sy = map_index<BORDER>(y, p.height);
     if (sy < 0) {
@@ -264,20 +280,20 @@ __device__ __forceinline__ void load_row(const PlaneParams& p, int y, int s, boo
         for (int j = 0; j < SEG; ++j) v[j] = 0.0f;
         return;
     }
-    const u8* row = (const u8*)p.src + (size_t)sy * p.src_stride;
+    const sample_t* row = row_of<sample_t>(p.src, sy, p.src_stride);
     if (fast_x) {
         const unsigned* w = (const unsigned*)(row + s - SHIFT);
         unsigned words[NW];
 #pragma unroll
         for (int k = 0; k < NW; ++k) words[k] = __ldg(w + k);
 #pragma unroll
-        for (int j = 0; j < SEG; ++j) v[j] = (float)((words[(j + SHIFT) >> 2] >> (8 * ((j + SHIFT) & 3))) & 0xff);
+        for (int j = 0; j < SEG; ++j) v[j] = (float)WORD_SAMPLE(p, words[(j + SHIFT) / SPW], (j + SHIFT) % SPW);
     } else {
 #pragma unroll
         for (int j = 0; j < SEG; ++j) {
             const int px = floor_div(s + j, CH);
             const int sx = map_index<BORDER>(px, p.width);
-            v[j] = sx < 0 ? 0.0f : (float)row[(size_t)sx * CH + (s + j - px * CH)];
+            v[j] = sx < 0 ? 0.0f : (float)value(p, row[(size_t)sx * CH + (s + j - px * CH)]);
         }
     }
 }

@@ -23,6 +23,29 @@ if [ ${#need[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}"
 fi
 
+# What convflow needs: its containers; decoders for 8-bit and 10/12-bit video (H.264 High 10,
+# HEVC Main 10/12, VP9 profile 2, ProRes, DNxHR, FFV1); x264 (8 and 10-bit) and FFV1 to encode;
+# parsers and bitstream filters so that copied audio and subtitle streams keep their timestamps
+# and fit the output container (ADTS AAC into mp4).
+config=(
+    --enable-static --disable-shared --enable-pic
+    --disable-programs --disable-doc --disable-everything --disable-autodetect
+    --enable-pthreads --enable-zlib --enable-gpl --enable-libx264
+    --enable-avcodec --enable-avformat --enable-swscale --enable-avutil
+    --disable-avdevice --disable-avfilter --disable-postproc --disable-swresample
+    --enable-protocol=file,pipe
+    --enable-demuxer=mov,matroska,avi,mpegts,mxf,h264,hevc,m4v,mpegvideo,ivf,yuv4mpegpipe,rawvideo,image2
+    --enable-muxer=mp4,mov,matroska,avi,mpegts,h264,yuv4mpegpipe,rawvideo,nut
+    --enable-decoder=h264,hevc,mpeg4,mpeg2video,mpeg1video,vp8,vp9,prores,dnxhd,ffv1,rawvideo,mjpeg,png,wrapped_avframe,huffyuv,utvideo
+    --enable-encoder=libx264,ffv1,rawvideo,mpeg4,wrapped_avframe,mjpeg,huffyuv
+    --enable-parser=h264,hevc,mpeg4video,mpegvideo,vp8,vp9,mjpeg,png,aac,ac3,opus,flac,mpegaudio,dca,dvbsub,dvd_nav
+    --enable-bsf=h264_mp4toannexb,hevc_mp4toannexb,vp9_superframe,vp9_superframe_split,aac_adtstoasc,extract_extradata,null
+)
+# A prefix built with other options is rebuilt.
+if [ -f "$prefix/lib/libavcodec.a" ] && [ "$(cat "$prefix/.config" 2>/dev/null)" != "${config[*]}" ]; then
+    echo "FFmpeg options changed: rebuilding $prefix"
+    rm -rf "$prefix"
+fi
 if [ ! -f "$prefix/lib/libavcodec.a" ]; then
     # A private source list, so the machine's own apt configuration is left alone.
     . /etc/os-release
@@ -45,22 +68,11 @@ if [ ! -f "$prefix/lib/libavcodec.a" ]; then
     src=$(find "$work" -maxdepth 1 -type d -name 'ffmpeg-*' | head -1)
     echo "building $(basename "$src") into $prefix"
     cd "$src"
-    ./configure --prefix="$prefix" \
-        --enable-static --disable-shared --enable-pic \
-        --disable-programs --disable-doc --disable-everything --disable-autodetect \
-        --enable-pthreads --enable-zlib --enable-gpl --enable-libx264 \
-        --enable-avcodec --enable-avformat --enable-swscale --enable-avutil \
-        --disable-avdevice --disable-avfilter --disable-postproc --disable-swresample \
-        --enable-protocol=file,pipe \
-        --enable-demuxer=mov,matroska,avi,mpegts,h264,hevc,m4v,mpegvideo,ivf,yuv4mpegpipe,rawvideo,image2 \
-        --enable-muxer=mp4,mov,matroska,avi,mpegts,h264,yuv4mpegpipe,rawvideo,nut \
-        --enable-decoder=h264,hevc,mpeg4,mpeg2video,mpeg1video,vp8,vp9,ffv1,rawvideo,mjpeg,png,wrapped_avframe,huffyuv,utvideo \
-        --enable-encoder=libx264,ffv1,rawvideo,mpeg4,wrapped_avframe,mjpeg,huffyuv \
-        --enable-parser=h264,hevc,mpeg4video,mpegvideo,vp8,vp9,mjpeg,png \
-        --enable-bsf=h264_mp4toannexb,hevc_mp4toannexb,vp9_superframe_split,extract_extradata,null \
+    ./configure --prefix="$prefix" "${config[@]}" \
         >"$work/configure.log" || { tail -30 "$work/configure.log"; exit 1; }
     make -j"$(nproc)" >"$work/make.log" 2>&1 || { tail -40 "$work/make.log"; exit 1; }
     make install >/dev/null
+    echo "${config[*]}" >"$prefix/.config"
     # pkg-config links a library statically only when its .a is in a -L directory outside /usr.
     multiarch=$(gcc -print-multiarch)
     cp "/usr/lib/$multiarch/libx264.a" "/usr/lib/$multiarch/libz.a" "$prefix/lib/"

@@ -3,7 +3,8 @@
 # the GPU test suites with CONVFLOW_REQUIRE_GPU=1 (a missing GPU fails instead of skipping),
 # the bundled samples and synthetic streams through every CUDA variant with --check, and,
 # when asked, benchmarks. Results go to OUTDIR (default ./gpu-results).
-#   bash scripts/gpu-run.sh [OUTDIR] [kernels BENCH-ARGS... | pipeline BENCH-ARGS... | video CLIP]
+#   bash scripts/gpu-run.sh [OUTDIR] [kernels BENCH-ARGS... | pipeline BENCH-ARGS... | video CLIP |
+#                                     npp [WIDTH HEIGHT RUNS]]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-gpu-results}
@@ -45,8 +46,10 @@ done
 rm -f "$out/variant.log"
 $cf filter samples/frames -o "$out/frames-sobel" --kernel sobel-x --abs --backend cuda --check \
     2>&1 | tee -a "$out/samples.log" || status=1
-# Streams through the overlapped pipeline and the --sync loop, checked, every format.
-for f in gray rgb rgba yuv420p nv12; do
+# Streams through the overlapped pipeline and the --sync loop, checked, every format family at
+# 8 bits and the deep ones (16-bit gray/RGB, 10-bit planar and P010 YUV).
+fmts="gray rgb rgba yuv420p nv12 gray16 rgb48 yuv420p10 p010"
+for f in $fmts; do
     for s in "" --sync; do
         $cf filter synthetic:1921x1081:$f:40 -o null --kernel gaussian:7 --backend cuda --check $s \
             >>"$out/samples.log" 2>&1 || status=1
@@ -54,13 +57,17 @@ for f in gray rgb rgba yuv420p nv12; do
 done
 rm -rf "$out"/testsrc2-*.png "$out/frames-sobel"
 echo "checked runs identical to cpu-seq: $(grep -c 'identical to cpu-seq' "$out/samples.log")" \
-    "(expect $((nvariants + 11)))"
+    "(expect $((nvariants + 1 + 2 * $(echo $fmts | wc -w))))"
 
 what=${1:-}
 shift || true
 case "$what" in
 kernels) $cf bench kernels --backend cuda "$@" --csv "$out/bench.csv" | tee "$out/bench.md" ;;
 pipeline) $cf bench pipeline "$@" --csv "$out/pipeline.csv" | tee "$out/pipeline.md" ;;
+npp)
+    # NPP's nppiFilterBorder32f (8u/16u, C1/C3) timed like bench kernels, for the same table.
+    nvcc -O2 -o /tmp/npp_bench scripts/npp_bench.cu -lnppif -lnppc && /tmp/npp_bench "$@" |
+        tee "$out/npp.csv" ;;
 video)
     # A real clip: decode only, decode + encode, and filtered on the GPU (libx264 on the CPU).
     clip=$1

@@ -1,8 +1,10 @@
-//! Frames: 8-bit pixel formats, their plane layouts with explicit row strides, and plane views.
+//! Frames: pixel formats (8 to 16 bits per sample), their plane layouts with explicit row
+//! strides, and plane views.
 //!
 //! A frame is one byte buffer holding one to three planes. Each plane is a grid of
-//! `width × height` pixels of `channels` interleaved bytes, rows `stride` bytes apart (stride may
-//! exceed `width·channels`, as decoders pad rows). Every backend filters planes, so every format
+//! `width × height` pixels of `channels` interleaved samples — one byte each, or a little-endian
+//! 16-bit word for deeper formats ([`Depth`]) — rows `stride` bytes apart (stride may exceed the
+//! row's bytes, as decoders pad rows). Every backend filters planes, so every format
 //! (packed RGB as well as planar YUV and NV12) reduces to a list of planes.
 //!
 //! One cohesive file (a little over 600 lines): the pixel-format table, the
@@ -24,6 +26,14 @@ pub enum FrameError {
         stride: usize,
         row: usize,
     },
+    /// Samples of more than one byte sit at addresses that are multiples of their size (as
+    /// FFmpeg's, image decoders' and GPU loads need).
+    #[error("plane {plane}: stride {stride} is not a multiple of the {bytes}-byte sample size")]
+    Unaligned {
+        plane: usize,
+        stride: usize,
+        bytes: usize,
+    },
     #[error("{format} frame {w}x{h} needs {need} bytes, the buffer has {have}")]
     Buffer {
         format: PixelFormat,
@@ -43,68 +53,230 @@ pub enum FrameError {
     },
 }
 
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantNames,
-    strum::VariantArray,
-    strum::EnumMessage,
-)]
-pub enum PixelFormat {
-    #[strum(serialize = "gray")]
-    Gray8,
-    #[strum(serialize = "rgb")]
-    Rgb8,
-    #[strum(serialize = "rgba")]
-    Rgba8,
+/// How the samples of a format are stored: 8-bit in one byte, or 9 to 16 significant bits in a
+/// little-endian 16-bit word — in its low bits (FFmpeg's `yuv420p10le`, `gray12le`, …), or in
+/// its high bits with the low bits zero (`msb`: P010, P012, what NVDEC produces).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Depth {
+    bits: u8,
+    msb: bool,
+}
+
+impl Depth {
+    pub const U8: Depth = Depth {
+        bits: 8,
+        msb: false,
+    };
+    pub const U16: Depth = Depth {
+        bits: 16,
+        msb: false,
+    };
+
+    /// `bits` significant bits (8…16) stored in the low bits of their word.
+    pub const fn new(bits: u8) -> Depth {
+        Depth { bits, msb: false }
+    }
+
+    /// `bits` significant bits in the high bits of a 16-bit word.
+    pub const fn msb(bits: u8) -> Depth {
+        Depth {
+            bits,
+            msb: bits < 16,
+        }
+    }
+
+    /// Significant bits per sample.
+    pub const fn bits(self) -> u32 {
+        self.bits as u32
+    }
+
+    /// Bytes per stored sample: 1 or 2.
+    pub const fn bytes(self) -> usize {
+        if self.bits > 8 {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// The largest sample value, 2^bits − 1: where the output rule saturates.
+    pub const fn max(self) -> u16 {
+        ((1u32 << self.bits) - 1) as u16
+    }
+
+    /// How far values are shifted up in their word (16 − bits for MSB-aligned formats, else 0).
+    pub const fn shift(self) -> u32 {
+        if self.msb {
+            16 - self.bits as u32
+        } else {
+            0
+        }
+    }
+
+    /// The value of sample `i` (counted in samples, not bytes) of `row`.
+    #[inline(always)]
+    pub fn get(self, row: &[u8], i: usize) -> u16 {
+        if self.bits == 8 {
+            row[i] as u16
+        } else {
+            u16::from_le_bytes([row[2 * i], row[2 * i + 1]]) >> self.shift()
+        }
+    }
+
+    /// Stores `v` (at most [`Depth::max`]) as sample `i` of `row`.
+    #[inline(always)]
+    pub fn put(self, row: &mut [u8], i: usize, v: u16) {
+        if self.bits == 8 {
+            row[i] = v as u8;
+        } else {
+            row[2 * i..2 * i + 2].copy_from_slice(&(v << self.shift()).to_le_bytes());
+        }
+    }
+}
+
+/// How a format arranges its planes and channels (the sample depth aside).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Family {
+    Gray,
+    /// Interleaved R, G, B.
+    Rgb,
+    /// Interleaved R, G, B, A.
+    Rgba,
     /// Planar Y, U, V with chroma halved in both directions.
-    #[strum(serialize = "yuv420p")]
-    Yuv420p,
+    Yuv420,
     /// Planar, chroma halved horizontally.
-    #[strum(serialize = "yuv422p")]
-    Yuv422p,
+    Yuv422,
     /// Planar, chroma at full resolution.
-    #[strum(serialize = "yuv444p")]
-    Yuv444p,
-    /// Y plane, then one plane of interleaved U/V at half resolution in both directions.
-    #[strum(serialize = "nv12")]
+    Yuv444,
+    /// Y plane, then one plane of interleaved U/V at half resolution in both directions (NV12;
+    /// P010/P012/P016 at higher depths).
     Nv12,
 }
 
-impl PixelFormat {
-    /// Every format.
-    pub const ALL: &'static [PixelFormat] = <Self as strum::VariantArray>::VARIANTS;
+/// A pixel format: a [`Family`] at a sample [`Depth`]. Names follow FFmpeg's, without its
+/// `le` suffix (which is accepted): `gray`, `gray10`, `gray16`, `rgb`, `rgb48`, `rgba`,
+/// `rgba64`, `yuv420p`, `yuv420p10`, `yuv444p16`, `nv12`, `p010`, `p016`, …
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PixelFormat {
+    family: Family,
+    depth: Depth,
+}
 
-    /// The name users write (`gray`, `rgb`, `yuv420p`, …).
-    pub fn name(self) -> &'static str {
-        self.into()
+#[allow(non_upper_case_globals)]
+impl PixelFormat {
+    pub const Gray8: PixelFormat = PixelFormat::new(Family::Gray, Depth::U8);
+    pub const Rgb8: PixelFormat = PixelFormat::new(Family::Rgb, Depth::U8);
+    pub const Rgba8: PixelFormat = PixelFormat::new(Family::Rgba, Depth::U8);
+    pub const Yuv420p: PixelFormat = PixelFormat::new(Family::Yuv420, Depth::U8);
+    pub const Yuv422p: PixelFormat = PixelFormat::new(Family::Yuv422, Depth::U8);
+    pub const Yuv444p: PixelFormat = PixelFormat::new(Family::Yuv444, Depth::U8);
+    pub const Nv12: PixelFormat = PixelFormat::new(Family::Nv12, Depth::U8);
+    pub const Gray16: PixelFormat = PixelFormat::new(Family::Gray, Depth::U16);
+    pub const Rgb16: PixelFormat = PixelFormat::new(Family::Rgb, Depth::U16);
+    pub const Rgba16: PixelFormat = PixelFormat::new(Family::Rgba, Depth::U16);
+    pub const Yuv420p10: PixelFormat = PixelFormat::new(Family::Yuv420, Depth::new(10));
+    pub const P010: PixelFormat = PixelFormat::new(Family::Nv12, Depth::msb(10));
+
+    pub const fn new(family: Family, depth: Depth) -> Self {
+        PixelFormat { family, depth }
     }
 
-    /// Parses a name, with an error that lists the valid ones.
+    /// Every format: each family at each depth FFmpeg has for it.
+    pub fn all() -> &'static [PixelFormat] {
+        static ALL: std::sync::OnceLock<Vec<PixelFormat>> = std::sync::OnceLock::new();
+        ALL.get_or_init(|| {
+            use Family::*;
+            let mut v = Vec::new();
+            for f in [Gray, Rgb, Rgba, Yuv420, Yuv422, Yuv444, Nv12] {
+                for depth in Self::depths(f) {
+                    v.push(PixelFormat::new(f, depth));
+                }
+            }
+            v
+        })
+    }
+
+    /// The depths a family comes in.
+    fn depths(f: Family) -> Vec<Depth> {
+        match f {
+            Family::Rgb | Family::Rgba => vec![Depth::U8, Depth::U16],
+            Family::Nv12 => vec![Depth::U8, Depth::msb(10), Depth::msb(12), Depth::U16],
+            _ => [8, 9, 10, 12, 14, 16].map(Depth::new).to_vec(),
+        }
+    }
+
+    pub fn family(self) -> Family {
+        self.family
+    }
+
+    pub fn depth(self) -> Depth {
+        self.depth
+    }
+
+    /// The same family at another depth (`None` where FFmpeg has no such format).
+    pub fn with_depth(self, depth: Depth) -> Option<PixelFormat> {
+        Self::depths(self.family)
+            .into_iter()
+            .find(|d| d.bits == depth.bits)
+            .map(|d| PixelFormat::new(self.family, d))
+    }
+
+    /// The name users write (`gray`, `rgb48`, `yuv420p10`, `p010`, …).
+    pub fn name(self) -> String {
+        let b = self.depth.bits;
+        match (self.family, b) {
+            (Family::Gray, 8) => "gray".into(),
+            (Family::Gray, _) => format!("gray{b}"),
+            (Family::Rgb, 8) => "rgb".into(),
+            (Family::Rgb, _) => "rgb48".into(),
+            (Family::Rgba, 8) => "rgba".into(),
+            (Family::Rgba, _) => "rgba64".into(),
+            (Family::Yuv420, 8) => "yuv420p".into(),
+            (Family::Yuv422, 8) => "yuv422p".into(),
+            (Family::Yuv444, 8) => "yuv444p".into(),
+            (Family::Yuv420, _) => format!("yuv420p{b}"),
+            (Family::Yuv422, _) => format!("yuv422p{b}"),
+            (Family::Yuv444, _) => format!("yuv444p{b}"),
+            (Family::Nv12, 8) => "nv12".into(),
+            (Family::Nv12, _) => format!("p0{b}"),
+        }
+    }
+
+    /// Every name, for help and errors.
+    pub fn names() -> Vec<String> {
+        Self::all().iter().map(|f| f.name()).collect()
+    }
+
+    /// Parses a name (FFmpeg's `le` suffix accepted; `rgb24` for `rgb`), with an error that
+    /// lists the valid ones.
     pub fn parse(s: &str) -> Result<Self, String> {
-        crate::quote::parse_named("pixel format", s)
+        let t = s.strip_suffix("le").unwrap_or(s);
+        let t = if t == "rgb24" { "rgb" } else { t };
+        Self::all()
+            .iter()
+            .copied()
+            .find(|f| f.name() == t)
+            .ok_or_else(|| {
+                let names = Self::names();
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                crate::quote::unknown("pixel format", s, &names)
+            })
     }
 
     pub fn plane_count(self) -> usize {
-        match self {
-            PixelFormat::Gray8 | PixelFormat::Rgb8 | PixelFormat::Rgba8 => 1,
-            PixelFormat::Nv12 => 2,
+        match self.family {
+            Family::Gray | Family::Rgb | Family::Rgba => 1,
+            Family::Nv12 => 2,
             _ => 3,
         }
     }
 
     /// Interleaved channels in plane `p`.
     pub fn plane_channels(self, p: usize) -> usize {
-        match (self, p) {
-            (PixelFormat::Rgb8, _) => 3,
-            (PixelFormat::Rgba8, _) => 4,
-            (PixelFormat::Nv12, 1) => 2,
+        match (self.family, p) {
+            (Family::Rgb, _) => 3,
+            (Family::Rgba, _) => 4,
+            (Family::Nv12, 1) => 2,
             _ => 1,
         }
     }
@@ -114,9 +286,9 @@ impl PixelFormat {
         if p == 0 {
             return (w, h);
         }
-        match self {
-            PixelFormat::Yuv420p | PixelFormat::Nv12 => (w.div_ceil(2), h.div_ceil(2)),
-            PixelFormat::Yuv422p => (w.div_ceil(2), h),
+        match self.family {
+            Family::Yuv420 | Family::Nv12 => (w.div_ceil(2), h.div_ceil(2)),
+            Family::Yuv422 => (w.div_ceil(2), h),
             _ => (w, h),
         }
     }
@@ -124,11 +296,24 @@ impl PixelFormat {
     pub fn is_planar_yuv(self) -> bool {
         self.plane_count() > 1
     }
+
+    /// True for the formats image files hold (gray, RGB, RGBA at 8 or 16 bits).
+    pub fn is_image(self) -> bool {
+        matches!(self.family, Family::Gray | Family::Rgb | Family::Rgba)
+            && matches!(self.depth.bits, 8 | 16)
+    }
+}
+
+impl std::str::FromStr for PixelFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        PixelFormat::parse(s)
+    }
 }
 
 impl serde::Serialize for PixelFormat {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
+        s.serialize_str(&self.name())
     }
 }
 
@@ -141,7 +326,7 @@ impl<'de> serde::Deserialize<'de> for PixelFormat {
 
 impl fmt::Display for PixelFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        f.write_str(&self.name())
     }
 }
 
@@ -154,11 +339,18 @@ pub struct PlaneLayout {
     /// Bytes between the starts of consecutive rows.
     pub stride: usize,
     pub channels: usize,
+    /// How each sample is stored.
+    pub depth: Depth,
 }
 
 impl PlaneLayout {
-    pub fn row_bytes(&self) -> usize {
+    /// Samples in a row (pixels × channels).
+    pub fn row_samples(&self) -> usize {
         self.width * self.channels
+    }
+    /// Bytes of pixels in a row (padding excluded).
+    pub fn row_bytes(&self) -> usize {
+        self.row_samples() * self.depth.bytes()
     }
     /// Bytes from the plane's start to the end of its last row.
     pub fn span(&self) -> usize {
@@ -314,11 +506,20 @@ impl Frame {
         for (p, &stride) in strides.iter().enumerate().take(format.plane_count()) {
             let (pw, ph) = format.plane_size(p, w, h);
             let channels = format.plane_channels(p);
-            if stride < pw * channels {
+            let row = pw * channels * format.depth().bytes();
+            let bytes = format.depth().bytes();
+            if stride % bytes != 0 {
+                return Err(FrameError::Unaligned {
+                    plane: p,
+                    stride,
+                    bytes,
+                });
+            }
+            if stride < row {
                 return Err(FrameError::Stride {
                     plane: p,
                     stride,
-                    row: pw * channels,
+                    row,
                 });
             }
             planes.push(PlaneLayout {
@@ -327,6 +528,7 @@ impl Frame {
                 height: ph,
                 stride,
                 channels,
+                depth: format.depth(),
             });
             offset += stride * ph;
         }
@@ -386,7 +588,11 @@ impl Frame {
     /// Tightly packed row strides for `format` at `width` (what [`Frame::new`] uses).
     pub fn packed_strides(format: PixelFormat, width: usize) -> Vec<usize> {
         (0..format.plane_count())
-            .map(|p| format.plane_size(p, width.max(1), 1).0 * format.plane_channels(p))
+            .map(|p| {
+                format.plane_size(p, width.max(1), 1).0
+                    * format.plane_channels(p)
+                    * format.depth().bytes()
+            })
             .collect()
     }
 
@@ -586,6 +792,21 @@ impl PlaneMut<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn deep_samples_need_strides_in_whole_samples() {
+        let f = |fmt, stride: usize| Frame::from_parts(fmt, 3, 2, &[stride], vec![0; 64]);
+        assert!(f(PixelFormat::Gray8, 5).is_ok(), "bytes sit anywhere");
+        assert!(f(PixelFormat::Gray16, 8).is_ok());
+        assert!(matches!(
+            f(PixelFormat::Gray16, 7),
+            Err(FrameError::Unaligned {
+                plane: 0,
+                stride: 7,
+                bytes: 2
+            })
+        ));
+    }
 
     #[test]
     fn planar_layouts_round_chroma_up() {

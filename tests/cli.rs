@@ -503,16 +503,29 @@ fn synthetic_source_into_null_y4m_and_directories() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(std::fs::read_dir(t.path("frames")).unwrap().count(), 3);
+    // YUV frames become RGB images, said in a note; one image file cannot take a stream.
+    let out = run(&[
+        "filter",
+        "synthetic:16x8:yuv420p:3",
+        "-o",
+        s(&t.path("x")),
+        "--kernel",
+        "box:3",
+    ]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("converted from yuv420p to rgb"), "{err}");
+    assert!(t.path("x/frame_000003.png").is_file());
     assert_fails(
         &run(&[
             "filter",
             "synthetic:16x8:yuv420p:3",
             "-o",
-            s(&t.path("x")),
+            s(&t.path("one.png")),
             "--kernel",
             "box:3",
         ]),
-        &["yuv420p frames can be written as y4m"],
+        &["one.png", "a stream of frames goes to"],
     );
     assert_fails(
         &run(&[
@@ -680,4 +693,80 @@ fn skip_bad_and_passthrough_on_a_frame_directory() {
     let out = run(&["filter", s(&frames), "-o", s(&t.path("x"))]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--kernel"));
+}
+
+/// 16-bit PNG and TIFF stills (gray16, rgb48, rgba64) are filtered at 16 bits and written as
+/// 16-bit files, pixel-exact against cpu-seq; 8-bit-only containers refuse them.
+#[test]
+fn sixteen_bit_stills_stay_sixteen_bit() {
+    use convflow::backend::{Backend, CpuSeq};
+    use convflow::filter::{spec::parse_spec, Filter};
+    use convflow::frame::{Frame, PixelFormat};
+    let t = Scratch::new("cli-16");
+    let (w, h) = (23u32, 11u32);
+    let sample = |i: u32| ((i * 7919 + 13) % 65536) as u16;
+    let cases = [
+        (PixelFormat::Gray16, image::ColorType::L16, "png"),
+        (PixelFormat::Rgb16, image::ColorType::Rgb16, "png"),
+        (PixelFormat::Rgba16, image::ColorType::Rgba16, "png"),
+        (PixelFormat::Gray16, image::ColorType::L16, "tif"),
+        (PixelFormat::Rgb16, image::ColorType::Rgb16, "tif"),
+    ];
+    for (format, color, ext) in cases {
+        let n = (w * h) as usize * format.plane_channels(0);
+        let samples: Vec<u16> = (0..n as u32).map(sample).collect();
+        let input = t.path(&format!("in.{ext}"));
+        let bytes: Vec<u8> = samples.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        image::save_buffer(&input, &bytes, w, h, color).unwrap();
+        let output = t.path(&format!("out.{ext}"));
+        let out = run(&[
+            "filter",
+            s(&input),
+            "-o",
+            s(&output),
+            "--kernel",
+            "gaussian:5",
+            "-q",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got = image::open(&output).unwrap();
+        assert_eq!(
+            got.color(),
+            color,
+            "{format} {ext}: depth and channels kept"
+        );
+        let got: Vec<u16> = match got {
+            image::DynamicImage::ImageLuma16(b) => b.into_raw(),
+            image::DynamicImage::ImageRgb16(b) => b.into_raw(),
+            image::DynamicImage::ImageRgba16(b) => b.into_raw(),
+            other => panic!("{format}: read back as {:?}", other.color()),
+        };
+        let le: Vec<u8> = samples.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let stride = w as usize * format.plane_channels(0) * 2;
+        let src = Frame::from_parts(format, w as usize, h as usize, &[stride], le).unwrap();
+        let mut want = Frame::like(&src);
+        let plan = Filter::new(parse_spec("gaussian:5").unwrap())
+            .plan()
+            .unwrap();
+        CpuSeq::new().filter_frame(&plan, &src, &mut want).unwrap();
+        let want: Vec<u16> = want
+            .data()
+            .chunks_exact(2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+            .collect();
+        assert!(got == want, "{format} {ext}: pixels differ from cpu-seq");
+        let jpg = run(&[
+            "filter",
+            s(&input),
+            "-o",
+            s(&t.path("o.jpg")),
+            "-k",
+            "box:3",
+        ]);
+        assert_fails(&jpg, &["16-bit", ".png or .tif"]);
+    }
 }

@@ -126,9 +126,11 @@ fn describe(seed: u64, filter: &Filter, src: &Frame) -> String {
 pub fn random_cases(backend: &mut dyn Backend, salt: u64) {
     let runs = backend.runs();
     let (mut rng, seed) = Rng::fresh(salt);
-    for &format in PixelFormat::ALL {
+    for &format in PixelFormat::all() {
+        // Every 8-bit format three times per border; every deeper format once per border.
+        let reps = if format.depth().bits() == 8 { 3 } else { 1 };
         for &border in Border::ALL {
-            for _ in 0..3 {
+            for _ in 0..reps {
                 let kernel = random_kernel(&mut rng, 31, runs);
                 let ch = format.plane_channels(0).max(2);
                 let taps = kernel.width() * kernel.height() * ch;
@@ -169,7 +171,13 @@ pub fn tiny_images_and_kernels_larger_than_image(backend: &mut dyn Backend, salt
     for (w, h) in sizes {
         for &border in Border::ALL {
             for (kw, kh) in [(1, 1), (2, 2), (4, 3), (7, 7), (31, 31), (40, 9)] {
-                let format = rng.pick(&[PixelFormat::Gray8, PixelFormat::Rgb8, PixelFormat::Nv12]);
+                let format = rng.pick(&[
+                    PixelFormat::Gray8,
+                    PixelFormat::Rgb8,
+                    PixelFormat::Nv12,
+                    PixelFormat::Gray16,
+                    PixelFormat::P010,
+                ]);
                 let src = random_frame(&mut rng, format, w, h);
                 if runs == Support::SeparableOnly && (kw == 1 || kh == 1) {
                     continue; // a 1-wide kernel is a full plan: nothing for a two-pass variant
@@ -254,7 +262,13 @@ pub fn separable_within_one_lsb_of_full(backend: &mut dyn Backend, salt: u64) {
     ] {
         for &border in Border::ALL {
             let kernel = convflow::filter::spec::parse_spec(spec).unwrap();
-            let format = rng.pick(&[PixelFormat::Gray8, PixelFormat::Rgb8, PixelFormat::Yuv420p]);
+            let format = rng.pick(&[
+                PixelFormat::Gray8,
+                PixelFormat::Rgb8,
+                PixelFormat::Yuv420p,
+                PixelFormat::Rgb16,
+                PixelFormat::Yuv420p10,
+            ]);
             let (w, h) = (rng.range(1, 150), rng.range(1, 120));
             let src = random_frame(&mut rng, format, w, h);
             let mut f = Filter::new(kernel);
@@ -270,10 +284,10 @@ pub fn separable_within_one_lsb_of_full(backend: &mut dyn Backend, salt: u64) {
             let worst = (0..a.planes().len())
                 .flat_map(|p| (0..a.planes()[p].height).map(move |y| (p, y)))
                 .flat_map(|(p, y)| {
-                    a.row(p, y)
-                        .iter()
-                        .zip(b.row(p, y))
-                        .map(|(x, y)| x.abs_diff(*y))
+                    let (a, b) = (&a, &b);
+                    (0..a.planes()[p].row_samples()).map(move |i| {
+                        common::sample(a, p, y, i).abs_diff(common::sample(b, p, y, i))
+                    })
                 })
                 .max()
                 .unwrap_or(0);
@@ -290,8 +304,8 @@ pub fn separable_within_one_lsb_of_full(backend: &mut dyn Backend, salt: u64) {
 pub fn reused_across_shapes(backend: &mut dyn Backend, salt: u64) {
     let runs = backend.runs();
     let (mut rng, seed) = Rng::fresh(salt);
-    for i in 0..12 {
-        let format = PixelFormat::ALL[i % PixelFormat::ALL.len()];
+    for _ in 0..12 {
+        let format = rng.pick(PixelFormat::all());
         let (w, h) = (rng.range(1, 90), rng.range(1, 90));
         let src = random_frame(&mut rng, format, w, h);
         let (kernel, border) = (random_kernel(&mut rng, 9, runs), rng.pick(Border::ALL));
@@ -330,12 +344,17 @@ pub fn exact_ties_round_half_to_even(backend: &mut dyn Backend, salt: u64) {
                 _ => continue,
             }
             let (w, h) = (rng.range(1, 120), rng.range(1, 80));
-            let src = random_frame(&mut rng, PixelFormat::Rgb8, w, h);
+            let format = rng.pick(&[
+                PixelFormat::Rgb8,
+                PixelFormat::Rgb16,
+                PixelFormat::Yuv420p10,
+            ]);
+            let src = random_frame(&mut rng, format, w, h);
             let mut filter = Filter::new(kernel.clone());
             filter.mode = mode;
             filter.border = rng.pick(Border::ALL);
             assert!(
-                common::exact_in_f32(&filter.plan().unwrap()),
+                common::exact_in_f32(&filter.plan().unwrap(), format.depth().max()),
                 "{} should be exact",
                 kernel.name
             );
@@ -359,6 +378,8 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
         (PixelFormat::Gray8, 3840, 2160, 3),
         (PixelFormat::Nv12, 1921, 1081, 4),
         (PixelFormat::Gray8, 1000, 1, 7),
+        (PixelFormat::Yuv420p10, 1921, 1081, 5),
+        (PixelFormat::P010, 1281, 721, 3),
     ];
     for (i, (format, w, h, k)) in cases.into_iter().enumerate() {
         let src = random_frame(&mut rng, format, w, h);
@@ -378,6 +399,48 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
             &mut rng,
             &describe(seed, &filter, &src),
         );
+    }
+}
+
+/// The deep formats users meet most (16-bit gray, rgb48, 10-bit planar and P010, and RGBA64
+/// with its alpha passed through), every border, random kernels and offsets: outputs saturate
+/// at the format's own maximum (1023 for 10 bits) and P010 keeps its low bits zero.
+pub fn high_bit_depth_formats(backend: &mut dyn Backend, salt: u64) {
+    let runs = backend.runs();
+    let (mut rng, seed) = Rng::fresh(salt);
+    for format in [
+        PixelFormat::Gray16,
+        PixelFormat::Rgb16,
+        PixelFormat::Yuv420p10,
+        PixelFormat::P010,
+        PixelFormat::Rgba16,
+    ] {
+        for &border in Border::ALL {
+            let kernel = random_kernel(&mut rng, 11, runs);
+            let (w, h) = (rng.range(1, 160), rng.range(1, 100));
+            let src = random_frame(&mut rng, format, w, h);
+            let filter = random_filter(&mut rng, kernel, border, runs);
+            let ctx = describe(seed, &filter, &src);
+            check_case(backend, &filter, &src, &mut rng, &ctx);
+            // What check_case compared was written within range, in the format's storage.
+            let plan = filter.plan().unwrap();
+            let mut out = Frame::like(&src);
+            backend.filter_frame(&plan, &src, &mut out).unwrap();
+            let depth = format.depth();
+            for (p, l) in out.planes().iter().enumerate() {
+                for y in 0..l.height {
+                    let row = out.row(p, y);
+                    for i in 0..l.row_samples() {
+                        let raw = u16::from_le_bytes([row[2 * i], row[2 * i + 1]]);
+                        assert!(
+                            raw & ((1 << depth.shift()) - 1) == 0
+                                && (raw >> depth.shift()) <= depth.max(),
+                            "{ctx}: stored sample {raw:#06x} out of range for {format}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -470,6 +533,10 @@ macro_rules! backend_suite {
             #[test]
             fn exact_ties_round_half_to_even() {
                 each(super::exact_ties_round_half_to_even, 6);
+            }
+            #[test]
+            fn high_bit_depth_formats() {
+                each(super::high_bit_depth_formats, 8);
             }
             #[test]
             fn awkward_large_frames() {

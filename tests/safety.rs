@@ -1820,3 +1820,167 @@ fn names_that_are_not_utf8_print_as_their_bytes() {
         .unwrap();
     assert_fails(&out, &["caf\\xE9.y4m", "does not exist"]);
 }
+
+/// Red-team round 3: damage a decoder conceals, a truncated file with audio, a report on the
+/// terminal's standard error, a report that cannot be written, an output FIFO nobody reads.
+#[test]
+fn damage_truncation_and_outputs_found_early() {
+    if !common::have_ffmpeg() {
+        return;
+    }
+    let t = Scratch::new("safety-round3");
+    // FFV1 with slice CRCs and 16 bytes of one frame overwritten: the decoder conceals the
+    // damage and says so; convflow fails naming the frame, or skips it with --skip-bad.
+    let damaged = t.path("damaged.mkv");
+    common::ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=s=160x120:d=2:r=10",
+        "-f",
+        "lavfi",
+        "-i",
+        "sine=d=2",
+        "-c:v",
+        "ffv1",
+        "-slicecrc",
+        "1",
+        "-c:a",
+        "pcm_s16le",
+        "-shortest",
+        s(&damaged),
+    ]);
+    let probe = std::process::Command::new("ffprobe")
+        .args([
+            "-v",
+            "error",
+            "-select_streams",
+            "v",
+            "-show_entries",
+            "packet=pos",
+        ])
+        .args(["-of", "csv=p=0", s(&damaged)])
+        .output()
+        .unwrap();
+    let pos: u64 = String::from_utf8_lossy(&probe.stdout)
+        .lines()
+        .nth(8)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let mut bytes = std::fs::read(&damaged).unwrap();
+    bytes[pos as usize + 1500..pos as usize + 1516].fill(0xff);
+    std::fs::write(&damaged, bytes).unwrap();
+    let out = t.path("out.mkv");
+    assert_fails(
+        &run(&["filter", s(&damaged), "-o", s(&out), "--kernel", "box:3"]),
+        &["damaged.mkv", "frame 8", "damaged data"],
+    );
+    assert!(!out.exists());
+    let report = t.path("r.json");
+    let ok = run(&[
+        "filter",
+        s(&damaged),
+        "-o",
+        s(&out),
+        "--kernel",
+        "box:3",
+        "--skip-bad",
+        "--report",
+        s(&report),
+        "-q",
+    ]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let json = std::fs::read_to_string(&report).unwrap();
+    assert!(!json.contains("\"skipped\": 0"), "{json}");
+    // Half a Matroska file with audio: the video's DURATION tag tells it is truncated.
+    let whole = t.path("whole.mkv");
+    common::ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=s=160x120:d=2:r=10",
+        "-f",
+        "lavfi",
+        "-i",
+        "sine=d=2",
+        "-c:v",
+        "libx264",
+        "-c:a",
+        "aac",
+        "-shortest",
+        s(&whole),
+    ]);
+    let bytes = std::fs::read(&whole).unwrap();
+    let half = t.path("half.mkv");
+    std::fs::write(&half, &bytes[..bytes.len() / 2]).unwrap();
+    assert_fails(
+        &run(&[
+            "filter",
+            s(&half),
+            "-o",
+            s(&t.path("h.mkv")),
+            "--kernel",
+            "box:3",
+        ]),
+        &["half.mkv", "truncated"],
+    );
+    assert!(!t.path("h.mkv").exists());
+    // --report /dev/stderr reaches the real standard error.
+    let out = run(&[
+        "filter",
+        s(&whole),
+        "-o",
+        s(&t.path("w.mkv")),
+        "--kernel",
+        "box:3",
+        "-q",
+        "--report",
+        "/dev/stderr",
+    ]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("\"frames\""));
+    // A report that cannot be written is found before any work, and nothing is written.
+    let started = Instant::now();
+    assert_fails(
+        &run(&[
+            "filter",
+            s(&whole),
+            "-o",
+            s(&t.path("never.mkv")),
+            "--kernel",
+            "gaussian:25",
+            "--backend",
+            "cpu-seq",
+            "--report",
+            "/proc/self/report.json",
+        ]),
+        &["report", "cannot be written"],
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(!t.path("never.mkv").exists());
+    // An output FIFO with no reader: the first Ctrl-C ends the wait, nothing is left.
+    let fifo = t.path("out.y4m");
+    let name = std::ffi::CString::new(s(&fifo)).unwrap();
+    // SAFETY: mkfifo with a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    let input = t.path("in.y4m");
+    std::fs::write(&input, y4m_bytes(16, 8, 3)).unwrap();
+    let child = bin()
+        .args(["filter", s(&input), "-o", s(&fifo), "--kernel", "box:3"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    signal(&child, libc::SIGINT);
+    let out = wait_with_timeout(child, Duration::from_secs(5));
+    assert_eq!(out.status.code(), Some(130));
+    let mut left = t.listing();
+    left.sort();
+    assert!(left.iter().all(|n| !n.contains("convflow-tmp")), "{left:?}");
+}

@@ -10,11 +10,9 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use convflow::backend::{Backend, CpuSeq};
-use convflow::filter::{spec::parse_spec, Filter};
-use convflow::frame::{Frame, PixelFormat};
+use convflow::frame::PixelFormat;
 
-use common::{bin, ffmpeg, have_ffmpeg, run, s, Scratch};
+use common::{bin, cpu_seq_frames, decode_raw, ffmpeg, have_ffmpeg, run, s, Scratch};
 
 /// A testsrc2 clip, lossless (FFV1 in Matroska).
 fn make_clip(path: &Path, size: &str, rate: &str, frames: usize, pix: &str) {
@@ -33,30 +31,6 @@ fn make_clip(path: &Path, size: &str, rate: &str, frames: usize, pix: &str) {
         "ffv1",
         s(path),
     ]);
-}
-
-/// Every frame of `path` as raw bytes in `pix`, decoded by the ffmpeg CLI.
-fn decode(path: &Path, pix: &str) -> Vec<u8> {
-    let out = Command::new("ffmpeg")
-        .args([
-            "-v",
-            "error",
-            "-i",
-            s(path),
-            "-f",
-            "rawvideo",
-            "-pix_fmt",
-            pix,
-            "-",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
 }
 
 fn probe(path: &Path, entries: &str) -> String {
@@ -82,38 +56,54 @@ fn text(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// cpu-seq on each decoded input frame.
-fn reference(format: PixelFormat, w: usize, h: usize, raw: &[u8], spec: &str) -> Vec<u8> {
-    let strides = Frame::packed_strides(format, w);
-    let size = Frame::packed_len(format, w, h).unwrap();
-    let plan = Filter::new(parse_spec(spec).unwrap()).plan().unwrap();
-    let mut out = Vec::new();
-    for chunk in raw.chunks(size) {
-        let src = Frame::from_parts(format, w, h, &strides, chunk.to_vec()).unwrap();
-        let mut dst = Frame::like(&src);
-        CpuSeq::new().filter_frame(&plan, &src, &mut dst).unwrap();
-        out.extend_from_slice(dst.data());
-    }
-    out
-}
-
 #[test]
 fn lossless_video_to_video_matches_cpu_seq_plane_by_plane() {
     if !have_ffmpeg() {
         return;
     }
     let t = Scratch::new("video-lossless");
-    let cases: [(&str, PixelFormat, &str, &str, &[&str]); 4] = [
+    let x264_lossless: &[&str] = &["--codec-opt", "qp=0", "--codec-opt", "preset=ultrafast"];
+    let cases: [(&str, PixelFormat, &str, &str, &[&str]); 9] = [
         ("yuv420p", PixelFormat::Yuv420p, "out.mkv", "ffv1", &[]),
         (
             "yuv420p",
             PixelFormat::Yuv420p,
             "out.mp4",
             "libx264",
-            &["--codec-opt", "qp=0", "--codec-opt", "preset=ultrafast"],
+            x264_lossless,
         ),
         ("yuv444p", PixelFormat::Yuv444p, "out.nut", "ffv1", &[]),
         ("gray", PixelFormat::Gray8, "out.mkv", "ffv1", &[]),
+        // Deeper samples keep their depth end to end, and never exceed the format's maximum.
+        (
+            "yuv420p10le",
+            PixelFormat::Yuv420p10,
+            "out.mkv",
+            "ffv1",
+            &[],
+        ),
+        (
+            "yuv420p10le",
+            PixelFormat::Yuv420p10,
+            "out.mp4",
+            "libx264",
+            x264_lossless,
+        ),
+        (
+            "yuv422p12le",
+            PixelFormat::parse("yuv422p12").unwrap(),
+            "out.mkv",
+            "ffv1",
+            &[],
+        ),
+        (
+            "yuv444p16le",
+            PixelFormat::parse("yuv444p16").unwrap(),
+            "out.nut",
+            "ffv1",
+            &[],
+        ),
+        ("gray16le", PixelFormat::Gray16, "out.mkv", "ffv1", &[]),
     ];
     for (i, (pix, format, out_name, codec, extra)) in cases.into_iter().enumerate() {
         let (w, h, frames) = (96, 54, 9);
@@ -140,9 +130,9 @@ fn lossless_video_to_video_matches_cpu_seq_plane_by_plane() {
             "{}",
             text(&o)
         );
-        let input = decode(&clip, pix);
-        let got = decode(&out, pix);
-        let want = reference(format, w, h, &input, "gaussian:5");
+        let input = decode_raw(&clip, pix);
+        let got = decode_raw(&out, pix);
+        let want = cpu_seq_frames(format, w, h, &input, "gaussian:5");
         assert_eq!(
             got.len(),
             want.len(),
@@ -152,6 +142,17 @@ fn lossless_video_to_video_matches_cpu_seq_plane_by_plane() {
             got == want,
             "{codec} {pix}: output differs from cpu-seq on the decoded input"
         );
+        assert_eq!(
+            probe(&out, "stream=pix_fmt"),
+            pix,
+            "{codec}: pixel format kept"
+        );
+        if format.depth().bytes() == 2 {
+            let max = format.depth().max();
+            assert!(got
+                .chunks_exact(2)
+                .all(|w| u16::from_le_bytes([w[0], w[1]]) <= max));
+        }
         assert_eq!(
             probe(&out, "stream=r_frame_rate"),
             "30000/1001",
@@ -178,6 +179,20 @@ fn lossless_video_to_video_matches_cpu_seq_plane_by_plane() {
         "h264,7"
     );
     assert_eq!(probe(&t.path("d.mp4"), "format=duration"), "0.280000");
+    // Without --codec, a 10-bit input gets an encoder that keeps 10 bits, and the report says
+    // which.
+    let clip = t.path("in10.mkv");
+    make_clip(&clip, "64x48", "25", 3, "yuv420p10le");
+    for name in ["d10.mp4", "d10.mkv"] {
+        let o = run(&["filter", s(&clip), "-o", s(&t.path(name)), "-k", "box:3"]);
+        assert!(o.status.success(), "{}", text(&o));
+        assert!(text(&o).contains("yuv420p10le)"), "{}", text(&o));
+        assert_eq!(
+            probe(&t.path(name), "stream=pix_fmt"),
+            "yuv420p10le",
+            "{name}"
+        );
+    }
 }
 
 #[test]
@@ -211,12 +226,12 @@ fn video_to_y4m_and_y4m_to_video() {
     ]);
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(
-        decode(&back, "yuv422p"),
-        reference(
+        decode_raw(&back, "yuv422p"),
+        cpu_seq_frames(
             PixelFormat::Yuv422p,
             64,
             48,
-            &decode(&clip, "yuv422p"),
+            &decode_raw(&clip, "yuv422p"),
             "box:3"
         )
     );

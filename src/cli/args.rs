@@ -230,6 +230,51 @@ pub struct VideoArgs {
     /// lossless x264, --codec-opt preset=veryfast.
     #[arg(long = "codec-opt", value_name = "KEY=VALUE", value_parser = parse_key_value)]
     pub codec_opts: Vec<(String, String)>,
+    /// The other streams of a video input (audio, subtitles, data, attachments), its chapters
+    /// and tags: copy (packet for packet into a video output; those its container cannot hold
+    /// are left out, with a note) or video-only.
+    #[arg(long, value_enum, default_value_t = Streams::Copy)]
+    pub streams: Streams,
+    /// Convert frames to this pixel format (swscale) before filtering, e.g. yuv420p, yuv444p10,
+    /// rgb48, gray16. Without it frames keep the input's format (images outputs of YUV video
+    /// get RGB, said in a note).
+    #[arg(long, value_name = "FMT")]
+    pub pix_fmt: Option<PixelFormat>,
+    /// Frame rate of a video or y4m output made from images (a frame directory): 25, 30000/1001,
+    /// 29.97. Default 25. Video and y4m inputs keep their own timing.
+    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
+    pub fps: Option<(i32, i32)>,
+    /// Frames written to a directory from a video, y4m or synthetic input are TIFF files
+    /// (`frame_000001.tif`, …) instead of PNG.
+    #[arg(long)]
+    pub tiff: bool,
+}
+
+/// A frame rate: `25`, `30000/1001` or `29.97`.
+pub fn parse_rate(s: &str) -> Result<(i32, i32), String> {
+    let bad = || format!("'{s}': expected a frame rate such as 25, 30000/1001 or 29.97");
+    let (n, d) = match s.split_once('/') {
+        Some((n, d)) => (n.trim().parse::<i32>(), d.trim().parse::<i32>()),
+        None => match s.trim().parse::<f64>() {
+            Ok(r) if r.is_finite() && r > 0.0 && r <= 1e6 => {
+                // Exact for whole rates and for 1/1000ths (29.97 = 29970/1000).
+                let d = if r.fract() == 0.0 { 1 } else { 1000 };
+                (Ok((r * f64::from(d)).round() as i32), Ok(d))
+            }
+            _ => return Err(bad()),
+        },
+    };
+    match (n, d) {
+        (Ok(n), Ok(d)) if n > 0 && d > 0 && n / d <= 1_000_000 => Ok((n, d)),
+        _ => Err(bad()),
+    }
+}
+
+/// `--streams`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Streams {
+    Copy,
+    VideoOnly,
 }
 
 pub fn parse_key_value(s: &str) -> Result<(String, String), String> {
@@ -380,11 +425,13 @@ pub struct BenchPipelineArgs {
     pub device: usize,
     #[arg(long, value_delimiter = ',', default_value = "1080p,4k")]
     pub sizes: Vec<String>,
+    /// Pixel formats (gray, rgb, rgba, yuv420p, nv12, and deeper ones: gray16, rgb48,
+    /// yuv420p10, p010, …)
     #[arg(
         long,
         value_delimiter = ',',
         default_value = "gray,rgb",
-        value_parser = choice::<PixelFormat>(),
+        value_parser = PixelFormat::parse,
     )]
     pub formats: Vec<PixelFormat>,
     #[arg(long, value_delimiter = ',', default_value = "3,15")]
@@ -428,11 +475,13 @@ pub struct BenchKernelsArgs {
     pub device: usize,
     #[arg(long, value_delimiter = ',', default_value = "1080p,4k")]
     pub sizes: Vec<String>,
+    /// Pixel formats (gray, rgb, rgba, yuv420p, nv12, and deeper ones: gray16, rgb48,
+    /// yuv420p10, p010, …)
     #[arg(
         long,
         value_delimiter = ',',
         default_value = "gray,rgb",
-        value_parser = choice::<PixelFormat>(),
+        value_parser = PixelFormat::parse,
     )]
     pub formats: Vec<PixelFormat>,
     #[arg(long, value_delimiter = ',', default_value = "3,5,7,9,15,25")]

@@ -19,7 +19,7 @@ use convflow::filter::{spec, Filter};
 use convflow::io::{self, guard, stop::StopFlag, Output, Source};
 use convflow::pipeline;
 
-use super::args::FilterArgs;
+use super::args::{FilterArgs, Streams};
 use super::{report, signals, usage};
 
 pub fn run(a: FilterArgs) -> Result<()> {
@@ -68,16 +68,60 @@ pub fn run(a: FilterArgs) -> Result<()> {
         }
         Err(e) => return Err(e.into()),
     };
-    let stream = source.stream_info();
-    let many = a.input.is_dir() || io::synthetic::is_synthetic(&a.input);
+    let mut notes = Vec::new();
+    if let Some(to) = a.video.pix_fmt {
+        source = convert(source, to)?;
+    }
+    let own_stream = source.stream_info().is_some();
+    if a.video.fps.is_some() && own_stream {
+        return Err(usage(
+            "--fps is for image inputs (a frame directory); video, y4m and synthetic inputs keep \
+             their own timing",
+        ));
+    }
+    // A stream of frames (video, y4m, synthetic) goes to a directory of images unless the
+    // output names one image file.
+    let many = a.input.is_dir() || (own_stream && !io::has_image_extension(&a.output));
     let output = Output::classify(&a.output, &a.input, many);
+    let mut stream = source.stream_info();
+    if stream.is_none() && matches!(output, Output::Video(_) | Output::Y4m(_)) {
+        stream = source.declare_stream(a.video.fps.unwrap_or((25, 1)))?;
+    }
+    // Images hold gray and RGB(A) at 8 or 16 bits: YUV frames become RGB for them.
+    if let (Some(s), Output::Dir(_)) = (&stream, &output) {
+        let to = image_format(s.format);
+        if to != s.format {
+            notes.push(format!(
+                "frames converted from {} to {to} for the image files (--pix-fmt chooses)",
+                s.format
+            ));
+            source = convert(source, to)?;
+            stream = source.stream_info();
+        }
+    }
     protect_inputs(&a, source.as_ref(), &output)?;
-    let video = io::VideoOptions {
+    // The report's file is created now, so that a place it cannot be written (a read-only file
+    // system, a full disk) is found before any work.
+    let mut report_pending = match &a.report {
+        Some(p) => Some(io::atomic::PendingFile::create(p).with_context(|| {
+            format!("report '{}': cannot be written", convflow::quote::path(p))
+        })?),
+        None => None,
+    };
+    let video = io::OutputOptions {
         codec: a.video.codec.clone(),
         codec_opts: a.video.codec_opts.clone(),
+        video_only: a.video.streams == Streams::VideoOnly,
+        tiff_frames: a.video.tiff,
     };
     let sink = io::open_sink(&output, stream.as_ref(), &video)?;
     let sink_name = sink.describe();
+    notes.extend(left_out(&a, stream.as_ref(), &output, sink.as_ref()));
+    if !a.quiet {
+        for n in &notes {
+            convflow::say!("convflow: note: {n}");
+        }
+    }
     let bar = (!a.quiet)
         .then(|| report::progress_bar(source.len_hint()))
         .flatten();
@@ -86,7 +130,7 @@ pub fn run(a: FilterArgs) -> Result<()> {
             b.set_position(n as u64);
         }
     };
-    // The report is written to its temporary file once every frame is out and before the
+    // The report is written into its temporary file once every frame is out and before the
     // output is made visible: if that fails, the run fails and leaves nothing.
     let mut report_file: Option<io::atomic::PendingFile> = None;
     let mut prepare_report = |stats: &pipeline::RunStats| -> Result<(), pipeline::PipelineError> {
@@ -99,6 +143,7 @@ pub fn run(a: FilterArgs) -> Result<()> {
             decomposition: plan.decomposition.to_string(),
             border: plan.border.name(),
             inflight: a.inflight,
+            notes: notes.clone(),
             run: stats.report(),
         };
         let write_err = |e: String| io::IoError::Write {
@@ -106,7 +151,9 @@ pub fn run(a: FilterArgs) -> Result<()> {
             msg: e,
         };
         let text = serde_json::to_string_pretty(&run).map_err(|e| write_err(e.to_string()))? + "\n";
-        let mut f = io::atomic::PendingFile::create(path).map_err(|e| write_err(e.to_string()))?;
+        let Some(mut f) = report_pending.take() else {
+            return Ok(());
+        };
         std::io::Write::write_all(&mut f, text.as_bytes()).map_err(|e| write_err(e.to_string()))?;
         report_file = Some(f);
         Ok(())
@@ -156,6 +203,57 @@ pub fn run(a: FilterArgs) -> Result<()> {
     Ok(())
 }
 
+/// `source` with its frames converted to `to` (swscale).
+fn convert(source: Box<dyn Source>, to: convflow::frame::PixelFormat) -> Result<Box<dyn Source>> {
+    #[cfg(feature = "video")]
+    return Ok(Box::new(io::video::convert::ConvertSource::new(
+        source, to,
+    )?));
+    #[cfg(not(feature = "video"))]
+    {
+        let _ = (source, to);
+        Err(usage(
+            "converting pixel formats needs the 'video' feature (FFmpeg's swscale)",
+        ))
+    }
+}
+
+/// The format image files hold for frames of `f`.
+fn image_format(f: convflow::frame::PixelFormat) -> convflow::frame::PixelFormat {
+    #[cfg(feature = "video")]
+    return io::video::convert::image_format_for(f);
+    #[cfg(not(feature = "video"))]
+    f
+}
+
+/// What the output leaves out of the input, to say once: streams its container cannot hold,
+/// or all of them when it holds video alone (y4m, images). Nothing for `--streams video-only`.
+fn left_out(
+    a: &FilterArgs,
+    stream: Option<&io::StreamInfo>,
+    output: &Output,
+    sink: &dyn io::Sink,
+) -> Vec<String> {
+    let mut notes = sink.notes();
+    #[cfg(feature = "video")]
+    if a.video.streams == Streams::Copy && !matches!(output, Output::Video(_) | Output::Null) {
+        let others = stream
+            .and_then(|s| s.carry.as_ref())
+            .map_or(Vec::new(), |c| c.describe_passengers());
+        if !others.is_empty() {
+            notes.push(format!(
+                "{} of {} left out: the output holds the video alone (write a video file to \
+                 keep them, or say --streams video-only)",
+                others.join(", "),
+                convflow::quote::path(&a.input)
+            ));
+        }
+    }
+    #[cfg(not(feature = "video"))]
+    let _ = (a, stream, output);
+    notes
+}
+
 fn path_of(p: &Option<std::path::PathBuf>) -> String {
     p.as_ref()
         .map_or(String::new(), |p| convflow::quote::path(p))
@@ -182,8 +280,13 @@ fn protect_inputs(a: &FilterArgs, source: &dyn Source, output: &Output) -> Resul
         convflow::console::silence();
         return Err(usage("standard error is an input file"));
     }
-    // The names a directory output receives: the input's file names, or generated ones.
-    let names: HashSet<&OsStr> = files.iter().filter_map(|f| f.file_name()).collect();
+    // The names a directory output receives: a directory input's file names, or generated
+    // ones (a video or y4m input's own name is never written).
+    let names: HashSet<&OsStr> = if a.input.is_dir() {
+        files.iter().filter_map(|f| f.file_name()).collect()
+    } else {
+        HashSet::new()
+    };
     let writes = |n: &OsStr| names.contains(n) || io::dir::is_frame_file_name(n);
     let mut outputs: Vec<guard::Output<'_>> = output.guarded(&writes).into_iter().collect();
     if let Some(r) = &a.report {

@@ -16,6 +16,8 @@ pub struct RunReport {
     pub decomposition: String,
     pub border: &'static str,
     pub inflight: u64,
+    /// What the output leaves out of the input (streams its container cannot hold).
+    pub notes: Vec<String>,
     #[serde(flatten)]
     pub run: pipeline::Report,
 }

@@ -57,6 +57,7 @@ pub fn install(stop: &StopFlag) -> std::io::Result<()> {
             let _ = FIRST.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
             COUNT.fetch_add(1, Ordering::SeqCst);
             stop.store(true, Ordering::SeqCst);
+            convflow::io::stop::request();
         };
         // SAFETY: the action only stores to atomics, which is async-signal-safe.
         unsafe { signal_hook::low_level::register(sig, action) }?;

@@ -14,8 +14,10 @@
 //! * Separable path: horizontal pass with the row factor into an f32 intermediate (same rule over
 //!   kx), then vertical pass with the column factor over ky.
 //! * Taps that read the zero border contribute nothing (an FMA with 0 leaves `acc` unchanged).
+//! * Samples enter as their values (a 10-bit sample is 0…1023, whatever its storage; see
+//!   [`crate::frame::Depth`]) converted to f32.
 //! * Output: `v = acc + offset`; with `--abs`, `v = |v|`; then round half to even, saturate to
-//!   0…255 (see [`finish`]).
+//!   0…2^bits − 1 of the format's depth (see [`finish`]).
 
 pub mod kernel;
 pub mod library;
@@ -26,7 +28,7 @@ use std::fmt;
 pub use kernel::Kernel;
 
 use crate::border::Border;
-use crate::frame::PixelFormat;
+use crate::frame::{Family, PixelFormat};
 
 #[derive(Debug, thiserror::Error)]
 pub enum FilterError {
@@ -223,36 +225,36 @@ impl Plan {
     /// Bit mask of the channels of `plane` that are filtered (bit c = channel c); 0 means the
     /// plane is copied through unchanged.
     pub fn channel_mask(&self, format: PixelFormat, plane: usize) -> u8 {
-        match format {
-            PixelFormat::Gray8 => 0b1,
-            PixelFormat::Rgb8 => 0b111,
-            PixelFormat::Rgba8 => match self.alpha {
+        match format.family() {
+            Family::Gray => 0b1,
+            Family::Rgb => 0b111,
+            Family::Rgba => match self.alpha {
                 AlphaMode::Keep => 0b0111,
                 AlphaMode::Filter => 0b1111,
             },
-            PixelFormat::Yuv420p
-            | PixelFormat::Yuv422p
-            | PixelFormat::Yuv444p
-            | PixelFormat::Nv12 => match (plane, self.planes) {
-                (0, _) | (_, PlaneSel::All) => (1u8 << format.plane_channels(plane)) - 1,
-                _ => 0,
-            },
+            Family::Yuv420 | Family::Yuv422 | Family::Yuv444 | Family::Nv12 => {
+                match (plane, self.planes) {
+                    (0, _) | (_, PlaneSel::All) => (1u8 << format.plane_channels(plane)) - 1,
+                    _ => 0,
+                }
+            }
         }
     }
 }
 
 /// The output rule of the contract: `v = acc + offset`, `|v|` if `abs`, round half to even,
-/// saturate to 0…255. `kernels/common.cuh` implements the same steps with `rintf`.
+/// saturate to 0…`max` (2^bits − 1 of the format's real depth: 255, 1023, 65535, …).
+/// `kernels/common.cuh` implements the same steps with `rintf`.
 #[inline(always)]
 #[allow(clippy::manual_clamp)] // clamp() would keep a NaN; max() maps it to 0 (see below)
-pub fn finish(acc: f32, offset: f32, abs: bool) -> u8 {
+pub fn finish(acc: f32, offset: f32, abs: bool, max: u16) -> u16 {
     let mut v = acc + offset;
     if abs {
         v = v.abs();
     }
     // `max` before `min` also maps a NaN (possible only through overflow with absurd weights)
-    // to 0, so the value is always in 0…255 and the unchecked conversion is exact.
-    let r = v.round_ties_even().max(0.0).min(255.0);
-    // SAFETY: `r` is finite and within 0…255, representable in i32.
-    unsafe { r.to_int_unchecked::<i32>() as u8 }
+    // to 0, so the value is always in 0…max and the unchecked conversion is exact.
+    let r = v.round_ties_even().max(0.0).min(max as f32);
+    // SAFETY: `r` is finite and within 0…65535, representable in i32.
+    unsafe { r.to_int_unchecked::<i32>() as u16 }
 }

@@ -298,6 +298,63 @@ pub fn temp_sibling(path: &Path, tag: &str) -> PathBuf {
     }
 }
 
+/// `/dev/stderr` (or any name of descriptor 2) while convflow keeps descriptor 2 for what
+/// linked libraries print ([`crate::console`]): its own standard error, where the user meant.
+fn standard_error_of_ours(meta: &std::fs::Metadata) -> Option<File> {
+    use std::os::fd::FromRawFd;
+    use std::os::unix::fs::MetadataExt;
+    let own = crate::console::own_fd();
+    if own == 2 {
+        return None;
+    }
+    // SAFETY: fstat fills a zeroed (valid all-zero) stat for descriptor 2.
+    let (ok, st) = unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        (libc::fstat(2, &mut st) == 0, st)
+    };
+    if !ok || (st.st_dev, st.st_ino) != (meta.dev(), meta.ino()) {
+        return None;
+    }
+    // SAFETY: dup of a descriptor this process keeps open; the File owns the duplicate.
+    let fd = unsafe { libc::fcntl(own, libc::F_DUPFD_CLOEXEC, 3) };
+    // SAFETY: `fd` was just returned by fcntl and is owned by nothing else.
+    (fd >= 0).then(|| unsafe { File::from_raw_fd(fd) })
+}
+
+/// Opens a FIFO for writing without blocking the process until a reader comes: a stop request
+/// (a signal) ends the wait with [`super::stop::stopped_error`].
+fn open_fifo_for_writing(path: &Path) -> std::io::Result<File> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    loop {
+        match File::options()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+        {
+            Ok(f) => {
+                // SAFETY: fcntl on a descriptor we own, clearing O_NONBLOCK for plain writes.
+                unsafe {
+                    let fd = f.as_raw_fd();
+                    let flags = libc::fcntl(fd, libc::F_GETFL);
+                    libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+                }
+                return Ok(f);
+            }
+            // No reader yet.
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+                if super::stop::requested() {
+                    return Err(super::stop::stopped_error());
+                }
+                std::thread::sleep(std::time::Duration::from_millis(
+                    super::stop::POLL_SLICE_MS as u64,
+                ));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// A file being written under a temporary name beside `target`; [`PendingFile::commit`]
 /// renames it into place, dropping it removes it. An existing target that is not a regular
 /// file (a device, a FIFO) is written directly instead; nothing is renamed or removed then.
@@ -331,7 +388,13 @@ impl PendingFile {
                 ));
             }
             if t.is_char_device() || t.is_fifo() {
-                let file = File::options().write(true).open(target)?;
+                let file = if let Some(own) = standard_error_of_ours(&meta) {
+                    own
+                } else if t.is_fifo() {
+                    open_fifo_for_writing(target)?
+                } else {
+                    File::options().write(true).open(target)?
+                };
                 return Ok(PendingFile {
                     tmp: target.to_path_buf(),
                     target: target.to_path_buf(),

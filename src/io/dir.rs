@@ -13,13 +13,15 @@ use std::path::{Path, PathBuf};
 
 use super::atomic::PendingDir;
 use super::still::{encode, load, output_format};
-use super::{existing_parent, FrameMeta, FrameSlots, IoError, Sink, Source};
+use super::{existing_parent, FrameMeta, FrameSlots, IoError, Sink, Source, StreamInfo};
 use crate::frame::Frame;
 
-/// The file name a directory output gives frame `index` of a source without names
-/// (synthetic frames): `frame_000042.png`.
-pub fn frame_file_name(index: usize) -> OsString {
-    format!("frame_{index:06}.png").into()
+/// The file name a directory output gives frame `index` (0-based) of a source without names
+/// (video, y4m, synthetic frames), counted from 1 as FFmpeg's image sequences are:
+/// `frame_000001.png` for the first (`.tif` for TIFF frames).
+pub fn frame_file_name(index: usize, tiff: bool) -> OsString {
+    let ext = if tiff { "tif" } else { "png" };
+    format!("frame_{:06}.{ext}", index + 1).into()
 }
 
 /// True for names [`frame_file_name`] makes.
@@ -27,7 +29,7 @@ pub fn is_frame_file_name(name: &OsStr) -> bool {
     let b = name.as_bytes();
     b.len() >= 16
         && b.starts_with(b"frame_")
-        && b.ends_with(b".png")
+        && (b.ends_with(b".png") || b.ends_with(b".tif"))
         && b[6..b.len() - 4].iter().all(u8::is_ascii_digit)
 }
 
@@ -95,6 +97,9 @@ pub struct DirSource {
     files: Vec<PathBuf>,
     next: usize,
     first: Option<(usize, usize)>,
+    /// The first frame, read early to declare the stream for a video or y4m output.
+    peeked: Option<Frame>,
+    rate: Option<(i32, i32)>,
 }
 
 impl DirSource {
@@ -104,6 +109,8 @@ impl DirSource {
             files: list_frames(dir)?,
             next: 0,
             first: None,
+            peeked: None,
+            rate: None,
         })
     }
 }
@@ -124,6 +131,33 @@ impl Source for DirSource {
     fn len_hint(&self) -> Option<usize> {
         Some(self.files.len())
     }
+    fn stream_info(&self) -> Option<StreamInfo> {
+        let (f, rate) = (self.peeked.as_ref()?, self.rate?);
+        Some(StreamInfo {
+            format: f.format(),
+            width: f.width(),
+            height: f.height(),
+            rate,
+            time_base: None,
+            y4m: None,
+            full_range: false,
+            #[cfg(feature = "video")]
+            carry: None,
+        })
+    }
+    /// Reads the first image now: its format and size are the stream's, at `rate` frames per
+    /// second.
+    fn declare_stream(&mut self, rate: (i32, i32)) -> Result<Option<StreamInfo>, IoError> {
+        if self.peeked.is_none() && self.next == 0 {
+            let first = self
+                .files
+                .first()
+                .ok_or_else(|| IoError::EmptyDir(self.dir.clone()))?;
+            self.peeked = Some(load(first)?);
+        }
+        self.rate = Some(rate);
+        Ok(self.stream_info())
+    }
     fn next_frame(
         &mut self,
         slots: &mut dyn FrameSlots,
@@ -131,7 +165,12 @@ impl Source for DirSource {
         let Some(path) = self.files.get(self.next) else {
             return Ok(None);
         };
-        let frame = match load(path) {
+        let peeked = if self.next == 0 {
+            self.peeked.take()
+        } else {
+            None
+        };
+        let frame = match peeked.map_or_else(|| load(path), Ok) {
             Ok(f) => f,
             Err(e) => {
                 // A damaged file loses its frame only; the sequence can go on (`--skip-bad`).
@@ -161,6 +200,7 @@ impl Source for DirSource {
             index: self.next,
             name: path.file_name().map(|n| n.to_os_string()),
             pts: None,
+            ..Default::default()
         };
         self.next += 1;
         Ok(Some((slots.adopt(frame)?, meta)))
@@ -172,10 +212,13 @@ pub struct DirSink {
     out: PathBuf,
     staging: PendingDir,
     names: Vec<OsString>,
+    tiff: bool,
 }
 
 impl DirSink {
-    pub fn create(out: &Path) -> Result<Self, IoError> {
+    /// A directory output; frames without names of their own become `frame_000001.png`, … (or
+    /// `.tif` with `tiff`).
+    pub fn create(out: &Path, tiff: bool) -> Result<Self, IoError> {
         if out.exists() && !out.is_dir() {
             return Err(IoError::Output {
                 path: out.to_path_buf(),
@@ -191,6 +234,7 @@ impl DirSink {
             out: out.to_path_buf(),
             staging,
             names: Vec::new(),
+            tiff,
         })
     }
 }
@@ -203,7 +247,7 @@ impl Sink for DirSink {
         let name = meta
             .name
             .clone()
-            .unwrap_or_else(|| frame_file_name(meta.index));
+            .unwrap_or_else(|| frame_file_name(meta.index, self.tiff));
         let shown = self.out.join(&name);
         let format = output_format(&shown)?;
         let path = self.staging.path().join(&name);
@@ -220,6 +264,7 @@ impl Sink for DirSink {
             out,
             staging,
             names,
+            ..
         } = *self;
         staging.commit(&names).map_err(|e| IoError::Output {
             path: out,
@@ -247,8 +292,9 @@ mod tests {
 
     #[test]
     fn generated_frame_names_are_recognised() {
-        assert!(is_frame_file_name(&frame_file_name(42)));
-        assert!(is_frame_file_name(&frame_file_name(12_345_678)));
+        assert!(is_frame_file_name(&frame_file_name(42, false)));
+        assert!(is_frame_file_name(&frame_file_name(12_345_678, true)));
+        assert_eq!(frame_file_name(0, false), "frame_000001.png");
         assert!(!is_frame_file_name(OsStr::new("frame_00001x.png")));
         assert!(!is_frame_file_name(OsStr::new("photo.png")));
     }

@@ -97,6 +97,10 @@ pub struct StreamInfo {
     pub y4m: Option<y4m::Y4mHeader>,
     /// Full-range (JPEG) YUV, kept by video outputs.
     pub full_range: bool,
+    /// What a video input hands a video output besides the frames: other streams, colour
+    /// tags, side data, chapters, metadata.
+    #[cfg(feature = "video")]
+    pub carry: Option<video::Carry>,
 }
 
 /// Frame buffers a source fills: recycled ones when free (page-locked when a GPU copies them).
@@ -139,6 +143,11 @@ pub struct FrameMeta {
     pub name: Option<OsString>,
     /// Presentation timestamp in [`StreamInfo::time_base`] units (video files).
     pub pts: Option<i64>,
+    /// How long the frame is shown, in the same units, when the input says.
+    pub duration: Option<i64>,
+    /// Side data of a video frame that a video output puts back: (FFmpeg's
+    /// `AVFrameSideDataType` number, bytes). Mastering display, content light level, captions…
+    pub side_data: Vec<(u32, Vec<u8>)>,
 }
 
 /// A frame as a source delivers it: in host memory, or already in the device's memory (a
@@ -161,6 +170,13 @@ pub trait Source: Send {
     /// Format, size and timing, when known before the first frame (not for image files).
     fn stream_info(&self) -> Option<StreamInfo> {
         None
+    }
+    /// Declares the stream for an output that needs one before the first frame (video, y4m)
+    /// when the source has none of its own (images): at `rate` frames per second. Sources
+    /// that know their stream return it unchanged.
+    fn declare_stream(&mut self, rate: (i32, i32)) -> Result<Option<StreamInfo>, IoError> {
+        let _ = rate;
+        Ok(self.stream_info())
     }
     /// The next frame, in a buffer from `slots`, or `None` at the end. A
     /// [`IoError::BadFrame`] means this frame is lost but the next call may go on.
@@ -190,6 +206,11 @@ pub trait Sink: Send {
     fn finish(self: Box<Self>) -> Result<(), IoError>;
     /// Removes everything written so far.
     fn abort(self: Box<Self>);
+    /// What the output leaves out of the input (streams its container cannot hold), for the
+    /// caller to say once.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// True for `-` (stdin/stdout) and `*.y4m` paths, which are y4m streams.
@@ -209,18 +230,28 @@ fn has_extension(path: &Path, list: &[&str]) -> bool {
         .is_some_and(|e| list.iter().any(|x| x.eq_ignore_ascii_case(e)))
 }
 
+/// True for paths with a still-image extension (`.png`, `.tif`, …).
+pub fn has_image_extension(path: &Path) -> bool {
+    has_extension(path, &IMAGE_EXTENSIONS)
+}
+
 /// True for paths a video sink writes: the container comes from the extension.
 pub fn is_video_output(path: &Path) -> bool {
     has_extension(path, &["mp4", "m4v", "mov", "mkv", "avi", "ts", "nut"])
 }
 
-/// Options for video outputs.
+/// How outputs are written: the encoder of video outputs, and the image format of frames
+/// written to a directory.
 #[derive(Clone, Debug, Default)]
-pub struct VideoOptions {
+pub struct OutputOptions {
     /// Encoder name (`--codec`); None picks libx264 when linked, else mpeg4.
     pub codec: Option<String>,
     /// Encoder options (`--codec-opt key=value`), e.g. `crf=18`, `qp=0`, `preset=fast`.
     pub codec_opts: Vec<(String, String)>,
+    /// `--streams video-only`: the input's other streams are left out.
+    pub video_only: bool,
+    /// Frames without names of their own go to a directory as TIFF instead of PNG.
+    pub tiff_frames: bool,
 }
 
 /// Opens a source for `input`: `synthetic:WxH:FORMAT:FRAMES`, a y4m stream (`-` or `*.y4m`),
@@ -261,7 +292,7 @@ pub enum Output {
     /// A video file; the container comes from the extension.
     Video(PathBuf),
     /// A directory of images, for a directory or synthetic input: it receives the input's file
-    /// names, or `frame_000000.png`, … ([`dir::frame_file_name`]).
+    /// names, or `frame_000001.png`, … ([`dir::frame_file_name`]).
     Dir(PathBuf),
     /// One image file; an output that is an existing directory receives the input's file name.
     Still(PathBuf),
@@ -322,7 +353,7 @@ fn is_dev_null(path: &Path) -> bool {
 pub fn open_sink(
     output: &Output,
     stream: Option<&StreamInfo>,
-    video: &VideoOptions,
+    video: &OutputOptions,
 ) -> Result<Box<dyn Sink>, IoError> {
     let needs_stream = |path: &Path, what: &str| IoError::Output {
         path: path.to_path_buf(),
@@ -331,25 +362,23 @@ pub fn open_sink(
             RGB or gray images)"
         ),
     };
-    // Image files hold gray, RGB and RGBA frames; a stream of frames goes to one image file
-    // only through a directory.
+    // Image files hold gray, RGB and RGBA frames of 8 or 16 bits; a stream of frames goes to
+    // one image file only through a directory.
     let image_frames = |path: &Path, many: bool| match stream {
-        Some(s)
-            if !many
-                || !matches!(
-                    s.format,
-                    PixelFormat::Gray8 | PixelFormat::Rgb8 | PixelFormat::Rgba8
-                ) =>
-        {
-            Err(IoError::Output {
-                path: path.to_path_buf(),
-                msg: format!(
-                    "{} frames can be written as y4m ('-' or a .y4m file), a video file (.mp4, \
-                    .mkv, .mov, .avi, .ts, .nut) or null",
-                    s.format
-                ),
-            })
-        }
+        Some(_) if !many => Err(IoError::Output {
+            path: path.to_path_buf(),
+            msg: "a stream of frames goes to a directory, y4m ('-' or a .y4m file), a video \
+                  file (.mp4, .mkv, .mov, .avi, .ts, .nut) or null, not to one image file"
+                .into(),
+        }),
+        Some(s) if !s.format.is_image() => Err(IoError::Output {
+            path: path.to_path_buf(),
+            msg: format!(
+                "{} frames can be written as y4m ('-' or a .y4m file), a video file (.mp4, \
+                    .mkv, .mov, .avi, .ts, .nut) or null; --pix-fmt converts them for images",
+                s.format
+            ),
+        }),
         _ => Ok(()),
     };
     match output {
@@ -361,7 +390,7 @@ pub fn open_sink(
                 None => y4m::Y4mHeader::for_stream(s).ok_or_else(|| IoError::Output {
                     path: path.to_path_buf(),
                     msg: format!(
-                        "y4m holds gray, yuv420p, yuv422p or yuv444p frames, not {}",
+                        "y4m holds gray and planar YUV frames (yuv420p, yuv444p10, …), not {}",
                         s.format
                     ),
                 })?,
@@ -383,7 +412,7 @@ pub fn open_sink(
         }
         Output::Dir(path) => {
             image_frames(path, true)?;
-            Ok(Box::new(dir::DirSink::create(path)?))
+            Ok(Box::new(dir::DirSink::create(path, video.tiff_frames)?))
         }
         Output::Still(path) => {
             image_frames(path, false)?;

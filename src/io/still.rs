@@ -124,21 +124,29 @@ pub fn decode_within<R: BufRead + Seek>(
         })?;
         img.apply_orientation(orientation);
         let (w, h) = (img.width() as usize, img.height() as usize);
+        // 8- and 16-bit images keep their depth; gray with alpha becomes RGBA (there is no
+        // gray+alpha frame format), floating point becomes 16-bit.
+        let le = |v: Vec<u16>| {
+            v.into_iter()
+                .flat_map(u16::to_le_bytes)
+                .collect::<Vec<u8>>()
+        };
         let (format, data) = match img {
             DynamicImage::ImageLuma8(b) => (PixelFormat::Gray8, b.into_raw()),
-            DynamicImage::ImageLuma16(_) => (PixelFormat::Gray8, img.to_luma8().into_raw()),
             DynamicImage::ImageRgb8(b) => (PixelFormat::Rgb8, b.into_raw()),
             DynamicImage::ImageRgba8(b) => (PixelFormat::Rgba8, b.into_raw()),
-            DynamicImage::ImageRgb16(_) | DynamicImage::ImageRgb32F(_) => {
-                (PixelFormat::Rgb8, img.to_rgb8().into_raw())
-            }
-            _ => (PixelFormat::Rgba8, img.to_rgba8().into_raw()),
+            DynamicImage::ImageLuma16(b) => (PixelFormat::Gray16, le(b.into_raw())),
+            DynamicImage::ImageRgb16(b) => (PixelFormat::Rgb16, le(b.into_raw())),
+            DynamicImage::ImageRgba16(b) => (PixelFormat::Rgba16, le(b.into_raw())),
+            DynamicImage::ImageLumaA8(_) => (PixelFormat::Rgba8, img.to_rgba8().into_raw()),
+            DynamicImage::ImageRgb32F(_) => (PixelFormat::Rgb16, le(img.to_rgb16().into_raw())),
+            _ => (PixelFormat::Rgba16, le(img.to_rgba16().into_raw())),
         };
         Ok((format, w, h, data))
     })
     .map_err(decode_err)?
     .map_err(decode_err)?;
-    let stride = w * format.plane_channels(0);
+    let stride = w * format.plane_channels(0) * format.depth().bytes();
     Frame::from_parts(format, w, h, &[stride], data).map_err(|e| decode_err(e.to_string()))
 }
 
@@ -198,6 +206,20 @@ pub fn encode<W: Write + Seek>(
         msg,
     };
     let mut data = frame.to_packed();
+    let deep = frame.format().depth().bits() == 16;
+    if deep && !matches!(format, ImageFormat::Png | ImageFormat::Tiff) {
+        return Err(write_err(format!(
+            "{} frames have 16-bit samples, which {format:?} cannot hold; write .png or .tif",
+            frame.format()
+        )));
+    }
+    if deep {
+        // The image crate takes 16-bit samples in the machine's byte order.
+        for s in data.chunks_exact_mut(2) {
+            let v = u16::from_le_bytes([s[0], s[1]]);
+            s.copy_from_slice(&v.to_ne_bytes());
+        }
+    }
     let color = match frame.format() {
         PixelFormat::Gray8 => ExtendedColorType::L8,
         PixelFormat::Rgb8 => ExtendedColorType::Rgb8,
@@ -209,9 +231,13 @@ pub fn encode<W: Write + Seek>(
             ExtendedColorType::Rgb8
         }
         PixelFormat::Rgba8 => ExtendedColorType::Rgba8,
+        PixelFormat::Gray16 => ExtendedColorType::L16,
+        PixelFormat::Rgb16 => ExtendedColorType::Rgb16,
+        PixelFormat::Rgba16 => ExtendedColorType::Rgba16,
         other => {
             return Err(write_err(format!(
-                "cannot store a {other} frame as an image file"
+                "cannot store a {other} frame as an image file (images hold gray, RGB and RGBA \
+                 at 8 or 16 bits)"
             )))
         }
     };
@@ -261,6 +287,7 @@ impl Source for StillSource {
                 index: 0,
                 name,
                 pts: None,
+                ..Default::default()
             },
         )))
     }

@@ -22,6 +22,20 @@ pub const POLL_SLICE_MS: i32 = 50;
 
 const STOPPED: &str = "stopped by request";
 
+/// Raised with every stop flag by the signal handlers: blocking opens (an output FIFO waiting
+/// for its reader) check it, as they hold no flag of their own.
+static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// Records a stop request for [`requested`] (async-signal-safe: one atomic store).
+pub fn request() {
+    REQUESTED.store(true, Ordering::SeqCst);
+}
+
+/// True once a stop was requested in this process.
+pub fn requested() -> bool {
+    REQUESTED.load(Ordering::SeqCst)
+}
+
 /// The error a read returns once a stop was requested.
 pub fn stopped_error() -> std::io::Error {
     std::io::Error::other(STOPPED)

@@ -94,6 +94,8 @@ impl Source for SyntheticSource {
             rate: (25, 1),
             time_base: None,
             full_range: false,
+            #[cfg(feature = "video")]
+            carry: None,
             y4m: None,
         })
     }
@@ -129,8 +131,9 @@ impl Source for SyntheticSource {
         }
         let meta = FrameMeta {
             index: t,
-            name: Some(super::dir::frame_file_name(t)),
+            name: None,
             pts: None,
+            ..Default::default()
         };
         self.next += 1;
         Ok(Some((frame, meta)))
@@ -140,14 +143,21 @@ impl Source for SyntheticSource {
 impl SyntheticSource {
     fn generate(&self, t: usize) -> Result<Frame, crate::frame::FrameError> {
         let mut frame = Frame::new(self.format, self.width, self.height)?;
+        let depth = self.format.depth();
+        let bits = depth.bits();
         let mut s = (t as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         for p in 0..frame.planes().len() {
+            let n = frame.planes()[p].row_samples();
             for y in 0..frame.planes()[p].height {
-                for (x, b) in frame.row_mut(p, y).iter_mut().enumerate() {
+                let row = frame.row_mut(p, y);
+                for x in 0..n {
                     s ^= s << 13;
                     s ^= s >> 7;
                     s ^= s << 17;
-                    *b = ((x + 2 * y + 3 * t) as u8 & 0xc0) | ((s >> 40) as u8 & 0x3f);
+                    // A gradient in the top two bits, noise below, at the format's depth.
+                    let gradient = ((x + 2 * y + 3 * t) as u64 & 0xc0) << (bits - 8);
+                    let noise = (s >> 40) & ((1 << (bits - 2)) - 1);
+                    depth.put(row, x, (gradient | noise) as u16);
                 }
             }
         }

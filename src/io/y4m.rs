@@ -2,7 +2,9 @@
 //! stdout (`-`).
 //!
 //! Supported colourspaces: `420jpeg`, `420paldv`, `420mpeg2`, `420` (→ yuv420p), `422`, `444`
-//! and `mono` (→ gray), 8 bits; anything else is a clear error. Frames are read into planar
+//! and `mono` (→ gray) at 8 bits, and FFmpeg's deeper ones, `420p10`, `422p12`, `444p16`,
+//! `mono16`, … (9, 10, 12, 14 or 16 bits, samples as little-endian 16-bit words); anything else
+//! is a clear error. Frames are read into planar
 //! frames with tight strides and filtered in their native YUV (no colour conversion).
 //!
 //! Headers are parsed as bytes (they may hold any bytes; nothing here can panic on them), and
@@ -16,7 +18,7 @@ use std::path::{Path, PathBuf};
 use super::atomic::PendingFile;
 use super::stop::{StopFlag, StopRead};
 use super::{file_target, FrameMeta, FrameSlots, IoError, Sink, Source, StreamInfo};
-use crate::frame::{Frame, PixelFormat, MAX_SIDE};
+use crate::frame::{Depth, Family, Frame, PixelFormat, MAX_SIDE};
 use crate::quote::quote_bytes as shown;
 
 /// Longest header line accepted (bytes); frame lines are much shorter in practice.
@@ -38,13 +40,7 @@ impl Y4mHeader {
     /// A 25 fps progressive header for frames of `format`, if y4m can hold it (gray and the
     /// planar YUV formats; not RGB, RGBA or NV12).
     pub fn for_format(format: PixelFormat, width: usize, height: usize) -> Option<Y4mHeader> {
-        let cs = match format {
-            PixelFormat::Gray8 => "mono",
-            PixelFormat::Yuv420p => "420jpeg",
-            PixelFormat::Yuv422p => "422",
-            PixelFormat::Yuv444p => "444",
-            _ => return None,
-        };
+        let cs = colourspace_tag(format)?;
         let params = [
             format!("W{width}"),
             format!("H{height}"),
@@ -61,13 +57,43 @@ impl Y4mHeader {
         })
     }
 
-    /// The header a y4m output of `s` gets: its frame rate, progressive, square pixels.
+    /// The header a y4m output of `s` gets: its frame rate, and what a video input's tags say
+    /// of interlacing, pixel aspect and 4:2:0 chroma siting (as FFmpeg's y4m muxer writes
+    /// them); else progressive, square pixels, centred chroma.
     pub fn for_stream(s: &StreamInfo) -> Option<Y4mHeader> {
         let mut h = Self::for_format(s.format, s.width, s.height)?;
         if s.rate.0 > 0 && s.rate.1 > 0 {
             h.params[2] = format!("F{}:{}", s.rate.0, s.rate.1).into_bytes();
         }
+        #[cfg(feature = "video")]
+        if let Some(t) = s.carry.as_ref().map(|c| c.y4m_tags()) {
+            if let Some(i) = t.interlace {
+                h.params[3] = vec![b'I', i];
+            }
+            if let Some((n, d)) = t.aspect {
+                h.params[4] = format!("A{n}:{d}").into_bytes();
+            }
+            if let (Some(tag), PixelFormat::Yuv420p) = (t.siting_420, s.format) {
+                h.params[5] = format!("C{tag}").into_bytes();
+            }
+        }
         Some(h)
+    }
+
+    /// What the header says a video output should tag: (interlacing `t`/`b`/`p`, pixel aspect,
+    /// 4:2:0 chroma siting `420jpeg`/`420mpeg2`/`420paldv`).
+    pub fn tags(&self) -> Y4mTags {
+        let cs = self.param(b'C').and_then(|c| std::str::from_utf8(c).ok());
+        Y4mTags {
+            interlace: self.param(b'I').and_then(|v| v.first().copied()),
+            aspect: self.param(b'A').and_then(parse_ratio),
+            siting_420: match cs {
+                Some("420jpeg") => Some("420jpeg"),
+                Some("420mpeg2") => Some("420mpeg2"),
+                Some("420paldv") => Some("420paldv"),
+                _ => None,
+            },
+        }
     }
 
     fn param(&self, tag: u8) -> Option<&[u8]> {
@@ -133,19 +159,13 @@ impl Y4mHeader {
                 _ => {}
             }
         }
-        let format = match cs {
-            b"420jpeg" | b"420paldv" | b"420mpeg2" | b"420" => PixelFormat::Yuv420p,
-            b"422" => PixelFormat::Yuv422p,
-            b"444" => PixelFormat::Yuv444p,
-            b"mono" => PixelFormat::Gray8,
-            other => {
-                return Err(err(format!(
+        let format = colourspace(cs).ok_or_else(|| {
+            err(format!(
                 "unsupported y4m colourspace C{} (supported: 420jpeg, 420paldv, 420mpeg2, 420, \
-                422, 444, mono; 8 bits)",
-                shown(other)
-            )))
-            }
-        };
+                 422, 444, mono, and 420pN, 422pN, 444pN, monoN for N = 9, 10, 12, 14, 16)",
+                shown(cs)
+            ))
+        })?;
         match (w, h) {
             (Some(width), Some(height)) => Ok(Y4mHeader {
                 width,
@@ -156,6 +176,56 @@ impl Y4mHeader {
             _ => Err(err("y4m header lacks a W (width) or H (height)".into())),
         }
     }
+}
+
+/// The format of a y4m colourspace tag (FFmpeg's names: `420jpeg`, `420p10`, `mono16`, …).
+fn colourspace(tag: &[u8]) -> Option<PixelFormat> {
+    let tag = std::str::from_utf8(tag).ok()?;
+    let eight = match tag {
+        "420jpeg" | "420paldv" | "420mpeg2" | "420" => Some(PixelFormat::Yuv420p),
+        "422" => Some(PixelFormat::Yuv422p),
+        "444" => Some(PixelFormat::Yuv444p),
+        "mono" => Some(PixelFormat::Gray8),
+        _ => None,
+    };
+    if eight.is_some() {
+        return eight;
+    }
+    let (base, bits) = if let Some(b) = tag.strip_prefix("mono") {
+        (PixelFormat::Gray8, b)
+    } else {
+        let (base, rest) = tag.split_at_checked(4)?;
+        let base = match base {
+            "420p" => PixelFormat::Yuv420p,
+            "422p" => PixelFormat::Yuv422p,
+            "444p" => PixelFormat::Yuv444p,
+            _ => return None,
+        };
+        (base, rest)
+    };
+    let bits: u8 = bits.parse().ok().filter(|b| (9..=16).contains(b))?;
+    base.with_depth(Depth::new(bits))
+        .filter(|f| f.depth().bits() == bits as u32 && f.depth().shift() == 0)
+}
+
+/// The y4m colourspace tag of a format (None for those y4m cannot hold: RGB, NV12, P010).
+fn colourspace_tag(format: PixelFormat) -> Option<String> {
+    let bits = format.depth().bits();
+    if format.depth().shift() != 0 {
+        return None;
+    }
+    let base = match format.family() {
+        Family::Gray if bits == 8 => return Some("mono".into()),
+        Family::Gray => return Some(format!("mono{bits}")),
+        Family::Yuv420 if bits == 8 => return Some("420jpeg".into()),
+        Family::Yuv420 => "420p",
+        Family::Yuv422 if bits == 8 => return Some("422".into()),
+        Family::Yuv422 => "422p",
+        Family::Yuv444 if bits == 8 => return Some("444".into()),
+        Family::Yuv444 => "444p",
+        _ => return None,
+    };
+    Some(format!("{base}{bits}"))
 }
 
 /// A frame side: ASCII digits, 1…MAX_SIDE.
@@ -170,6 +240,17 @@ fn parse_ratio(v: &[u8]) -> Option<(i32, i32)> {
     let (n, d) = s.split_once(':')?;
     let (n, d): (i32, i32) = (n.parse().ok()?, d.parse().ok()?);
     (n > 0 && d > 0).then_some((n, d))
+}
+
+/// Interlacing, pixel aspect and 4:2:0 chroma siting, in y4m's words, shared by y4m headers
+/// and a video's colour tags.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Y4mTags {
+    /// `p` progressive, `t` top field first, `b` bottom field first.
+    pub interlace: Option<u8>,
+    pub aspect: Option<(i32, i32)>,
+    /// `420jpeg` (centred), `420mpeg2` (left), `420paldv` (top-left).
+    pub siting_420: Option<&'static str>,
 }
 
 /// Reads frames from a y4m stream.
@@ -285,6 +366,8 @@ impl Source for Y4mSource {
             rate: h.rate(),
             time_base: None,
             full_range: false,
+            #[cfg(feature = "video")]
+            carry: None,
             y4m: Some(h.clone()),
         })
     }
@@ -330,6 +413,7 @@ impl Source for Y4mSource {
             index: self.index,
             name: None,
             pts: None,
+            ..Default::default()
         };
         self.index += 1;
         Ok(Some((frame, meta)))
@@ -475,13 +559,30 @@ mod tests {
     }
 
     #[test]
+    fn deep_colourspaces_map_both_ways() {
+        let o = Path::new("x.y4m");
+        for (tag, format) in [
+            ("420p10", PixelFormat::Yuv420p10),
+            ("mono16", PixelFormat::Gray16),
+            ("444p12", PixelFormat::parse("yuv444p12").unwrap()),
+            ("422p9", PixelFormat::parse("yuv422p9").unwrap()),
+        ] {
+            let h = Y4mHeader::parse(o, format!("YUV4MPEG2 W4 H2 C{tag}").as_bytes()).unwrap();
+            assert_eq!(h.format, format, "{tag}");
+            assert_eq!(colourspace_tag(format).as_deref(), Some(tag));
+        }
+        assert_eq!(colourspace_tag(PixelFormat::P010), None);
+        assert_eq!(colourspace_tag(PixelFormat::Rgb16), None);
+    }
+
+    #[test]
     fn header_errors_are_one_line_and_never_panic() {
         let o = Path::new("x.y4m");
         let cases: [(&[u8], &str); 8] = [
             (b"YUV4MPEG1 W2 H2", "bad magic"),
             (
-                b"YUV4MPEG2 W2 H2 C420p10",
-                "unsupported y4m colourspace C420p10",
+                b"YUV4MPEG2 W2 H2 C420p11",
+                "unsupported y4m colourspace C420p11",
             ),
             (b"YUV4MPEG2 W0 H2", "bad width"),
             (b"YUV4MPEG2 W2", "lacks a W"),

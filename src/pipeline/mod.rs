@@ -59,7 +59,7 @@ pub enum PipelineError {
     Setup(BackendError),
     #[error(
         "frame {index}: --check found {count} samples that differ from cpu-seq (first at \
-        plane {plane}, row {row}, byte {col}: {got} vs {want})"
+        plane {plane}, row {row}, sample {col}: {got} vs {want})"
     )]
     CheckMismatch {
         index: usize,
@@ -67,8 +67,8 @@ pub enum PipelineError {
         plane: usize,
         row: usize,
         col: usize,
-        got: u8,
-        want: u8,
+        got: u16,
+        want: u16,
     },
     #[error("{read} frames read but {written} written")]
     FrameCount { read: usize, written: usize },

@@ -46,12 +46,15 @@ impl Rng {
     }
 }
 
-/// A random frame whose planes have random stride padding (padding bytes random too).
+/// A random frame whose planes have random stride padding (padding bytes random too). Samples
+/// are random valid values of the format's depth (a 10-bit sample is at most 1023; a P010
+/// sample has its low 6 bits zero); one frame in four is biased to the extremes (0 and max).
 pub fn random_frame(rng: &mut Rng, format: PixelFormat, w: usize, h: usize) -> Frame {
+    let depth = format.depth();
     let strides: Vec<usize> = (0..format.plane_count())
         .map(|p| {
             let (pw, _) = format.plane_size(p, w, h);
-            pw * format.plane_channels(p) + rng.pick(&[0, 0, 1, 3, 16, 61])
+            (pw * format.plane_channels(p) + rng.pick(&[0, 0, 1, 3, 16, 61])) * depth.bytes()
         })
         .collect();
     let len: usize = (0..format.plane_count())
@@ -59,7 +62,27 @@ pub fn random_frame(rng: &mut Rng, format: PixelFormat, w: usize, h: usize) -> F
         .sum();
     let mut data = vec![0u8; len];
     rng.bytes(&mut data);
-    Frame::from_parts(format, w, h, &strides, data).unwrap()
+    let mut f = Frame::from_parts(format, w, h, &strides, data).unwrap();
+    let extremes = rng.range(0, 3) == 0;
+    for p in 0..format.plane_count() {
+        let n = f.planes()[p].row_samples();
+        for y in 0..f.planes()[p].height {
+            for i in 0..n {
+                let v = match rng.next() % 8 {
+                    0 | 1 if extremes => 0,
+                    2 | 3 if extremes => depth.max(),
+                    _ => (rng.next() >> 16) as u16 & depth.max(),
+                };
+                depth.put(f.row_mut(p, y), i, v);
+            }
+        }
+    }
+    f
+}
+
+/// Sample `i` of row `y` of plane `p`, as its value.
+pub fn sample(f: &Frame, p: usize, y: usize, i: usize) -> u16 {
+    f.planes()[p].depth.get(f.row(p, y), i)
 }
 
 /// A destination with different padding, filled with random bytes (poisoned), so unwritten
@@ -125,10 +148,11 @@ pub fn check_against_oracle(plan: &Plan, src: &Frame, got: &Frame) -> Result<usi
     } else {
         2.0
     };
-    let margin = if exact_in_f32(plan) {
+    let max = src.format().depth().max() as f64;
+    let margin = if exact_in_f32(plan, src.format().depth().max()) {
         0.0 // every f32 partial sum is exact: a tie must round to even
     } else {
-        passes * (kw * kh + 4) as f64 * 1.2e-7 * (abs_sum * 255.0 + k.offset().abs() as f64) + 1e-9
+        passes * (kw * kh + 4) as f64 * 1.2e-7 * (abs_sum * max + k.offset().abs() as f64) + 1e-9
     };
     let mut ties = 0;
     for (p, l) in src.planes().iter().enumerate() {
@@ -137,8 +161,8 @@ pub fn check_against_oracle(plan: &Plan, src: &Frame, got: &Frame) -> Result<usi
         for y in 0..l.height {
             for x in 0..l.width {
                 for c in 0..ch {
-                    let g = got.row(p, y)[x * ch + c];
-                    let s = src.row(p, y)[x * ch + c];
+                    let g = sample(got, p, y, x * ch + c);
+                    let s = sample(src, p, y, x * ch + c);
                     if mask == 0 || mask & (1 << c) == 0 {
                         if g != s {
                             return Err(format!(
@@ -165,14 +189,14 @@ pub fn check_against_oracle(plan: &Plan, src: &Frame, got: &Frame) -> Result<usi
                                 continue;
                             };
                             v += weights[ky * kw + kx]
-                                * src.row(p, sy as usize)[sx as usize * ch + c] as f64;
+                                * sample(src, p, sy as usize, sx as usize * ch + c) as f64;
                         }
                     }
                     v += k.offset() as f64;
                     if plan.abs {
                         v = v.abs();
                     }
-                    let exact = v.clamp(0.0, 255.0);
+                    let exact = v.clamp(0.0, max);
                     let want = exact.round_ties_even();
                     if g as f64 == want {
                         continue;
@@ -202,10 +226,12 @@ fn dyadic_exponent(values: &[f32]) -> Option<i32> {
     })
 }
 
-/// True when the contract's f32 arithmetic is exact for this plan on any 8-bit input: dyadic
-/// weights with few enough bits that no partial sum needs more than f32's 24-bit significand.
-pub fn exact_in_f32(plan: &Plan) -> bool {
+/// True when the contract's f32 arithmetic is exact for this plan on any input of samples up
+/// to `max`: dyadic weights with few enough bits that no partial sum needs more than f32's
+/// 24-bit significand.
+pub fn exact_in_f32(plan: &Plan, max: u16) -> bool {
     let k = &plan.kernel;
+    let max = max as f64;
     let limit = (1u64 << 24) as f64;
     let abs_sum = |v: &[f32]| v.iter().map(|w| w.abs() as f64).sum::<f64>();
     let Some(eo) = dyadic_exponent(&[k.offset()]) else {
@@ -213,15 +239,14 @@ pub fn exact_in_f32(plan: &Plan) -> bool {
     };
     match &plan.decomposition {
         Decomposition::Full => dyadic_exponent(k.weights()).is_some_and(|e| {
-            (abs_sum(k.weights()) * 255.0 + k.offset().abs() as f64) * 2f64.powi(e.max(eo)) < limit
+            (abs_sum(k.weights()) * max + k.offset().abs() as f64) * 2f64.powi(e.max(eo)) < limit
         }),
         Decomposition::Separable { col, row } => match (dyadic_exponent(col), dyadic_exponent(row))
         {
             (Some(ec), Some(er)) => {
                 let e = (ec + er).max(eo);
                 e <= 12
-                    && (abs_sum(col) * abs_sum(row) * 255.0 + k.offset().abs() as f64)
-                        * 2f64.powi(e)
+                    && (abs_sum(col) * abs_sum(row) * max + k.offset().abs() as f64) * 2f64.powi(e)
                         < limit
             }
             _ => false,
@@ -229,16 +254,22 @@ pub fn exact_in_f32(plan: &Plan) -> bool {
     }
 }
 
-/// Plane-by-plane comparison of pixel bytes (padding ignored); the first difference, if any.
+/// Plane-by-plane comparison of the stored pixels (padding ignored); the first difference, if
+/// any, as sample values.
 pub fn first_difference(a: &Frame, b: &Frame) -> Option<String> {
     for (p, l) in a.planes().iter().enumerate() {
         for y in 0..l.height {
             let (ra, rb) = (a.row(p, y), b.row(p, y));
-            if let Some(i) = ra.iter().zip(rb).position(|(x, y)| x != y) {
-                let n = ra.iter().zip(rb).filter(|(x, y)| x != y).count();
+            if ra != rb {
+                let n = l.row_samples();
+                let differ = |i: &usize| sample(a, p, y, *i) != sample(b, p, y, *i);
+                let i = (0..n).find(differ).unwrap_or(0);
+                let count = (0..n).filter(differ).count();
                 return Some(format!(
-                    "plane {p} row {y} byte {i}: {} vs {} ({n} differing bytes in that row)",
-                    ra[i], rb[i]
+                    "plane {p} row {y} sample {i}: {} vs {} ({count} differing samples in that \
+                     row)",
+                    sample(a, p, y, i),
+                    sample(b, p, y, i)
                 ));
             }
         }
@@ -373,4 +404,47 @@ pub fn ffmpeg(args: &[&str]) {
         "ffmpeg {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Every frame of `path` as raw bytes in `pix`, decoded by the ffmpeg CLI.
+pub fn decode_raw(path: &std::path::Path, pix: &str) -> Vec<u8> {
+    let out = std::process::Command::new("ffmpeg")
+        .args([
+            "-v",
+            "error",
+            "-i",
+            s(path),
+            "-map",
+            "0:v:0",
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            pix,
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// cpu-seq on each packed frame of `raw` (frames as ffmpeg decodes them to rawvideo).
+pub fn cpu_seq_frames(format: PixelFormat, w: usize, h: usize, raw: &[u8], spec: &str) -> Vec<u8> {
+    use convflow::backend::{Backend, CpuSeq};
+    let strides = Frame::packed_strides(format, w);
+    let size = Frame::packed_len(format, w, h).unwrap();
+    let kernel = convflow::filter::spec::parse_spec(spec).unwrap();
+    let plan = convflow::filter::Filter::new(kernel).plan().unwrap();
+    let mut out = Vec::new();
+    for chunk in raw.chunks(size) {
+        let src = Frame::from_parts(format, w, h, &strides, chunk.to_vec()).unwrap();
+        let mut dst = Frame::like(&src);
+        CpuSeq::new().filter_frame(&plan, &src, &mut dst).unwrap();
+        out.extend_from_slice(dst.data());
+    }
+    out
 }

@@ -9,6 +9,9 @@
 //! rows they share are read from L1. The per-sample tap order is the contract's
 //! row-major order, so vectorizing across samples changes no result.
 //!
+//! Samples of any depth are converted to f32 once per row, as the ring is filled, and written
+//! back at the format's depth; the hot loop never sees the storage.
+//!
 //! On x86-64 the band code is compiled a second time with AVX2+FMA enabled and chosen at run
 //! time; elsewhere (or on CPUs without FMA) `f32::mul_add` is still a fused multiply-add, only
 //! slower.
@@ -20,7 +23,7 @@ use rayon::prelude::*;
 use crate::backend::{filter_planes, Backend, BackendError, PlaneFilter};
 use crate::border::Border;
 use crate::filter::{finish, Decomposition, Plan};
-use crate::frame::{Frame, PlaneMut, PlaneRef};
+use crate::frame::{Depth, Frame, PlaneMut, PlaneRef};
 
 /// Samples computed together per block: 8 AVX registers of 8 f32.
 const LANES: usize = 64;
@@ -72,6 +75,9 @@ struct Job<'a> {
     abs: bool,
     mask: u8,
     dst_stride: usize,
+    /// Storage of the samples, read and written; `max` is where outputs saturate.
+    depth: Depth,
+    max: u16,
 }
 
 #[derive(Default)]
@@ -126,6 +132,8 @@ impl PlaneFilter for CpuPar {
             abs: plan.abs,
             mask,
             dst_stride: dst.layout.stride,
+            depth: src.layout.depth,
+            max: src.layout.depth.max(),
         };
         let h = src.layout.height;
         // About four bands per thread for balance, but never much shorter than the kernel so
@@ -208,19 +216,25 @@ fn run_band_impl(job: &Job<'_>, out: &mut [u8], y0: usize, y1: usize, s: &mut Sc
                     None => full_block(job, ring, taps, l.channels, e),
                     Some((col, _)) => vertical_block(ring, taps, col, e),
                 };
-                let o: &mut [u8; LANES] = (&mut rows[r * job.dst_stride + e..][..LANES])
-                    .try_into()
-                    .unwrap();
-                for i in 0..LANES {
-                    o[i] = finish(acc[i], job.offset, job.abs);
+                let orow = &mut rows[r * job.dst_stride..];
+                if job.depth == Depth::U8 {
+                    let o: &mut [u8; LANES] = (&mut orow[e..][..LANES]).try_into().unwrap();
+                    for i in 0..LANES {
+                        o[i] = finish(acc[i], job.offset, job.abs, 255) as u8;
+                    }
+                } else {
+                    for (i, &a) in acc.iter().enumerate() {
+                        job.depth
+                            .put(orow, e + i, finish(a, job.offset, job.abs, job.max));
+                    }
                 }
             }
             e += LANES;
         }
         for r in 0..g {
             let taps = &slots[r * job.kh..][..job.kh];
-            let orow = &mut rows[r * job.dst_stride..][..n];
-            for (e, o) in orow.iter_mut().enumerate().skip(e) {
+            let orow = &mut rows[r * job.dst_stride..][..l.row_bytes()];
+            for e in e..n {
                 let acc = match job.factors {
                     None => full_sample(job, ring, taps, l.channels, e),
                     Some((col, _)) => taps
@@ -228,14 +242,14 @@ fn run_band_impl(job: &Job<'_>, out: &mut [u8], y0: usize, y1: usize, s: &mut Sc
                         .zip(col)
                         .fold(0f32, |acc, (&b, &w)| w.mul_add(ring[b + e], acc)),
                 };
-                *o = finish(acc, job.offset, job.abs);
+                job.depth
+                    .put(orow, e, finish(acc, job.offset, job.abs, job.max));
             }
             if job.mask != (1u8 << l.channels) - 1 {
-                let srow = job.src.row(y + r);
-                for (i, o) in orow.iter_mut().enumerate() {
-                    if job.mask & (1 << (i % l.channels)) == 0 {
-                        *o = srow[i];
-                    }
+                // Channels passed through keep their stored bytes.
+                let (srow, b) = (job.src.row(y + r), job.depth.bytes());
+                for i in (0..n).filter(|i| job.mask & (1 << (i % l.channels)) == 0) {
+                    orow[i * b..][..b].copy_from_slice(&srow[i * b..][..b]);
                 }
             }
         }
@@ -277,8 +291,15 @@ fn pad_row(job: &Job<'_>, r: usize, dst: &mut [f32]) {
     let l = job.src.layout;
     let ch = l.channels;
     let src = job.src.row(r);
-    for (d, &v) in dst[job.ax * ch..][..l.width * ch].iter_mut().zip(src) {
-        *d = v as f32;
+    let body = &mut dst[job.ax * ch..][..l.width * ch];
+    if job.depth == Depth::U8 {
+        for (d, &v) in body.iter_mut().zip(src) {
+            *d = v as f32;
+        }
+    } else {
+        for (i, d) in body.iter_mut().enumerate() {
+            *d = job.depth.get(src, i) as f32;
+        }
     }
     let edges = (0..job.ax).chain(job.ax + l.width..l.width + job.kw - 1);
     for px in edges {
@@ -286,8 +307,8 @@ fn pad_row(job: &Job<'_>, r: usize, dst: &mut [f32]) {
         match job.border.map(px as isize - job.ax as isize, l.width) {
             Some(sx) => d
                 .iter_mut()
-                .zip(&src[sx * ch..])
-                .for_each(|(d, &v)| *d = v as f32),
+                .enumerate()
+                .for_each(|(c, d)| *d = job.depth.get(src, sx * ch + c) as f32),
             None => d.fill(0.0),
         }
     }

@@ -38,11 +38,12 @@ impl PlaneFilter for CpuSeq {
         mask: u8,
     ) -> Result<(), BackendError> {
         let (w, h, ch) = (src.layout.width, src.layout.height, src.layout.channels);
+        let depth = src.layout.depth;
         let k = &plan.kernel;
         let (kw, kh) = (k.width(), k.height());
         let (ax, ay) = k.anchor();
-        let (border, offset, abs) = (plan.border, k.offset(), plan.abs);
-        let px = |x: usize, y: usize, c: usize| src.data[y * src.layout.stride + x * ch + c] as f32;
+        let (border, offset, abs, max) = (plan.border, k.offset(), plan.abs, depth.max());
+        let px = |x: usize, y: usize, c: usize| depth.get(src.row(y), x * ch + c) as f32;
 
         match &plan.decomposition {
             Decomposition::Full => {
@@ -50,7 +51,7 @@ impl PlaneFilter for CpuSeq {
                     for x in 0..w {
                         for c in 0..ch {
                             let out = if mask & (1 << c) == 0 {
-                                px(x, y, c) as u8
+                                depth.get(src.row(y), x * ch + c)
                             } else {
                                 let mut acc = 0f32;
                                 for ky in 0..kh {
@@ -68,9 +69,9 @@ impl PlaneFilter for CpuSeq {
                                         acc = k.weights()[ky * kw + kx].mul_add(px(sx, sy, c), acc);
                                     }
                                 }
-                                finish(acc, offset, abs)
+                                finish(acc, offset, abs, max)
                             };
-                            dst.row_mut(y)[x * ch + c] = out;
+                            depth.put(dst.row_mut(y), x * ch + c, out);
                         }
                     }
                 }
@@ -107,7 +108,7 @@ impl PlaneFilter for CpuSeq {
                     for x in 0..w {
                         for c in 0..ch {
                             let out = if mask & (1 << c) == 0 {
-                                px(x, y, c) as u8
+                                depth.get(src.row(y), x * ch + c)
                             } else {
                                 let mut acc = 0f32;
                                 for (ky, &wt) in col.iter().enumerate() {
@@ -118,9 +119,9 @@ impl PlaneFilter for CpuSeq {
                                     };
                                     acc = wt.mul_add(tmp[(sy * w + x) * ch + c], acc);
                                 }
-                                finish(acc, offset, abs)
+                                finish(acc, offset, abs, max)
                             };
-                            dst.row_mut(y)[x * ch + c] = out;
+                            depth.put(dst.row_mut(y), x * ch + c, out);
                         }
                     }
                 }

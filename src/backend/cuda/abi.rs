@@ -47,11 +47,15 @@ pub struct PlaneParams {
     pub abs_out: i32,
     /// Added to every sum.
     pub offset: f32,
+    /// The largest sample value (2^bits − 1): where outputs saturate.
+    pub maxval: i32,
+    /// A sample's value is its stored word shifted right by this (MSB-aligned formats).
+    pub shift: i32,
 }
 
 const _: () = assert!(
-    size_of::<PlaneParams>() == 64,
-    "PlaneParams is 64 bytes on both sides"
+    size_of::<PlaneParams>() == 72,
+    "PlaneParams is 72 bytes on both sides"
 );
 
 // SAFETY: plain-old-data with the #[repr(C)] layout of the CUDA struct, which the prelude's
@@ -59,7 +63,7 @@ const _: () = assert!(
 unsafe impl DeviceRepr for PlaneParams {}
 
 /// Every field of [`PlaneParams`] with its byte offset, in declaration order.
-pub const PLANE_PARAMS_FIELDS: [(&str, usize); 14] = [
+pub const PLANE_PARAMS_FIELDS: [(&str, usize); 16] = [
     ("src", offset_of!(PlaneParams, src)),
     ("dst", offset_of!(PlaneParams, dst)),
     ("width", offset_of!(PlaneParams, width)),
@@ -74,6 +78,8 @@ pub const PLANE_PARAMS_FIELDS: [(&str, usize); 14] = [
     ("ay", offset_of!(PlaneParams, ay)),
     ("abs_out", offset_of!(PlaneParams, abs_out)),
     ("offset", offset_of!(PlaneParams, offset)),
+    ("maxval", offset_of!(PlaneParams, maxval)),
+    ("shift", offset_of!(PlaneParams, shift)),
 ];
 
 /// Taps the `__constant__` weight array of the direct kernels holds.
@@ -116,9 +122,11 @@ pub fn prelude() -> String {
     s
 }
 
-/// Name of a border-templated entry point: `FAMILY_BORDER` (see CONVFLOW_FOR_BORDERS).
-pub fn entry_name(family: &str, border: Border) -> String {
-    format!("{family}_{}", border.name())
+/// Name of a border-templated entry point for samples of `bytes` (1 or 2): `FAMILY_BORDER`,
+/// or `FAMILY_u16_BORDER` for 16-bit samples (see CONVFLOW_FOR_BORDERS).
+pub fn entry_name(family: &str, border: Border, bytes: usize) -> String {
+    let depth = if bytes == 2 { "_u16" } else { "" };
+    format!("{family}{depth}_{}", border.name())
 }
 
 /// Typed launches, one per kernel signature of kernels/*.cu. Each returns once the launch is

@@ -22,6 +22,8 @@ pub struct FastSpec {
     pub kh: usize,
     pub ch: usize,
     pub border: Border,
+    /// Bytes per stored sample: 1, or 2 for 16-bit words.
+    pub sb: usize,
     /// Output samples per thread along a row (a multiple of 4 and of `ch`).
     pub px: usize,
     /// Output rows per thread in the tiled kernels.
@@ -47,6 +49,7 @@ impl FastSpec {
             kh,
             ch,
             border,
+            sb: 1,
             px,
             py,
             ky_unroll,
@@ -92,9 +95,15 @@ impl FastSpec {
         }
     }
 
+    /// The same specialization for samples of `sb` bytes.
+    pub fn with_sample_bytes(self, sb: usize) -> FastSpec {
+        FastSpec { sb, ..self }
+    }
+
     /// NVRTC defines of this specialization (fast.cu's header lists them).
     pub fn defines(&self) -> Vec<String> {
         vec![
+            format!("-DSB={}", self.sb),
             format!("-DKW={}", self.kw),
             format!("-DKH={}", self.kh),
             format!("-DAX={}", self.kw / 2),
@@ -153,7 +162,9 @@ pub(super) fn launch(
     let separable = plan.is_separable();
     // Small kernels: the streaming kernel (1D blocks of 128 threads), unless a block shape was
     // asked for, which only the tiled kernels take.
-    let stream = FastSpec::stream(kw, kh, ch, plan.border, separable, (l.width, l.height));
+    let sb = l.depth.bytes();
+    let stream = FastSpec::stream(kw, kh, ch, plan.border, separable, (l.width, l.height))
+        .map(|s| s.with_sample_bytes(sb));
     if let Some(spec) = stream.filter(|_| b.block_override().is_none()) {
         let key = ModuleKey::Fast(spec.clone());
         b.constant_weights(&key, "c_w", plan)?;
@@ -170,7 +181,8 @@ pub(super) fn launch(
         FastSpec::separable(kw, kh, ch, plan.border)
     } else {
         FastSpec::new(kw, kh, ch, plan.border)
-    };
+    }
+    .with_sample_bytes(sb);
     let candidates: Vec<(u32, u32)> = match b.block_override() {
         Some(block) => vec![block],
         None => BLOCKS.to_vec(),

@@ -427,6 +427,8 @@ impl CudaBackend {
                 ay: k.anchor().1 as i32,
                 abs_out: plan.abs as i32,
                 offset: k.offset(),
+                maxval: s.depth.max() as i32,
+                shift: s.depth.shift() as i32,
             };
             let variant = self.variant;
             variant.launch(self, plan, &p, s)?;

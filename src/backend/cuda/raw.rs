@@ -13,11 +13,13 @@ use cudarc::driver::{CudaContext, DriverError};
 pub struct Texture(sys::CUtexObject);
 
 impl Texture {
-    /// Creates an unnormalized, point-sampled texture reading one `u8` element per texel
-    /// (`read as integer`) from `width × height` elements, rows `pitch` bytes apart at `ptr`.
-    /// `address` resolves out-of-range coordinates; with BORDER the border colour is 0.
-    pub fn pitch2d_u8(
+    /// Creates an unnormalized, point-sampled texture reading one unsigned element of
+    /// `bytes` (1 or 2) per texel (`read as integer`) from `width × height` elements, rows
+    /// `pitch` bytes apart at `ptr`. `address` resolves out-of-range coordinates; with BORDER
+    /// the border colour is 0.
+    pub fn pitch2d(
         ptr: sys::CUdeviceptr,
+        bytes: usize,
         width: usize,
         height: usize,
         pitch: usize,
@@ -29,7 +31,11 @@ impl Texture {
         res.resType = sys::CUresourcetype::CU_RESOURCE_TYPE_PITCH2D;
         res.res.pitch2D = sys::CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_4 {
             devPtr: ptr,
-            format: sys::CUarray_format::CU_AD_FORMAT_UNSIGNED_INT8,
+            format: if bytes == 2 {
+                sys::CUarray_format::CU_AD_FORMAT_UNSIGNED_INT16
+            } else {
+                sys::CUarray_format::CU_AD_FORMAT_UNSIGNED_INT8
+            },
             numChannels: 1,
             width,
             height,

@@ -109,7 +109,8 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
     let mut keys = vec![ModuleKey::Direct, ModuleKey::Separable];
     let mut i = 0;
     for ch in 1..=4 {
-        // Sizes cover the register-segment and the streaming path, unrolled and looped rows.
+        // Sizes cover the register-segment path, unrolled and looped rows; samples of 1 and 2
+        // bytes alternate.
         for (kw, kh) in [(1, 1), (3, 2), (4, 7), (25, 25), (63, 63)] {
             for separable in [false, true] {
                 let b = Border::ALL[i % 4];
@@ -118,7 +119,17 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                 } else {
                     FastSpec::new(kw, kh, ch, b)
                 };
-                keys.push(ModuleKey::Fast(spec));
+                keys.push(ModuleKey::Fast(spec.with_sample_bytes(1 + i / 2 % 2)));
+                i += 1;
+            }
+        }
+        // The streaming kernel, full and separable, for both sample sizes.
+        for sb in [1, 2] {
+            for (kw, kh, separable) in [(3, 3, false), (1, 3, false), (3, 2, true)] {
+                let b = Border::ALL[i % 4];
+                if let Some(spec) = FastSpec::stream(kw, kh, ch, b, separable, (1920, 1080)) {
+                    keys.push(ModuleKey::Fast(spec.with_sample_bytes(sb)));
+                }
                 i += 1;
             }
         }

@@ -147,9 +147,13 @@ fn grid((bx, by): (u32, u32), w: usize, h: usize) -> (u32, u32) {
     ((w as u32).div_ceil(bx), (h as u32).div_ceil(by))
 }
 
-/// Shared bytes of an 8-bit input tile with its halo (conv_tiled in direct.cu).
-fn u8_tile(plan: &Plan, (bx, by): (u32, u32), ch: usize) -> usize {
-    (bx as usize + plan.kernel.width() - 1) * (by as usize + plan.kernel.height() - 1) * ch
+/// Shared bytes of an input tile with its halo (conv_tiled in direct.cu, sep_fused): one
+/// stored sample per tap position.
+fn sample_tile(plan: &Plan, (bx, by): (u32, u32), l: &PlaneLayout) -> usize {
+    (bx as usize + plan.kernel.width() - 1)
+        * (by as usize + plan.kernel.height() - 1)
+        * l.channels
+        * l.depth.bytes()
 }
 
 fn global(
@@ -159,7 +163,10 @@ fn global(
     l: PlaneLayout,
 ) -> Result<(), CudaError> {
     let w = b.global_weights(plan)?;
-    let f = b.function(&ModuleKey::Direct, &entry_name("conv_global", plan.border))?;
+    let f = b.function(
+        &ModuleKey::Direct,
+        &entry_name("conv_global", plan.border, l.depth.bytes()),
+    )?;
     let block = b.block();
     let cfg = b.config(&f, grid(block, l.width, l.height), block, 0)?;
     launch::plane_weights(b.stream(), &f, cfg, p, w)
@@ -186,7 +193,7 @@ fn constant(
     constant_weights(b, plan, "constant")?;
     let f = b.function(
         &ModuleKey::Direct,
-        &entry_name("conv_constant", plan.border),
+        &entry_name("conv_constant", plan.border, l.depth.bytes()),
     )?;
     let block = b.block();
     let cfg = b.config(&f, grid(block, l.width, l.height), block, 0)?;
@@ -200,13 +207,16 @@ fn shared(
     l: PlaneLayout,
 ) -> Result<(), CudaError> {
     let w = b.global_weights(plan)?;
-    let f = b.function(&ModuleKey::Direct, &entry_name("conv_shared", plan.border))?;
+    let f = b.function(
+        &ModuleKey::Direct,
+        &entry_name("conv_shared", plan.border, l.depth.bytes()),
+    )?;
     let block = b.block();
     let cfg = b.config(
         &f,
         grid(block, l.width, l.height),
         block,
-        u8_tile(plan, block, l.channels),
+        sample_tile(plan, block, &l),
     )?;
     launch::plane_weights(b.stream(), &f, cfg, p, w)
 }
@@ -220,14 +230,14 @@ fn shared_constant(
     constant_weights(b, plan, "shared-constant")?;
     let f = b.function(
         &ModuleKey::Direct,
-        &entry_name("conv_shared_constant", plan.border),
+        &entry_name("conv_shared_constant", plan.border, l.depth.bytes()),
     )?;
     let block = b.block();
     let cfg = b.config(
         &f,
         grid(block, l.width, l.height),
         block,
-        u8_tile(plan, block, l.channels),
+        sample_tile(plan, block, &l),
     )?;
     launch::plane(b.stream(), &f, cfg, p)
 }
@@ -249,9 +259,19 @@ fn texture(
         sys::CUaddress_mode::CU_TR_ADDRESS_MODE_CLAMP
     };
     let (base, pitch) = b.texture_source(p, l)?;
-    let tex = raw::Texture::pitch2d_u8(base, l.row_bytes(), l.height, pitch, mode)
-        .map_err(|e| CudaError::driver("creating a texture object", e))?;
-    let f = b.function(&ModuleKey::Direct, &entry_name("conv_texture", plan.border))?;
+    let tex = raw::Texture::pitch2d(
+        base,
+        l.depth.bytes(),
+        l.row_samples(),
+        l.height,
+        pitch,
+        mode,
+    )
+    .map_err(|e| CudaError::driver("creating a texture object", e))?;
+    let f = b.function(
+        &ModuleKey::Direct,
+        &entry_name("conv_texture", plan.border, l.depth.bytes()),
+    )?;
     let block = b.block();
     let cfg = b.config(&f, grid(block, l.width, l.height), block, 0)?;
     launch::plane_texture(b.stream(), &f, cfg, p, w, tex.handle(), hw as i32)?;
@@ -271,8 +291,14 @@ fn separable_global(
 ) -> Result<(), CudaError> {
     let w = b.global_weights(plan)?;
     let tmp = b.intermediate(l.width * l.height * l.channels)?;
-    let row = b.function(&ModuleKey::Separable, &entry_name("sep_row", plan.border))?;
-    let col = b.function(&ModuleKey::Separable, &entry_name("sep_col", plan.border))?;
+    let row = b.function(
+        &ModuleKey::Separable,
+        &entry_name("sep_row", plan.border, l.depth.bytes()),
+    )?;
+    let col = b.function(
+        &ModuleKey::Separable,
+        &entry_name("sep_col", plan.border, l.depth.bytes()),
+    )?;
     let block = b.block();
     let cfg = b.config(&row, grid(block, l.width, l.height), block, 0)?;
     launch::plane_weights_tmp(b.stream(), &row, cfg, p, w, tmp)?;
@@ -289,10 +315,13 @@ fn separable_shared(
     let w = b.global_weights(plan)?;
     let block = b.block();
     // sep_fused in separable.cu: f32 horizontal sums for (by + kh − 1) rows × bx pixels, then
-    // the u8 input tile.
+    // the input tile.
     let th = block.1 as usize + plan.kernel.height() - 1;
-    let smem = th * block.0 as usize * l.channels * 4 + u8_tile(plan, block, l.channels);
-    let f = b.function(&ModuleKey::Separable, &entry_name("sep_fused", plan.border))?;
+    let smem = th * block.0 as usize * l.channels * 4 + sample_tile(plan, block, &l);
+    let f = b.function(
+        &ModuleKey::Separable,
+        &entry_name("sep_fused", plan.border, l.depth.bytes()),
+    )?;
     let cfg = b.config(&f, grid(block, l.width, l.height), block, smem)?;
     launch::plane_weights(b.stream(), &f, cfg, p, w)
 }

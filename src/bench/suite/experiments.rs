@@ -336,7 +336,7 @@ fn pipeline(r: &mut Runner) -> Result<(), BenchError> {
 /// Fills speedups: against cpu-seq and the widest cpu-par of the same frame and kernel, and for
 /// the threads experiment the efficiency against cpu-par on one thread.
 pub(super) fn speedups(rows: &mut [Row]) {
-    type Key = (String, &'static str, String, usize);
+    type Key = (String, String, String, usize);
     let key = |r: &Row| -> Key { (r.size.clone(), r.format.name(), r.kernel.clone(), r.k) };
     let mut seq: BTreeMap<Key, f64> = BTreeMap::new();
     let mut par: BTreeMap<Key, (usize, f64)> = BTreeMap::new();

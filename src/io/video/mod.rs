@@ -9,19 +9,20 @@
 //! exactly the file FFmpeg reads or writes, and a read blocked on a FIFO notices a stop
 //! request.
 //!
-//! Frames stay in their native pixel format: 8-bit yuv420p/422p/444p (and their full-range
-//! `yuvj` twins), nv12, gray, rgb24 and rgba are copied plane by plane into pipeline buffers, with
-//! no colour conversion; other formats (10-bit, for instance) are a clear error. Decoder and
-//! encoder threading are on. The sink keeps the input's frame rate and timestamps, sets packet
-//! durations (FFmpeg 5.1's libx264 wrapper leaves them at 0, which makes mp4 lose the last
-//! frame), rescales timestamps to one tick per frame of the input's frame rate, and writes under
-//! a temporary name that is renamed only when the run succeeds (removed on any failure). Audio
-//! and other streams are not copied.
+//! Frames stay in their native pixel format, 8 to 16 bits (gray, rgb24/rgb48, rgba/rgba64,
+//! planar YUV, nv12/p010/p016; [`map_pixel`]); planar GBR and other RGB channel orders are
+//! repacked losslessly, and `--pix-fmt` converts through swscale ([`convert`]). Decoder and
+//! encoder threading are on. Everything in the input besides the filtered pixels (other
+//! streams, colour tags, side data, metadata, chapters, timestamps) is gathered by the source
+//! into a [`Carry`] and put back by the sink. Outputs are written under a temporary name that
+//! is renamed only when the run succeeds (removed on any failure).
 //!
 //! FFmpeg's own log goes through [`log_callback`]: nothing reaches stderr by default, the first
 //! error FFmpeg logged about a failing frame is folded into convflow's one-line error, and
 //! [`set_verbose`] prints every message (warnings included) as FFmpeg logs it.
 
+mod carry;
+pub mod convert;
 mod sink;
 mod source;
 
@@ -30,6 +31,7 @@ use ff::Rational;
 use ffmpeg_next as ff;
 
 use crate::frame::PixelFormat;
+pub use carry::Carry;
 pub use sink::VideoSink;
 pub use source::VideoSource;
 
@@ -137,33 +139,36 @@ pub(super) fn take_logged() -> Option<String> {
     first
 }
 
-/// Our format for an FFmpeg pixel format, and whether it is full range (`yuvj*`).
+/// Our format for an FFmpeg pixel format, and whether it is full range (`yuvj*`): every
+/// little-endian format of our families, by name (`yuv420p10le` is `yuv420p10`).
 pub(super) fn map_pixel(p: Pixel) -> Option<(PixelFormat, bool)> {
-    Some(match p {
-        Pixel::YUV420P => (PixelFormat::Yuv420p, false),
-        Pixel::YUVJ420P => (PixelFormat::Yuv420p, true),
-        Pixel::YUV422P => (PixelFormat::Yuv422p, false),
-        Pixel::YUVJ422P => (PixelFormat::Yuv422p, true),
-        Pixel::YUV444P => (PixelFormat::Yuv444p, false),
-        Pixel::YUVJ444P => (PixelFormat::Yuv444p, true),
-        Pixel::NV12 => (PixelFormat::Nv12, false),
-        Pixel::GRAY8 => (PixelFormat::Gray8, false),
-        Pixel::RGB24 => (PixelFormat::Rgb8, false),
-        Pixel::RGBA => (PixelFormat::Rgba8, false),
-        _ => return None,
-    })
+    let full = matches!(p, Pixel::YUVJ420P | Pixel::YUVJ422P | Pixel::YUVJ444P);
+    let p = match p {
+        Pixel::YUVJ420P => Pixel::YUV420P,
+        Pixel::YUVJ422P => Pixel::YUV422P,
+        Pixel::YUVJ444P => Pixel::YUV444P,
+        p => p,
+    };
+    let name = p.descriptor()?.name();
+    if name.ends_with("be") {
+        return None;
+    }
+    PixelFormat::parse(name).ok().map(|f| (f, full))
+}
+
+/// FFmpeg's name for one of our formats (`rgb24`, `yuv420p10le`, `p010le`).
+pub(super) fn ff_name(f: PixelFormat) -> String {
+    match f.name().as_str() {
+        "rgb" => "rgb24".into(),
+        "gray" | "nv12" | "rgba" | "yuv420p" | "yuv422p" | "yuv444p" => f.name(),
+        n => format!("{n}le"),
+    }
 }
 
 pub(super) fn ff_pixel(f: PixelFormat) -> Pixel {
-    match f {
-        PixelFormat::Yuv420p => Pixel::YUV420P,
-        PixelFormat::Yuv422p => Pixel::YUV422P,
-        PixelFormat::Yuv444p => Pixel::YUV444P,
-        PixelFormat::Nv12 => Pixel::NV12,
-        PixelFormat::Gray8 => Pixel::GRAY8,
-        PixelFormat::Rgb8 => Pixel::RGB24,
-        PixelFormat::Rgba8 => Pixel::RGBA,
-    }
+    let name = std::ffi::CString::new(ff_name(f)).expect("format names have no NUL");
+    // SAFETY: av_get_pix_fmt reads a NUL-terminated name.
+    Pixel::from(unsafe { ff::ffi::av_get_pix_fmt(name.as_ptr()) })
 }
 
 pub(super) fn ratio(r: Rational) -> Option<(i32, i32)> {

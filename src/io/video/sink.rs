@@ -1,5 +1,12 @@
-//! Encoding: frames into the container the output's extension names, with the input's frame
-//! rate and timestamps, under a temporary name renamed only when the run succeeds.
+//! Encoding: frames into the container the output's extension names, under a temporary name
+//! renamed only when the run succeeds. What a video input carries besides its frames
+//! ([`Carry`]) is put back: the other streams copied packet for packet and interleaved by the
+//! muxer (those the container cannot hold are left out, with a note), the colour description,
+//! aspect ratio and field order on the encoder, the stream and every frame, stream and frame
+//! side data, metadata, dispositions and chapters. Frames keep the input's timestamps, in the
+//! input's time base (variable frame rates stay variable, the first timestamp stays), and
+//! packets get the input frames' durations. The header is written when the first frame comes,
+//! so that HDR side data found only on frames reaches the stream.
 
 use std::path::{Path, PathBuf};
 
@@ -9,13 +16,15 @@ use ffmpeg_next as ff;
 
 use std::sync::{Arc, Mutex};
 
+use super::carry::{Carried, Carry, FRAME_SIDE_DATA};
 use super::{
     ff_pixel, first_line, init, map_pixel, multi_pass_flags, touches_files, with_stderr_captured,
     IO_BUFFER,
 };
-use crate::frame::Frame;
+use crate::frame::{Family, Frame};
 use crate::io::atomic::PendingFile;
-use crate::io::{file_target, FrameMeta, IoError, Sink, StreamInfo, VideoOptions};
+use crate::io::{file_target, FrameMeta, IoError, OutputOptions, Sink, StreamInfo};
+use ff::ffi;
 
 /// The output file, shared between FFmpeg's writer (custom I/O) and the sink, which takes it
 /// back to commit it once FFmpeg has let go.
@@ -60,25 +69,53 @@ fn container(path: &Path) -> Option<&'static str> {
 /// Encodes frames into a video file.
 pub struct VideoSink {
     target: PathBuf,
+    /// The encoder and pixel format chosen, for reports (`libx264 yuv420p10le`).
+    encoding: String,
     octx: ff::format::context::Output,
     /// The temporary file FFmpeg writes through its custom I/O (declared after `octx`, so
     /// FFmpeg lets go first).
     file: Shared,
     encoder: ff::encoder::Video,
-    /// Encoder time base (the input's) and the stream's, which the muxer may change.
+    /// Encoder time base (the input's when it has one) and the stream's, which the muxer may
+    /// change when it writes the header.
     enc_tb: Rational,
     stream_tb: Rational,
-    /// One frame's duration in `enc_tb` units.
+    /// One frame's duration at the nominal rate, in `enc_tb` units.
     frame_duration: i64,
     /// Time base of the input's timestamps.
     in_tb: Option<Rational>,
     last_pts: Option<i64>,
+    /// Timestamps are put back on the frame grid from the first one (see `create`).
+    snap: bool,
+    first_pts: Option<i64>,
+    /// Input frames' durations by timestamp (in `enc_tb`), for the packets the encoder makes.
+    durations: std::collections::HashMap<i64, i64>,
+    header_written: bool,
+    /// Format and size every frame must have.
+    shape: (crate::frame::PixelFormat, usize, usize),
+    /// The colour description every frame gets.
+    colour: Option<super::carry::Colour>,
+    /// Streams copied packet for packet: their packets, and for each input stream index its
+    /// output stream index and input time base.
+    carried: Option<crossbeam_channel::Receiver<Carried>>,
+    routes: std::collections::HashMap<usize, Route>,
+    /// Side data the video stream already has (types), so a frame's does not repeat it.
+    stream_side: Vec<ffi::AVPacketSideDataType>,
+    /// What was left out, said once by the caller.
+    notes: Vec<String>,
     frame: ff::frame::Video,
+    /// For an encoder that takes the frames only repacked (P010 as yuv420p10, RGB as GBR
+    /// planes): the converter and the frame it fills.
+    repack: Option<(ff::software::scaling::Context, ff::frame::Video)>,
     packet: ff::Packet,
 }
 
+// SAFETY: the scaling context is used by the sink's one thread at a time (the sink moves to
+// the write stage whole); swscale keeps no thread-affine state.
+unsafe impl Send for VideoSink {}
+
 impl VideoSink {
-    pub fn create(path: &Path, info: &StreamInfo, opts: &VideoOptions) -> Result<Self, IoError> {
+    pub fn create(path: &Path, info: &StreamInfo, opts: &OutputOptions) -> Result<Self, IoError> {
         let err = |msg: String| IoError::Output {
             path: path.to_path_buf(),
             msg,
@@ -88,23 +125,33 @@ impl VideoSink {
             err("unknown video container (use .mp4, .mkv, .mov, .avi, .ts or .nut)".into())
         })?;
         file_target(path)?;
+        let own = ff_pixel(info.format);
+        // The frames' own format, else a lossless repacking of it: the same samples.
+        let candidates: Vec<ff::format::Pixel> = std::iter::once(own)
+            .chain(lossless_twins(own).iter().copied())
+            .collect();
         let codec = match &opts.codec {
             Some(name) => ff::encoder::find_by_name(name)
                 .ok_or_else(|| err(format!("encoder '{name}' is not in the linked FFmpeg")))?,
-            None => ff::encoder::find_by_name("libx264")
-                .or_else(|| ff::encoder::find_by_name("mpeg4"))
-                .ok_or_else(|| {
-                    err(
-                        "the linked FFmpeg has neither libx264 nor mpeg4; choose an encoder with \
-                        --codec"
-                            .into(),
-                    )
-                })?,
+            None => default_encoder(&candidates, own, muxer).ok_or_else(|| {
+                err(format!(
+                    "no encoder of the linked FFmpeg takes {} frames for {}; choose one \
+                         with --codec, convert with --pix-fmt (yuv420p, yuv444p10, …) or write \
+                         .mkv (FFV1 keeps every format)",
+                    info.format,
+                    muxer_name(muxer)
+                ))
+            })?,
         };
-        let pix = ff_pixel(info.format);
         let video = codec
             .video()
             .map_err(|_| err(format!("'{}' is not a video encoder", codec.name())))?;
+        let takes = |p: ff::format::Pixel| video.formats().map_or(true, |mut f| f.any(|f| f == p));
+        let pix = candidates
+            .iter()
+            .copied()
+            .find(|&p| takes(p))
+            .unwrap_or(own);
         if let Some(mut formats) = video.formats() {
             if !formats.any(|f| f == pix) {
                 let ok: Vec<String> = video
@@ -152,63 +199,216 @@ impl VideoSink {
             .format()
             .flags()
             .contains(ff::format::Flags::GLOBAL_HEADER);
-        let result = (|| -> Result<_, IoError> {
-            let mut ost = octx
-                .add_stream(codec)
-                .map_err(|e| err(format!("adding a stream: {e}")))?;
-            let mut ctx = ff::codec::context::Context::new_with_codec(codec);
-            ctx.set_threading(threading::Config {
-                kind: threading::Type::Frame,
-                count: 0,
-                ..Default::default()
-            });
-            let mut enc = ctx
-                .encoder()
-                .video()
-                .map_err(|e| err(format!("encoder: {e}")))?;
-            let rate = Rational(info.rate.0, info.rate.1);
-            // One tick per frame (as FFmpeg's CLI does for constant-rate outputs); input
-            // timestamps are rescaled into it.
-            let enc_tb = Rational(info.rate.1, info.rate.0);
-            enc.set_width(info.width as u32);
-            enc.set_height(info.height as u32);
-            enc.set_format(pix);
-            enc.set_frame_rate(Some(rate));
-            enc.set_time_base(enc_tb);
+        let carry = info.carry.as_ref();
+        // RGB frames (planar GBR video, or converted from YUV) are tagged as RGB; YUV frames
+        // converted from RGB get the matrix the conversion used (untagged).
+        // A y4m input's header says interlacing, aspect and chroma siting.
+        let y4m = info
+            .y4m
+            .as_ref()
+            .map(|h| Carry::colour_of_y4m(h.tags(), info.full_range));
+        let colour = carry.map(Carry::colour).or(y4m).map(|mut c| {
+            if matches!(info.format.family(), Family::Rgb | Family::Rgba) {
+                c.matrix = ffi::AVColorSpace::AVCOL_SPC_RGB;
+                c.range = ffi::AVColorRange::AVCOL_RANGE_JPEG;
+            } else if c.matrix == ffi::AVColorSpace::AVCOL_SPC_RGB {
+                c.matrix = ffi::AVColorSpace::AVCOL_SPC_UNSPECIFIED;
+            }
+            c
+        });
+        let in_tb = info
+            .time_base
+            .map(|(n, d)| Rational(n, d))
+            .filter(|r| r.numerator() > 0 && r.denominator() > 0);
+        // The input's time base keeps its timestamps exactly. A constant-rate input whose time
+        // base cannot express its frame period (29.97 fps in Matroska's milliseconds) gets a
+        // finer one that holds both, and its timestamps are put back on the frame grid
+        // (`snap`): the rounding was the container's, the rate is the stream's. MPEG-4 part 2
+        // cannot express time bases finer than 1/65535 and gets one tick per frame.
+        let tick = Rational(info.rate.1, info.rate.0);
+        let constant = carry.map_or(true, Carry::constant_rate);
+        let (enc_tb, snap) = match in_tb.map(|tb| (tb, grid_time_base(tb, tick))) {
+            Some((_, Some(fine))) if constant => (fine, true),
+            Some((tb, _)) => (tb, false),
+            None => (tick, false),
+        };
+        let (enc_tb, snap) =
+            if codec.id() == ff::codec::Id::MPEG4 && enc_tb.denominator() >= 1 << 16 {
+                (tick, false)
+            } else {
+                (enc_tb, snap)
+            };
+        let (w, h) = (info.width as u32, info.height as u32);
+        let rate = Rational(info.rate.0, info.rate.1);
+        let mut ost = octx
+            .add_stream(codec)
+            .map_err(|e| err(format!("adding a stream: {e}")))?;
+        let mut ctx = ff::codec::context::Context::new_with_codec(codec);
+        ctx.set_threading(threading::Config {
+            kind: threading::Type::Frame,
+            count: 0,
+            ..Default::default()
+        });
+        let mut enc = ctx
+            .encoder()
+            .video()
+            .map_err(|e| err(format!("encoder: {e}")))?;
+        enc.set_width(w);
+        enc.set_height(h);
+        enc.set_format(pix);
+        enc.set_frame_rate(Some(rate));
+        enc.set_time_base(enc_tb);
+        if info.full_range {
+            enc.set_color_range(ff::color::Range::JPEG);
+        }
+        if let Some(c) = colour {
+            // SAFETY: plain fields of an encoder context that is not open yet.
+            unsafe {
+                let e = &mut *enc.as_mut_ptr();
+                if c.range != ffi::AVColorRange::AVCOL_RANGE_UNSPECIFIED {
+                    e.color_range = c.range;
+                }
+                e.color_primaries = c.primaries;
+                e.color_trc = c.trc;
+                e.colorspace = c.matrix;
+                e.chroma_sample_location = c.chroma;
+                e.field_order = c.field_order;
+                e.sample_aspect_ratio = c.sar.into();
+            }
+        }
+        if global_header {
+            enc.set_flags(ff::codec::Flags::GLOBAL_HEADER);
+        }
+        let encoder = open_encoder(enc, codec, &opts.codec_opts).map_err(err)?;
+        ost.set_parameters(&encoder);
+        ost.set_time_base(enc_tb);
+        ost.set_avg_frame_rate(rate);
+        if let Some(c) = colour {
+            // SAFETY: a plain field of a stream of the output being set up (muxers such as
+            // Matroska's read the aspect there).
+            unsafe { (*ost.as_mut_ptr()).sample_aspect_ratio = c.sar.into() };
+        }
+        let mut stream_side = Vec::new();
+        if let Some(c) = carry {
+            // SAFETY: a stream of the output being set up, before its header is written.
+            unsafe {
+                let st = ost.as_mut_ptr();
+                put_stream_tags(st, c.video_tags())
+                    .map_err(|e| err(format!("stream side data: {e}")))?;
+            }
+            stream_side = c.video_tags().side_data.iter().map(|d| d.kind).collect();
+        }
+        let mut notes = Vec::new();
+        let mut routes = std::collections::HashMap::new();
+        let mut carried = None;
+        if let Some(c) = carry {
+            put_file_tags(&mut octx, c);
+            if opts.video_only {
+                // Said by the caller, which knows the option.
+            } else {
+                for p in c.passengers() {
+                    if !holds(&octx, muxer, p.params_id(), p.medium) {
+                        notes.push(format!(
+                            "{} is left out: {} cannot hold it",
+                            p.describe(),
+                            muxer_name(muxer)
+                        ));
+                        continue;
+                    }
+                    if let Err(why) = header_takes(muxer, &encoder, p) {
+                        notes.push(format!(
+                            "{} is left out: {} refuses it ({why})",
+                            p.describe(),
+                            muxer_name(muxer)
+                        ));
+                        continue;
+                    }
+                    // SAFETY: a new stream of the output being set up; the parameters are
+                    // copied (not shared) and the tags are plain copies.
+                    let index = unsafe {
+                        let st = ffi::avformat_new_stream(octx.as_mut_ptr(), std::ptr::null());
+                        if st.is_null() {
+                            return Err(err("adding a stream: out of memory".into()));
+                        }
+                        let params = p.params.lock().unwrap_or_else(|e| e.into_inner());
+                        if ffi::avcodec_parameters_copy((*st).codecpar, params.as_ptr()) < 0 {
+                            return Err(err(format!("copying {}", p.describe())));
+                        }
+                        (*(*st).codecpar).codec_tag = 0;
+                        (*st).time_base = p.time_base.into();
+                        put_stream_tags(st, &p.tags)
+                            .map_err(|e| err(format!("{}: {e}", p.describe())))?;
+                        (*st).index as usize
+                    };
+                    routes.insert(
+                        p.index,
+                        Route {
+                            out: index,
+                            in_tb: p.time_base,
+                            out_tb: p.time_base,
+                        },
+                    );
+                }
+                if !routes.is_empty() {
+                    carried = Some(c.claim());
+                }
+            }
+        }
+        let frame_duration = 1i64
+            .rescale(Rational(info.rate.1, info.rate.0), enc_tb)
+            .max(1);
+        let mut frame = ff::frame::Video::new(own, w, h);
+        let mut repack = (pix != own).then(|| ff::frame::Video::new(pix, w, h));
+        for f in std::iter::once(&mut frame).chain(repack.as_mut()) {
             if info.full_range {
-                enc.set_color_range(ff::color::Range::JPEG);
+                f.set_color_range(ff::color::Range::JPEG);
             }
-            if global_header {
-                enc.set_flags(ff::codec::Flags::GLOBAL_HEADER);
-            }
-            let encoder = open_encoder(enc, codec, &opts.codec_opts).map_err(err)?;
-            ost.set_parameters(&encoder);
-            ost.set_time_base(enc_tb);
-            ost.set_avg_frame_rate(rate);
-            octx.write_header()
-                .map_err(|e| err(format!("writing the header: {e}")))?;
-            let stream_tb = octx.stream(0).map(|s| s.time_base()).unwrap_or(enc_tb);
-            let frame_duration = 1i64
-                .rescale(Rational(info.rate.1, info.rate.0), enc_tb)
-                .max(1);
-            let mut frame = ff::frame::Video::new(pix, info.width as u32, info.height as u32);
-            if info.full_range {
-                frame.set_color_range(ff::color::Range::JPEG);
-            }
-            Ok((encoder, enc_tb, stream_tb, frame_duration, frame))
-        })();
-        let (encoder, enc_tb, stream_tb, frame_duration, frame) = result?;
+        }
+        let repack = match repack {
+            Some(to) => Some((
+                ff::software::scaling::Context::get(
+                    own,
+                    w,
+                    h,
+                    pix,
+                    w,
+                    h,
+                    ff::software::scaling::Flags::POINT
+                        | ff::software::scaling::Flags::ACCURATE_RND
+                        | ff::software::scaling::Flags::BITEXACT,
+                )
+                .map_err(|e| err(format!("repacking {} for the encoder: {e}", info.format)))?,
+                to,
+            )),
+            None => None,
+        };
         Ok(VideoSink {
             target: path.to_path_buf(),
+            encoding: format!(
+                "{} {}",
+                codec.name(),
+                pix.descriptor().map_or("?", |d| d.name())
+            ),
             octx,
             file,
             encoder,
             enc_tb,
-            stream_tb,
+            stream_tb: enc_tb,
             frame_duration,
-            in_tb: info.time_base.map(|(n, d)| Rational(n, d)),
+            in_tb,
             last_pts: None,
+            snap,
+            first_pts: None,
+            durations: std::collections::HashMap::new(),
+            header_written: false,
+            shape: (info.format, info.width, info.height),
+            colour,
+            carried,
+            routes,
+            stream_side,
+            notes,
             frame,
+            repack,
             packet: ff::Packet::empty(),
         })
     }
@@ -220,11 +420,87 @@ impl VideoSink {
         }
     }
 
+    /// Writes the header before the first packet, with the side data of the first frame that
+    /// the stream lacks (HDR metadata that a decoder found only on frames).
+    fn header(&mut self, first: Option<&FrameMeta>) -> Result<(), IoError> {
+        if std::mem::replace(&mut self.header_written, true) {
+            return Ok(());
+        }
+        for (kind, bytes) in first.map_or(&[][..], |m| &m.side_data[..]) {
+            let to = match *kind {
+                k if k
+                    == ffi::AVFrameSideDataType::AV_FRAME_DATA_MASTERING_DISPLAY_METADATA
+                        as u32 =>
+                {
+                    ffi::AVPacketSideDataType::AV_PKT_DATA_MASTERING_DISPLAY_METADATA
+                }
+                k if k == ffi::AVFrameSideDataType::AV_FRAME_DATA_CONTENT_LIGHT_LEVEL as u32 => {
+                    ffi::AVPacketSideDataType::AV_PKT_DATA_CONTENT_LIGHT_LEVEL
+                }
+                _ => continue,
+            };
+            if self.stream_side.contains(&to) {
+                continue;
+            }
+            // SAFETY: the output's video stream, before the header; the block is filled with
+            // exactly its size.
+            unsafe {
+                let st = *(*self.octx.as_mut_ptr()).streams;
+                let dst = ffi::av_stream_new_side_data(st, to, bytes.len());
+                if !dst.is_null() {
+                    std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len());
+                }
+            }
+        }
+        let (res, printed) = with_stderr_captured(|| self.octx.write_header());
+        res.map_err(|e| {
+            let why = super::take_logged()
+                .or_else(|| first_line(&printed))
+                .map_or(String::new(), |l| format!(": {l}"));
+            let hint = if self.routes.is_empty() {
+                ""
+            } else {
+                " (--streams video-only leaves the other streams out)"
+            };
+            self.write_err(format!("writing the header: {e}{why}{hint}"))
+        })?;
+        self.stream_tb = self.octx.stream(0).map_or(self.enc_tb, |s| s.time_base());
+        for r in self.routes.values_mut() {
+            r.out_tb = self.octx.stream(r.out).map_or(r.out_tb, |s| s.time_base());
+        }
+        Ok(())
+    }
+
+    /// Muxes the copied packets that have come so far (the source has sent them all by the
+    /// time the last frame arrives).
+    fn carry_packets(&mut self) -> Result<(), IoError> {
+        let Some(rx) = &self.carried else {
+            return Ok(());
+        };
+        while let Ok((index, mut p)) = rx.try_recv() {
+            let Some(r) = self.routes.get(&index) else {
+                continue;
+            };
+            p.rescale_ts(r.in_tb, r.out_tb);
+            p.set_stream(r.out);
+            p.set_position(-1);
+            p.write_interleaved(&mut self.octx)
+                .map_err(|e| IoError::Write {
+                    path: self.target.clone(),
+                    msg: format!("muxing copied stream {index}: {e}"),
+                })?;
+        }
+        Ok(())
+    }
+
     /// Muxes every packet the encoder has ready.
     fn drain(&mut self) -> Result<(), IoError> {
         while self.encoder.receive_packet(&mut self.packet).is_ok() {
+            let pts = self.packet.pts();
+            let known = pts.and_then(|p| self.durations.remove(&p));
             if self.packet.duration() <= 0 {
-                self.packet.set_duration(self.frame_duration);
+                self.packet
+                    .set_duration(known.unwrap_or(self.frame_duration));
             }
             self.packet.set_stream(0);
             self.packet.rescale_ts(self.enc_tb, self.stream_tb);
@@ -235,16 +511,40 @@ impl VideoSink {
                     msg: format!("muxing: {e}"),
                 })?;
         }
+        if self.durations.len() > 4096 {
+            self.durations.clear(); // an encoder that rewrites timestamps
+        }
         Ok(())
     }
 }
 
 impl Sink for VideoSink {
     fn describe(&self) -> String {
-        crate::quote::path(&self.target)
+        format!("{} ({})", crate::quote::path(&self.target), self.encoding)
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.notes.clone()
     }
 
     fn write_frame(&mut self, frame: &Frame, meta: &FrameMeta) -> Result<(), IoError> {
+        if (frame.format(), frame.width(), frame.height()) != self.shape {
+            return Err(self.write_err(format!(
+                "frame {} is {} {}x{} but the video is {} {}x{}",
+                meta.index,
+                frame.format(),
+                frame.width(),
+                frame.height(),
+                self.shape.0,
+                self.shape.1,
+                self.shape.2
+            )));
+        }
+        self.header(Some(meta))?;
+        self.carry_packets()?;
+        // The encoder may still hold the last frame's buffers (frame threads): new ones then.
+        writable(&mut self.frame)
+            .map_err(|e| self.write_err(format!("frame {}: {e}", meta.index)))?;
         for p in 0..frame.planes().len() {
             let stride = self.frame.stride(p);
             let dst = self.frame.data_mut(p);
@@ -255,30 +555,55 @@ impl Sink for VideoSink {
         }
         // Input timestamps when they increase, else one frame after the last.
         let next = self.last_pts.map_or(0, |l| l + self.frame_duration);
-        let input_pts = meta
-            .pts
-            .zip(self.in_tb)
-            .map(|(p, tb)| p.rescale(tb, self.enc_tb));
+        let to_enc = |t: i64, tb: Rational| t.rescale(tb, self.enc_tb);
+        let mut input_pts = meta.pts.zip(self.in_tb).map(|(p, tb)| to_enc(p, tb));
+        if let (true, Some(p)) = (self.snap, input_pts) {
+            let first = *self.first_pts.get_or_insert(p);
+            let d = self.frame_duration;
+            input_pts = Some(first + ((p - first) as f64 / d as f64).round() as i64 * d);
+        }
         let pts = match (input_pts, self.last_pts) {
             (Some(p), Some(l)) if p > l => p,
             (Some(p), None) => p,
             _ => next,
         };
         self.last_pts = Some(pts);
-        self.frame.set_pts(Some(pts));
-        self.encoder
-            .send_frame(&self.frame)
-            .map_err(|e| self.write_err(format!("frame {}: encoding: {e}", meta.index)))?;
+        if let Some(d) = meta.duration.zip(self.in_tb).map(|(d, tb)| to_enc(d, tb)) {
+            self.durations.insert(pts, d.max(1));
+        }
+        let sent = match &mut self.repack {
+            Some((scaler, to)) => writable(to)
+                .and_then(|()| {
+                    scaler
+                        .run(&self.frame, to)
+                        .map_err(|e| format!("repacking: {e}"))
+                })
+                .and_then(|()| {
+                    prepare_frame(to, pts, self.colour, &meta.side_data);
+                    self.encoder
+                        .send_frame(to)
+                        .map_err(|e| format!("encoding: {e}"))
+                }),
+            None => {
+                prepare_frame(&mut self.frame, pts, self.colour, &meta.side_data);
+                self.encoder
+                    .send_frame(&self.frame)
+                    .map_err(|e| format!("encoding: {e}"))
+            }
+        };
+        sent.map_err(|e| self.write_err(format!("frame {}: {e}", meta.index)))?;
         self.drain()
     }
 
     fn finish(mut self: Box<Self>) -> Result<(), IoError> {
         // Encoders print their closing statistics to stderr themselves (x265): kept for -v.
         let (flushed, _) = with_stderr_captured(|| -> Result<(), IoError> {
+            self.header(None)?;
             self.encoder
                 .send_eof()
                 .map_err(|e| self.write_err(format!("flushing the encoder: {e}")))?;
             self.drain()?;
+            self.carry_packets()?;
             self.octx
                 .write_trailer()
                 .map_err(|e| self.write_err(format!("writing the trailer: {e}")))
@@ -311,6 +636,268 @@ impl Sink for VideoSink {
         // chatter is dropped with it.
         let ((), _) = with_stderr_captured(|| drop(self));
     }
+}
+
+/// For an input time base `tb` that cannot express the frame period `tick` exactly, the
+/// coarsest 1/N time base that expresses both (N = lcm of the denominators), if N stays
+/// reasonable; None when `tb` expresses `tick` already (or nothing simple does).
+fn grid_time_base(tb: Rational, tick: Rational) -> Option<Rational> {
+    let (a, b, c, d) = (
+        i64::from(tb.numerator()),
+        i64::from(tb.denominator()),
+        i64::from(tick.numerator()),
+        i64::from(tick.denominator()),
+    );
+    if (c * b) % (d * a) == 0 || a != 1 {
+        return None;
+    }
+    let gcd = |mut x: i64, mut y: i64| {
+        while y != 0 {
+            (x, y) = (y, x % y);
+        }
+        x
+    };
+    let n = b / gcd(b, d) * d;
+    (n <= 1 << 24 && (c * n) % d == 0).then_some(Rational(1, n as i32))
+}
+
+/// Where a copied stream's packets go: the output stream and the two time bases.
+struct Route {
+    out: usize,
+    in_tb: Rational,
+    out_tb: Rational,
+}
+
+/// Makes `frame`'s buffers its own before they are written (an encoder may still hold them).
+fn writable(frame: &mut ff::frame::Video) -> Result<(), String> {
+    // SAFETY: a frame allocated with buffers; FFmpeg copies them when they are shared.
+    let res = unsafe { ffi::av_frame_make_writable(frame.as_mut_ptr()) };
+    if res < 0 {
+        return Err(format!("frame buffer: {}", ff::Error::from(res)));
+    }
+    Ok(())
+}
+
+/// Timestamp, colour description and side data of a frame about to be encoded.
+fn prepare_frame(
+    frame: &mut ff::frame::Video,
+    pts: i64,
+    colour: Option<super::carry::Colour>,
+    side_data: &[(u32, Vec<u8>)],
+) {
+    frame.set_pts(Some(pts));
+    // SAFETY: plain fields of a frame we own; side data is removed and added through FFmpeg's
+    // functions, each new block filled with exactly its size.
+    unsafe {
+        let f = frame.as_mut_ptr();
+        if let Some(c) = colour {
+            if c.range != ffi::AVColorRange::AVCOL_RANGE_UNSPECIFIED {
+                (*f).color_range = c.range;
+            }
+            (*f).color_primaries = c.primaries;
+            (*f).color_trc = c.trc;
+            (*f).colorspace = c.matrix;
+            (*f).chroma_location = c.chroma;
+            (*f).sample_aspect_ratio = c.sar.into();
+        }
+        for kind in FRAME_SIDE_DATA {
+            ffi::av_frame_remove_side_data(f, kind);
+        }
+        for (kind, bytes) in side_data {
+            let Some(&kind) = FRAME_SIDE_DATA.iter().find(|k| **k as u32 == *kind) else {
+                continue;
+            };
+            let sd = ffi::av_frame_new_side_data(f, kind, bytes.len());
+            if !sd.is_null() {
+                std::ptr::copy_nonoverlapping(bytes.as_ptr(), (*sd).data, bytes.len());
+            }
+        }
+    }
+}
+
+/// Puts a stream's metadata, disposition and side data on an output stream.
+///
+/// # Safety
+/// `st` is a stream of an output context whose header is not written yet.
+unsafe fn put_stream_tags(
+    st: *mut ffi::AVStream,
+    tags: &super::carry::StreamTags,
+) -> Result<(), String> {
+    for (k, v) in &tags.metadata {
+        let (Ok(k), Ok(v)) = (
+            std::ffi::CString::new(k.as_str()),
+            std::ffi::CString::new(v.as_str()),
+        ) else {
+            continue;
+        };
+        // SAFETY: the stream's dictionary and two NUL-terminated strings (copied by FFmpeg).
+        unsafe { ffi::av_dict_set(&mut (*st).metadata, k.as_ptr(), v.as_ptr(), 0) };
+    }
+    // SAFETY: as the function's contract says.
+    unsafe {
+        (*st).disposition = tags.disposition;
+        for d in &tags.side_data {
+            let dst = ffi::av_stream_new_side_data(st, d.kind, d.bytes.len());
+            if dst.is_null() {
+                return Err("out of memory".into());
+            }
+            std::ptr::copy_nonoverlapping(d.bytes.as_ptr(), dst, d.bytes.len());
+        }
+    }
+    Ok(())
+}
+
+/// The file's metadata and chapters.
+fn put_file_tags(octx: &mut ff::format::context::Output, carry: &Carry) {
+    let mut dict = ff::Dictionary::new();
+    for (k, v) in carry.metadata() {
+        dict.set(k, v);
+    }
+    octx.set_metadata(dict);
+    for c in carry.chapters() {
+        let title = c
+            .metadata
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("title"))
+            .map_or("", |(_, v)| v.as_str());
+        if let Ok(mut ch) = octx.add_chapter(c.id, c.time_base, c.start, c.end, title) {
+            for (k, v) in &c.metadata {
+                ch.set_metadata(k, v);
+            }
+        }
+    }
+}
+
+/// Whether the container can hold a copied stream of codec `id`: what the muxer says, or for a
+/// muxer that does not say, yes (the header then tells). Matroska holds attachments (fonts)
+/// whatever their codec.
+fn holds(octx: &ff::format::context::Output, muxer: &str, id: ff::codec::Id, medium: &str) -> bool {
+    if medium == "attachment" {
+        return muxer == "matroska";
+    }
+    // SAFETY: the output's muxer description and a codec id.
+    let answer = unsafe {
+        ffi::avformat_query_codec(
+            (*octx.as_ptr()).oformat,
+            id.into(),
+            ffi::FF_COMPLIANCE_NORMAL,
+        )
+    };
+    // A muxer that does not say takes audio and video; subtitles and data it would store as
+    // opaque private data (MPEG-TS), which no player reads back as what they were.
+    answer > 0 || (answer < 0 && matches!(medium, "audio" | "video"))
+}
+
+/// Whether the muxer writes a header for the video stream and the copied stream `p` (some
+/// refuse what they say they hold, e.g. Opus in .mov): tried on a scratch output in memory.
+fn header_takes(
+    muxer: &str,
+    video: &ff::encoder::video::Encoder,
+    p: &super::carry::Passenger,
+) -> Result<(), String> {
+    let io = ff::format::context::StreamIo::from_write_seek_with_capacity(
+        std::io::Cursor::new(Vec::new()),
+        1 << 16,
+    )
+    .map_err(|e| e.to_string())?;
+    let mut octx =
+        ff::format::output_to_stream(io, Some("probe"), Some(muxer)).map_err(|e| e.to_string())?;
+    let mut ost = octx.add_stream(video.codec()).map_err(|e| e.to_string())?;
+    ost.set_parameters(video);
+    // SAFETY: a new stream of a scratch output; the parameters are copied.
+    unsafe {
+        let st = ffi::avformat_new_stream(octx.as_mut_ptr(), std::ptr::null());
+        if st.is_null() {
+            return Err("out of memory".into());
+        }
+        let params = p.params.lock().unwrap_or_else(|e| e.into_inner());
+        ffi::avcodec_parameters_copy((*st).codecpar, params.as_ptr());
+        (*(*st).codecpar).codec_tag = 0;
+        (*st).time_base = p.time_base.into();
+    }
+    super::take_logged();
+    let (res, printed) = with_stderr_captured(|| octx.write_header());
+    let logged = super::take_logged();
+    res.map(|_| ()).map_err(|e| {
+        logged
+            .or_else(|| first_line(&printed))
+            .unwrap_or_else(|| e.to_string())
+    })
+}
+
+/// A container's name for messages.
+fn muxer_name(muxer: &str) -> &str {
+    match muxer {
+        "matroska" => "mkv",
+        "mpegts" => "MPEG-TS",
+        m => m,
+    }
+}
+
+/// Layouts of the same samples that encoders take when they do not take ours (P010/P016 are
+/// NV12-like with 16-bit words; RGB interleaved): planar yuv420p10/16, planar GBR, or the
+/// 32-bit BGR0/BGRA words FFV1 codes 8-bit RGB as. The source repacks them back
+/// ([`super::convert::repacked_twin`]), bit for bit.
+fn lossless_twins(p: ff::format::Pixel) -> &'static [ff::format::Pixel] {
+    use ff::format::Pixel as P;
+    match p {
+        P::NV12 => &[P::YUV420P],
+        P::P010LE => &[P::YUV420P10LE],
+        P::P016LE => &[P::YUV420P16LE],
+        P::RGB24 => &[P::GBRP, P::BGRZ],
+        P::RGBA => &[P::GBRAP, P::BGRA],
+        P::RGB48LE => &[P::GBRP16LE],
+        P::RGBA64LE => &[P::GBRAP16LE],
+        _ => &[],
+    }
+}
+
+/// The encoder an output gets unless `--codec` says otherwise: the first of libx264, libx265,
+/// ffv1 and mpeg4 (ffv1 first for gray and RGB, which the others turn into YUV) that takes the
+/// frames' own pixel format (so bit depth and chroma format are kept: libx264 High 10 / 4:2:2 /
+/// 4:4:4 where the linked x264 has them) and that the container (`muxer`) can hold.
+fn default_encoder(
+    candidates: &[ff::format::Pixel],
+    own: ff::format::Pixel,
+    muxer: &str,
+) -> Option<ff::Codec> {
+    let name = std::ffi::CString::new(muxer).ok()?;
+    // SAFETY: av_guess_format reads a NUL-terminated name; the result is a static description
+    // (or null).
+    let container =
+        unsafe { ff::ffi::av_guess_format(name.as_ptr(), std::ptr::null(), std::ptr::null()) };
+    // Gray and RGB frames come back from x264/x265 as YUV or GBR planes; FFV1 keeps them.
+    use ff::format::Pixel as P;
+    let gray_or_rgb = matches!(
+        own,
+        P::GRAY8 | P::GRAY9LE | P::GRAY10LE | P::GRAY12LE | P::GRAY14LE | P::GRAY16LE
+    ) || matches!(own, P::RGB24 | P::RGBA | P::RGB48LE | P::RGBA64LE);
+    let order = if gray_or_rgb {
+        ["ffv1", "libx264", "libx265", "mpeg4"]
+    } else {
+        ["libx264", "libx265", "ffv1", "mpeg4"]
+    };
+    order
+        .into_iter()
+        .filter_map(ff::encoder::find_by_name)
+        .find(|c| {
+            let takes = c
+                .video()
+                .ok()
+                .and_then(|v| v.formats())
+                .is_some_and(|mut f| f.any(|f| candidates.contains(&f)));
+            // SAFETY: avformat_query_codec reads the muxer description and a codec id. It says
+            // 1 (can hold), 0 (cannot) or a negative error (the muxer does not know: try it).
+            let holds = container.is_null()
+                || unsafe {
+                    ff::ffi::avformat_query_codec(
+                        container,
+                        c.id().into(),
+                        ff::ffi::FF_COMPLIANCE_NORMAL,
+                    ) != 0
+                };
+            takes && holds
+        })
 }
 
 /// Opens `enc` with `options`: every option must be one the encoder (or its private options)

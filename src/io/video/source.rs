@@ -1,13 +1,17 @@
 //! Decoding: the best video stream of a file, frame by frame into pipeline buffers, with bad
 //! frames reported (and FFmpeg's first complaint about them folded in) so `--skip-bad` can go
-//! on, and truncated files caught at the end.
+//! on, and truncated files caught at the end. Everything else in the file (other streams'
+//! packets, tags, side data, chapters) is gathered into a [`Carry`] for a video output.
 
 use std::path::{Path, PathBuf};
 
 use ff::codec::threading;
+use ff::{Rational, Rescale};
 use ffmpeg_next as ff;
 
-use super::{init, map_pixel, ratio, take_logged, IO_BUFFER};
+use super::carry::{Carried, Carry, FRAME_SIDE_DATA};
+use super::convert::{from_ff, repacked_twin, Converter};
+use super::{ff_pixel, init, map_pixel, ratio, take_logged, IO_BUFFER};
 use crate::frame::Frame;
 use crate::io::stop::{StopFlag, StopRead};
 use crate::io::{FrameMeta, FrameSlots, IoError, Source, StreamInfo};
@@ -56,11 +60,32 @@ pub struct VideoSource {
     frames_hint: Option<usize>,
     index: usize,
     decoded: ff::frame::Video,
+    /// Planar RGB repacked as interleaved RGB: the converter and its output frame.
+    repack: Option<(Converter, ff::frame::Video)>,
     packet: ff::Packet,
     eof_sent: bool,
-    /// Frames the container declares (frame count or duration), to catch truncated files.
-    expected: Option<usize>,
+    /// What the container declares, to catch truncated files.
+    declared: Declared,
+    /// Start of the first frame and end of the last one so far, in the stream's time base.
+    span: Option<(i64, i64)>,
+    /// One frame at the nominal rate, in the stream's time base.
+    nominal: i64,
     end_checked: bool,
+    /// Everything a video output keeps besides the frames, and the sender of the other
+    /// streams' packets (dropped at the end of the file).
+    carry: Carry,
+    packets: Option<crossbeam_channel::Sender<Carried>>,
+}
+
+/// The length a container declares for the video stream.
+#[derive(Clone, Copy, Debug)]
+enum Declared {
+    /// A frame count (mp4's sample table, for instance): exact.
+    Frames(usize),
+    /// A duration in seconds (the stream's, or the file's when the video is all it holds): a
+    /// time, compared with the time the decoded frames span, so variable frame rates pass.
+    Seconds(f64),
+    Nothing,
 }
 
 impl VideoSource {
@@ -89,11 +114,36 @@ impl VideoSource {
                 "no decoder for this video stream in the linked FFmpeg ({e})"
             ))
         })?;
-        let (format, full_range) = map_pixel(decoder.format()).ok_or_else(|| {
+        let (w, h) = (decoder.width(), decoder.height());
+        // Planar GBR (RGB video) is repacked into interleaved RGB: the same samples.
+        let repack = match repacked_twin(decoder.format()) {
+            Some(twin) => Some((
+                twin,
+                Converter::new(
+                    decoder.format(),
+                    ff_pixel(twin),
+                    w,
+                    h,
+                    ff::ffi::AVColorSpace::AVCOL_SPC_RGB,
+                    true,
+                )
+                .map_err(&err)?,
+            )),
+            None => None,
+        };
+        let native = match &repack {
+            Some((twin, _)) => Some((*twin, true)),
+            None => map_pixel(decoder.format()),
+        };
+        let (format, full_range) = native.ok_or_else(|| {
             err(format!(
-                "pixel format {:?} is not supported (convflow filters 8-bit gray, rgb24, rgba, \
-                yuv420p/422p/444p and nv12; convert first, e.g. ffmpeg -i IN -pix_fmt yuv420p OUT)",
-                decoder.format()
+                "pixel format {} is not supported (convflow filters gray, rgb24/rgb48, \
+                rgba/rgba64, planar gbr, planar yuv 4:2:0/4:2:2/4:4:4 and nv12/p010/p016 at 8 \
+                to 16 bits; --pix-fmt FMT converts, e.g. --pix-fmt yuv444p16)",
+                decoder
+                    .format()
+                    .descriptor()
+                    .map_or("unknown".to_string(), |d| d.name().to_string())
             ))
         })?;
         let rate = ratio(st.avg_frame_rate())
@@ -107,20 +157,33 @@ impl VideoSource {
             time_base: ratio(st.time_base()),
             y4m: None,
             full_range,
+            carry: None,
         };
         Frame::new(format, info.width, info.height).map_err(|e| err(e.to_string()))?;
         let frames_hint = usize::try_from(st.frames()).ok().filter(|&n| n > 0);
-        let fps = rate.0 as f64 / rate.1 as f64;
-        let stream_secs =
-            (st.duration() > 0).then(|| st.duration() as f64 * f64::from(st.time_base()));
+        // The stream's own duration, or Matroska's per-track DURATION tag.
+        let stream_secs = (st.duration() > 0)
+            .then(|| st.duration() as f64 * f64::from(st.time_base()))
+            .or_else(|| st.metadata().get("DURATION").and_then(parse_clock));
         // The file's duration stands for the video's only when nothing else is in it.
         let file_secs = (input.duration() > 0 && input.nb_streams() == 1)
             .then(|| input.duration() as f64 / f64::from(ff::ffi::AV_TIME_BASE));
-        let expected = frames_hint.or_else(|| {
-            stream_secs
-                .or(file_secs)
-                .map(|s| (s * fps).round() as usize)
-        });
+        let declared = match (frames_hint, stream_secs.or(file_secs)) {
+            (Some(n), _) => Declared::Frames(n),
+            (None, Some(s)) => Declared::Seconds(s),
+            (None, None) => Declared::Nothing,
+        };
+        let tb = st.time_base();
+        let nominal = if tb.numerator() > 0 && tb.denominator() > 0 {
+            1i64.rescale(Rational(rate.1, rate.0), tb).max(1)
+        } else {
+            1
+        };
+        let (carry, packets) = Carry::gather(&input, stream, &decoder);
+        let info = StreamInfo {
+            carry: Some(carry.clone()),
+            ..info
+        };
         Ok(VideoSource {
             path: path.to_path_buf(),
             input,
@@ -130,25 +193,51 @@ impl VideoSource {
             frames_hint,
             index: 0,
             decoded: ff::frame::Video::empty(),
+            repack: repack.map(|(twin, c)| (c, ff::frame::Video::new(ff_pixel(twin), w, h))),
             packet: ff::Packet::empty(),
             eof_sent: false,
-            expected,
+            declared,
+            span: None,
+            nominal,
             end_checked: false,
+            carry,
+            packets: Some(packets),
         })
     }
 
     /// At the end of the stream: an error if clearly fewer frames came than the container
-    /// declares (a truncated file), once.
+    /// declares, or they span clearly less time than it declares (a truncated file), once.
     fn end(&mut self) -> Result<Option<(Frame, FrameMeta)>, IoError> {
+        self.packets = None; // the other streams are complete
         if std::mem::replace(&mut self.end_checked, true) {
             return Ok(None);
         }
-        match self.expected {
+        let tb = f64::from(
+            self.input
+                .stream(self.stream)
+                .map_or(Rational(0, 1), |s| s.time_base()),
+        );
+        match self.declared {
             // Two frames of slack for edit lists and rounding.
-            Some(n) if self.index + 2 < n => Err(self.bad(format!(
-                "the file ends after {} frame(s) but its container declares about {n}: truncated",
+            Declared::Frames(n) if self.index + 2 < n => Err(self.bad(format!(
+                "the file ends after {} frame(s) but its container declares {n}: truncated",
                 self.index
             ))),
+            Declared::Seconds(want) if tb > 0.0 => {
+                // Durations are written either as a span or as the last frame's end (when the
+                // first timestamp is not 0): what the frames reach by either measure.
+                let got = self.span.map_or(0.0, |(a, b)| (b - a).max(b) as f64 * tb);
+                // Two nominal frames of slack, as for counts.
+                if got + 2.0 * self.nominal as f64 * tb + 1e-3 < want {
+                    Err(self.bad(format!(
+                        "the file ends after {} frame(s) spanning {got:.3} s but its container \
+                         declares {want:.3} s: truncated",
+                        self.index
+                    )))
+                } else {
+                    Ok(None)
+                }
+            }
             _ => Ok(None),
         }
     }
@@ -170,7 +259,14 @@ impl VideoSource {
     fn feed(&mut self) -> Result<(), IoError> {
         loop {
             match self.packet.read(&mut self.input) {
-                Ok(()) if self.packet.stream() != self.stream => continue,
+                Ok(()) if self.packet.stream() != self.stream => {
+                    if let Some(tx) = self.packets.as_ref().filter(|_| self.carry.claimed()) {
+                        let p = std::mem::replace(&mut self.packet, ff::Packet::empty());
+                        // A sink that went away wants no more.
+                        let _ = tx.send((p.stream(), p));
+                    }
+                    continue;
+                }
                 Ok(()) => {
                     return match self.decoder.send_packet(&self.packet) {
                         Ok(()) => Ok(()),
@@ -182,6 +278,7 @@ impl VideoSource {
                 }
                 Err(ff::Error::Eof) => {
                     self.eof_sent = true;
+                    self.packets = None;
                     let _ = self.decoder.send_eof();
                     return Ok(());
                 }
@@ -231,12 +328,13 @@ impl Source for VideoSource {
                 }
             }
         }
-        let d = &self.decoded;
         let i = &self.info;
-        if d.width() as usize != i.width
-            || d.height() as usize != i.height
-            || map_pixel(d.format()).map(|m| m.0) != Some(i.format)
-        {
+        let d = &self.decoded;
+        let own = match &self.repack {
+            Some((c, _)) => d.format() == c.from,
+            None => map_pixel(d.format()).map(|m| m.0) == Some(i.format),
+        };
+        if d.width() as usize != i.width || d.height() as usize != i.height || !own {
             let e = self.bad(format!(
                 "frame is {:?} {}x{} but the stream started as {} {}x{} (size changes are not \
                 supported)",
@@ -250,35 +348,104 @@ impl Source for VideoSource {
             self.index += 1;
             return Err(e);
         }
-        let mut frame = slots.take(i.format, i.width, i.height)?;
-        for p in 0..frame.planes().len() {
-            let (stride, rows) = (d.stride(p), frame.planes()[p].height);
-            let src = d.data(p);
-            for y in 0..rows {
-                let row = frame.row_mut(p, y);
-                let n = row.len();
-                // A decoder's plane that is shorter than its size says (or has a negative
-                // stride) is an error, not a panic.
-                let Some(line) = y
-                    .checked_mul(stride)
-                    .and_then(|o| src.get(o..o.checked_add(n)?))
-                else {
-                    let e = self.bad(format!(
-                        "plane {p} of the decoded frame is not laid out as expected"
-                    ));
-                    self.index += 1;
-                    return Err(e);
-                };
-                row.copy_from_slice(line);
-            }
+        // (Before a buffer is taken from the pool: an error must not keep one.)
+        // A frame the decoder reports damaged (it concealed errors, or logged one since the
+        // last good frame) is a bad frame, not a good one with garbage in it.
+        // SAFETY: plain fields of a decoded frame.
+        let (flags, errors) = unsafe {
+            (
+                (*self.decoded.as_ptr()).flags,
+                (*self.decoded.as_ptr()).decode_error_flags,
+            )
+        };
+        let name = self
+            .decoder
+            .codec()
+            .map_or(String::new(), |c| c.name().to_string());
+        // Before the first good frame, decoders complain about what they skip (a stream that
+        // starts mid-GOP): only the frame's own flags count then.
+        let complaint = super::take_logged_from(&name);
+        let complained = complaint.is_some() && self.index > 0;
+        if flags & ff::ffi::AV_FRAME_FLAG_CORRUPT != 0 || errors != 0 || complained {
+            let why = complaint
+                .or_else(take_logged)
+                .map_or(String::new(), |c| format!("; FFmpeg: {c}"));
+            let e = IoError::BadFrame {
+                input: crate::quote::path(&self.path),
+                index: self.index,
+                msg: format!("damaged data (the decoder concealed errors){why}"),
+            };
+            take_logged();
+            self.index += 1;
+            return Err(e);
         }
+        let mut frame = slots.take(i.format, i.width, i.height)?;
+        let copied = match &mut self.repack {
+            Some((c, out)) => c
+                .run(&self.decoded, out)
+                .and_then(|()| from_ff(out, &mut frame)),
+            None => from_ff(&self.decoded, &mut frame),
+        };
+        if let Err(e) = copied {
+            let e = self.bad(e);
+            self.index += 1;
+            return Err(e);
+        }
+        let d = &self.decoded;
         take_logged(); // what FFmpeg said before this good frame concerns no error to come
+        let pts = d.timestamp().or(d.pts());
+        // SAFETY: plain fields of a decoded frame; its side-data array holds nb_side_data
+        // valid entries.
+        let (duration, side_data) = unsafe {
+            let f = &*d.as_ptr();
+            let side: Vec<(u32, Vec<u8>)> = (0..f.nb_side_data.max(0) as usize)
+                .map(|i| &**f.side_data.add(i))
+                .filter(|s| FRAME_SIDE_DATA.contains(&s.type_) && !s.data.is_null())
+                .map(|s| {
+                    (
+                        s.type_ as u32,
+                        std::slice::from_raw_parts(s.data, s.size).to_vec(),
+                    )
+                })
+                .collect();
+            ((f.pkt_duration > 0).then_some(f.pkt_duration), side)
+        };
+        if let Some(p) = pts {
+            let end = p + duration.unwrap_or(self.nominal);
+            self.span = Some(self.span.map_or((p, end), |(a, b)| (a.min(p), b.max(end))));
+        }
         let meta = FrameMeta {
             index: self.index,
             name: None,
-            pts: d.timestamp().or(d.pts()),
+            pts,
+            duration,
+            side_data,
         };
         self.index += 1;
         Ok(Some((frame, meta)))
+    }
+}
+
+/// Seconds of a clock time `HH:MM:SS.fraction` (Matroska's DURATION tag).
+fn parse_clock(text: &str) -> Option<f64> {
+    let mut parts = text.trim().split(':');
+    let (h, m, s) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() {
+        return None;
+    }
+    let secs =
+        h.parse::<f64>().ok()? * 3600.0 + m.parse::<f64>().ok()? * 60.0 + s.parse::<f64>().ok()?;
+    (secs.is_finite() && secs > 0.0).then_some(secs)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn clock_times() {
+        assert_eq!(super::parse_clock("00:00:02.020000000"), Some(2.02));
+        assert_eq!(super::parse_clock("01:02:03.5"), Some(3723.5));
+        for bad in ["", "2.0", "a:b:c", "00:00:00.000", "1:2:3:4", "00:00:inf"] {
+            assert_eq!(super::parse_clock(bad), None, "{bad}");
+        }
     }
 }

@@ -1,0 +1,770 @@
+//! Faithful video (issue 11): everything but the filtered pixels passes through. Real files
+//! made by the ffmpeg CLI, checked with ffprobe and ffmpeg's md5 muxer: other streams copied
+//! byte for byte, colour tags, HDR side data, metadata and chapters kept, variable frame rates
+//! and start offsets kept, frame directories to video and back, conversions only when asked.
+//! Skipped when ffmpeg is missing unless CONVFLOW_REQUIRE_FFMPEG=1.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use convflow::frame::PixelFormat;
+
+use common::{cpu_seq_frames, decode_raw, ffmpeg, have_ffmpeg, run, s, Scratch};
+
+/// ffprobe's answer for `entries` (csv, no section names), all streams unless `select`.
+fn probe(path: &Path, select: Option<&str>, entries: &str) -> String {
+    let mut c = Command::new("ffprobe");
+    c.args(["-v", "error"]);
+    if let Some(sel) = select {
+        c.args(["-select_streams", sel]);
+    }
+    let out = c
+        .args(["-show_entries", entries, "-of", "csv=p=0", s(path)])
+        .output()
+        .unwrap();
+    // Sections with nothing to show (side data lists) leave empty fields and lines.
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(|l| l.trim().trim_end_matches(','))
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines.join("\n")
+}
+
+/// The md5 of stream `sel` of `path`, copied (not decoded) by ffmpeg.
+fn copied_md5(path: &Path, sel: &str) -> String {
+    let out = Command::new("ffmpeg")
+        .args([
+            "-v",
+            "error",
+            "-i",
+            s(path),
+            "-map",
+            sel,
+            "-c",
+            "copy",
+            "-f",
+            "md5",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = run(args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "convflow {args:?}: {err}");
+    err
+}
+
+fn has_encoder(name: &str) -> bool {
+    Command::new("ffmpeg")
+        .args(["-hide_banner", "-encoders"])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(name))
+}
+
+const SRT: &str =
+    "1\n00:00:00,000 --> 00:00:00,800\nhello\n\n2\n00:00:01,000 --> 00:00:01,600\nworld\n";
+const CHAPTERS: &str = ";FFMETADATA1\ntitle=My film\n\
+    [CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=1000\ntitle=Opening\n\
+    [CHAPTER]\nTIMEBASE=1/1000\nSTART=1000\nEND=2000\ntitle=End\n";
+
+#[test]
+fn audio_subtitles_tags_and_chapters_pass_through() {
+    if !have_ffmpeg() {
+        return;
+    }
+    let t = Scratch::new("streams");
+    std::fs::write(t.path("subs.srt"), SRT).unwrap();
+    std::fs::write(t.path("meta.txt"), CHAPTERS).unwrap();
+    for (ext, sub_codec) in [("mp4", "mov_text"), ("mkv", "srt")] {
+        let input = t.path(&format!("in.{ext}"));
+        ffmpeg(&[
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=size=160x120:rate=25",
+            "-f",
+            "lavfi",
+            "-i",
+            "sine=frequency=440:sample_rate=48000",
+            "-i",
+            s(&t.path("subs.srt")),
+            "-i",
+            s(&t.path("meta.txt")),
+            "-map",
+            "0:v",
+            "-map",
+            "1:a",
+            "-map",
+            "2:s",
+            "-map_metadata",
+            "3",
+            "-map_chapters",
+            "3",
+            "-t",
+            "2",
+            "-c:v",
+            "libx264",
+            "-pix_fmt",
+            "yuv420p",
+            "-colorspace",
+            "bt709",
+            "-color_primaries",
+            "bt709",
+            "-color_trc",
+            "bt709",
+            "-color_range",
+            "tv",
+            "-c:a",
+            "aac",
+            "-c:s",
+            sub_codec,
+            "-metadata:s:a:0",
+            "language=fra",
+            s(&input),
+        ]);
+        let output = t.path(&format!("out.{ext}"));
+        let err = ok(&[
+            "filter",
+            s(&input),
+            "-o",
+            s(&output),
+            "--kernel",
+            "box:3",
+            "-q",
+        ]);
+        assert!(err.is_empty(), "-q prints nothing: {err}");
+        let streams = "stream=codec_type,codec_name:stream_tags=language";
+        assert_eq!(
+            probe(&input, None, streams),
+            probe(&output, None, streams),
+            "{ext}"
+        );
+        let colour = "stream=pix_fmt,color_range,color_space,color_primaries,color_transfer";
+        let tags = probe(&output, Some("v:0"), colour);
+        assert_eq!(tags, "yuv420p,tv,bt709,bt709,bt709", "{ext}");
+        assert_eq!(probe(&input, Some("v:0"), colour), tags, "{ext}");
+        for sel in ["0:a:0", "0:s:0"] {
+            assert_eq!(
+                copied_md5(&input, sel),
+                copied_md5(&output, sel),
+                "{ext} {sel}"
+            );
+        }
+        assert_eq!(
+            probe(&output, None, "format_tags=title"),
+            "My film",
+            "{ext}"
+        );
+        let chapters = probe(
+            &output,
+            None,
+            "chapter=start_time,end_time:chapter_tags=title",
+        );
+        assert_eq!(
+            chapters,
+            probe(
+                &input,
+                None,
+                "chapter=start_time,end_time:chapter_tags=title"
+            )
+        );
+        assert!(
+            chapters.contains("Opening") && chapters.contains("End"),
+            "{ext}: {chapters}"
+        );
+        assert_eq!(
+            probe(&input, Some("v:0"), "stream=nb_frames"),
+            probe(&output, Some("v:0"), "stream=nb_frames")
+        );
+        // --streams video-only: the video alone, tags still kept.
+        let alone = t.path(&format!("alone.{ext}"));
+        ok(&[
+            "filter",
+            s(&input),
+            "-o",
+            s(&alone),
+            "--kernel",
+            "box:3",
+            "--streams",
+            "video-only",
+        ]);
+        let kinds = probe(&alone, None, "stream=codec_type");
+        assert!(
+            !kinds.contains("audio") && !kinds.contains("subtitle"),
+            "{kinds}"
+        );
+        assert_eq!(probe(&alone, Some("v:0"), colour), tags);
+    }
+    // A rotation (display matrix side data) stays.
+    let rotated = t.path("rotated.mp4");
+    ffmpeg(&[
+        "-i",
+        s(&t.path("in.mp4")),
+        "-c",
+        "copy",
+        "-metadata:s:v:0",
+        "rotate=90",
+        s(&rotated),
+    ]);
+    let turned = t.path("turned.mp4");
+    ok(&[
+        "filter",
+        s(&rotated),
+        "-o",
+        s(&turned),
+        "--kernel",
+        "box:3",
+        "-q",
+    ]);
+    let side = probe(&turned, Some("v:0"), "stream_side_data");
+    assert!(
+        side.contains("Display Matrix") && side.trim_end().ends_with(",90"),
+        "{side}"
+    );
+    // A container that cannot hold a stream leaves it out, saying so once (not with -q).
+    let out = t.path("from-mkv.mp4");
+    let err = ok(&[
+        "filter",
+        s(&t.path("in.mkv")),
+        "-o",
+        s(&out),
+        "--kernel",
+        "box:3",
+    ]);
+    let notes: Vec<&str> = err.lines().filter(|l| l.contains("note:")).collect();
+    assert_eq!(notes.len(), 1, "{err}");
+    assert!(notes[0].contains("subtitle stream 2 (subrip)") && notes[0].contains("mp4"));
+    // (mp4 keeps the chapters as a chapter track of its own.)
+    let kinds = probe(&out, None, "stream=codec_type");
+    assert!(
+        kinds.starts_with("video\naudio") && !kinds.contains("subtitle"),
+        "{kinds}"
+    );
+    assert_eq!(
+        copied_md5(&t.path("in.mkv"), "0:a:0"),
+        copied_md5(&out, "0:a:0")
+    );
+    // A muxer that says it holds a codec but refuses it when writing (Opus in .mov): left out
+    // with a note, found before the run.
+    if has_encoder("libopus") {
+        let opus = t.path("opus.mkv");
+        ffmpeg(&[
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=size=64x48:rate=10",
+            "-f",
+            "lavfi",
+            "-i",
+            "sine=d=1",
+            "-t",
+            "1",
+            "-c:v",
+            "ffv1",
+            "-c:a",
+            "libopus",
+            s(&opus),
+        ]);
+        let mov = t.path("opus.mov");
+        let err = ok(&["filter", s(&opus), "-o", s(&mov), "--kernel", "box:3"]);
+        assert!(err.contains("audio stream 1 (opus) is left out"), "{err}");
+        assert_eq!(probe(&mov, None, "stream=codec_type"), "video");
+    }
+    // An output that holds video alone (y4m) says what it leaves out.
+    let err = ok(&[
+        "filter",
+        s(&t.path("in.mkv")),
+        "-o",
+        s(&t.path("v.y4m")),
+        "--kernel",
+        "box:3",
+    ]);
+    assert!(
+        err.contains("audio stream 1 (aac)") && err.contains("left out"),
+        "{err}"
+    );
+    let err = ok(&[
+        "filter",
+        s(&t.path("in.mkv")),
+        "-o",
+        s(&t.path("v2.y4m")),
+        "--kernel",
+        "box:3",
+        "--streams",
+        "video-only",
+    ]);
+    assert!(!err.contains("note:"), "{err}");
+}
+
+#[test]
+fn ten_bit_hdr_keeps_depth_tags_side_data_and_exact_values() {
+    if !have_ffmpeg() {
+        return;
+    }
+    let t = Scratch::new("hdr");
+    let hdr = [
+        "-color_primaries",
+        "bt2020",
+        "-color_trc",
+        "smpte2084",
+        "-colorspace",
+        "bt2020nc",
+        "-color_range",
+        "tv",
+    ];
+    // Lossless FFV1 with the HDR tags: the output keeps format and tags, and every sample is
+    // cpu-seq's filtering of the decoded input, at most 1023.
+    let input = t.path("in10.mkv");
+    let mut args = vec![
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=96x64:rate=25",
+        "-frames:v",
+        "6",
+        "-pix_fmt",
+        "yuv420p10le",
+    ];
+    args.extend(hdr);
+    args.extend(["-c:v", "ffv1", s(&input)]);
+    ffmpeg(&args);
+    let output = t.path("out10.mkv");
+    ok(&[
+        "filter",
+        s(&input),
+        "-o",
+        s(&output),
+        "--kernel",
+        "gaussian:5",
+        "--codec",
+        "ffv1",
+        "-q",
+    ]);
+    let colour = "stream=pix_fmt,color_range,color_space,color_primaries,color_transfer";
+    assert_eq!(
+        probe(&output, Some("v:0"), colour),
+        "yuv420p10le,tv,bt2020nc,smpte2084,bt2020"
+    );
+    let got = decode_raw(&output, "yuv420p10le");
+    let want = cpu_seq_frames(
+        PixelFormat::Yuv420p10,
+        96,
+        64,
+        &decode_raw(&input, "yuv420p10le"),
+        "gaussian:5",
+    );
+    assert!(got == want, "10-bit output differs from cpu-seq");
+    assert!(got
+        .chunks(2)
+        .all(|w| u16::from_le_bytes([w[0], w[1]]) <= 1023));
+    // HEVC Main 10 with mastering display and content light level (SEI on frames): the output
+    // stream carries both as side data.
+    if !has_encoder("libx265") {
+        eprintln!("hdr: the ffmpeg CLI has no libx265; side-data part not run");
+        return;
+    }
+    let hevc = t.path("hdr.mkv");
+    let mut args = vec![
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=96x64:rate=25",
+        "-frames:v",
+        "6",
+        "-pix_fmt",
+        "yuv420p10le",
+    ];
+    args.extend(hdr);
+    args.extend([
+        "-c:v",
+        "libx265",
+        "-x265-params",
+        "log-level=error:hdr10=1:master-display=G(13250,34500)B(7500,3000)R(34000,16000)\
+                  WP(15635,16450)L(10000000,1):max-cll=1000,400",
+        s(&hevc),
+    ]);
+    ffmpeg(&args);
+    let out = t.path("hdr-out.mkv");
+    ok(&[
+        "filter",
+        s(&hevc),
+        "-o",
+        s(&out),
+        "--kernel",
+        "box:3",
+        "--codec",
+        "ffv1",
+        "-q",
+    ]);
+    assert_eq!(
+        probe(&out, Some("v:0"), colour),
+        "yuv420p10le,tv,bt2020nc,smpte2084,bt2020"
+    );
+    let side = probe(&out, Some("v:0"), "stream_side_data");
+    assert!(
+        side.contains("Mastering display") && side.contains("1000/1"),
+        "{side}"
+    );
+    assert!(
+        side.contains("Content light level") && side.contains("400"),
+        "{side}"
+    );
+    // The default encoder keeps 10 bits too.
+    let dflt = t.path("default.mkv");
+    let err = ok(&["filter", s(&input), "-o", s(&dflt), "--kernel", "box:3"]);
+    assert!(
+        err.contains("yuv420p10le"),
+        "the report names the encoding: {err}"
+    );
+    assert_eq!(probe(&dflt, Some("v:0"), "stream=pix_fmt"), "yuv420p10le");
+}
+
+#[test]
+fn variable_frame_rates_and_start_offsets_keep_their_timestamps() {
+    if !have_ffmpeg() {
+        return;
+    }
+    let t = Scratch::new("vfr");
+    let vfr = t.path("vfr.mkv");
+    ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=160x120:rate=25",
+        "-t",
+        "2",
+        "-vf",
+        "setpts='PTS+0.04*floor(N/10)/TB'",
+        "-fps_mode",
+        "vfr",
+        "-c:v",
+        "ffv1",
+        s(&vfr),
+    ]);
+    let offset = t.path("offset.mkv");
+    ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=160x120:rate=25",
+        "-t",
+        "1",
+        "-output_ts_offset",
+        "3.5",
+        "-c:v",
+        "ffv1",
+        s(&offset),
+    ]);
+    let pts = |p: &Path| {
+        let mut v: Vec<String> = probe(p, Some("v:0"), "frame=pts_time")
+            .lines()
+            .filter_map(|l| l.split(',').next().filter(|v| !v.is_empty()))
+            .map(str::to_string)
+            .collect();
+        v.sort_by(|a, b| {
+            a.parse::<f64>()
+                .unwrap()
+                .total_cmp(&b.parse::<f64>().unwrap())
+        });
+        v
+    };
+    for input in [&vfr, &offset] {
+        for ext in ["mkv", "mp4"] {
+            let out = t.path(&format!("out.{ext}"));
+            ok(&["filter", s(input), "-o", s(&out), "--kernel", "box:3", "-q"]);
+            let (a, b) = (pts(input), pts(&out));
+            assert!(a.len() > 20 && a == b, "{}: {a:?} vs {b:?}", s(input));
+        }
+    }
+}
+
+#[test]
+fn frame_directories_to_video_and_back() {
+    if !have_ffmpeg() {
+        return;
+    }
+    let t = Scratch::new("dirs");
+    // 10-bit video to 16-bit PNG frames, named from 1.
+    let clip = t.path("clip.mkv");
+    ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=64x48:rate=25",
+        "-frames:v",
+        "5",
+        "-pix_fmt",
+        "yuv444p10le",
+        "-c:v",
+        "ffv1",
+        s(&clip),
+    ]);
+    let frames = t.path("frames");
+    let err = ok(&["filter", s(&clip), "-o", s(&frames), "--kernel", "box:1"]);
+    assert!(err.contains("converted from yuv444p10 to rgb48"), "{err}");
+    let mut names: Vec<String> = std::fs::read_dir(&frames)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names.first().map(String::as_str), Some("frame_000001.png"));
+    assert_eq!(names.len(), 5);
+    assert_eq!(
+        probe(&frames.join("frame_000001.png"), None, "stream=pix_fmt"),
+        "rgb48be"
+    );
+    let tiffs = t.path("tiffs");
+    ok(&[
+        "filter",
+        s(&clip),
+        "-o",
+        s(&tiffs),
+        "--kernel",
+        "box:1",
+        "--tiff",
+        "-q",
+    ]);
+    let tif = tiffs.join("frame_000005.tif");
+    assert!(
+        probe(&tif, None, "stream=pix_fmt").starts_with("rgb48"),
+        "16-bit TIFF"
+    );
+    // RGB frames to a lossless video at a given rate and back: the same pixels (planar GBR
+    // video is repacked losslessly both ways).
+    let rgb = t.path("rgb");
+    std::fs::create_dir(&rgb).unwrap();
+    ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=64x48:rate=25",
+        "-frames:v",
+        "4",
+        "-pix_fmt",
+        "rgb24",
+        s(&rgb.join("img_%02d.png")),
+    ]);
+    let video = t.path("rgb.mkv");
+    ok(&[
+        "filter",
+        s(&rgb),
+        "-o",
+        s(&video),
+        "--kernel",
+        "box:1",
+        "--fps",
+        "30000/1001",
+        "-q",
+    ]);
+    assert_eq!(
+        probe(
+            &video,
+            Some("v:0"),
+            "stream=codec_name,pix_fmt,r_frame_rate"
+        ),
+        "ffv1,bgr0,30000/1001"
+    );
+    let back = t.path("back");
+    ok(&[
+        "filter",
+        s(&video),
+        "-o",
+        s(&back),
+        "--kernel",
+        "box:1",
+        "-q",
+    ]);
+    for (i, name) in ["img_01.png", "img_02.png", "img_03.png", "img_04.png"]
+        .iter()
+        .enumerate()
+    {
+        let again = back.join(format!("frame_{:06}.png", i + 1));
+        assert_eq!(
+            decode_raw(&rgb.join(name), "rgb24"),
+            decode_raw(&again, "rgb24"),
+            "{name}"
+        );
+    }
+    // mp4 takes RGB only from an encoder that codes it as such (libx265's GBR 4:4:4): either
+    // the format is kept, or a clear error names the way out; --pix-fmt converts.
+    let mp4 = t.path("rgb.mp4");
+    let out = run(&["filter", s(&rgb), "-o", s(&mp4), "--kernel", "box:1"]);
+    if out.status.success() {
+        assert_eq!(probe(&mp4, Some("v:0"), "stream=pix_fmt"), "gbrp");
+        std::fs::remove_file(&mp4).unwrap();
+    } else {
+        assert_eq!(out.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--pix-fmt"));
+        assert!(!mp4.exists());
+    }
+    ok(&[
+        "filter",
+        s(&rgb),
+        "-o",
+        s(&mp4),
+        "--kernel",
+        "box:1",
+        "--pix-fmt",
+        "yuv420p",
+        "-q",
+    ]);
+    assert_eq!(
+        probe(&mp4, Some("v:0"), "stream=codec_name,pix_fmt"),
+        "h264,yuv420p"
+    );
+    // --fps only where the input has no timing of its own.
+    let out = run(&[
+        "filter",
+        s(&clip),
+        "-o",
+        s(&t.path("x.mkv")),
+        "--kernel",
+        "box:1",
+        "--fps",
+        "30",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn pixel_formats_change_only_when_asked() {
+    if !have_ffmpeg() {
+        return;
+    }
+    let t = Scratch::new("pixfmt");
+    let clip = t.path("clip.mkv");
+    ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=64x48:rate=25",
+        "-frames:v",
+        "3",
+        "-pix_fmt",
+        "yuv420p10le",
+        "-c:v",
+        "ffv1",
+        s(&clip),
+    ]);
+    let same = t.path("same.mkv");
+    ok(&[
+        "filter",
+        s(&clip),
+        "-o",
+        s(&same),
+        "--kernel",
+        "box:3",
+        "--codec",
+        "ffv1",
+        "-q",
+    ]);
+    assert_eq!(probe(&same, Some("v:0"), "stream=pix_fmt"), "yuv420p10le");
+    let eight = t.path("eight.mkv");
+    ok(&[
+        "filter",
+        s(&clip),
+        "-o",
+        s(&eight),
+        "--kernel",
+        "box:3",
+        "--codec",
+        "ffv1",
+        "--pix-fmt",
+        "yuv420p",
+        "-q",
+    ]);
+    assert_eq!(probe(&eight, Some("v:0"), "stream=pix_fmt"), "yuv420p");
+    let out = run(&[
+        "filter",
+        s(&clip),
+        "-o",
+        s(&t.path("x.mkv")),
+        "--kernel",
+        "box:3",
+        "--pix-fmt",
+        "bgr0",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "an unknown format is a usage error"
+    );
+    // An encoder option nobody takes is an error naming it.
+    let out = run(&[
+        "filter",
+        s(&clip),
+        "-o",
+        s(&t.path("typo.mkv")),
+        "--kernel",
+        "box:3",
+        "--codec",
+        "libx264",
+        "--codec-opt",
+        "crff=18",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("crff"));
+    assert!(!t.path("typo.mkv").exists());
+}
+
+#[test]
+fn y4m_and_video_tags_translate_both_ways() {
+    if !have_ffmpeg() {
+        return;
+    }
+    let t = Scratch::new("y4mtags");
+    let plain = t.path("plain.y4m");
+    ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=64x48:rate=25",
+        "-frames:v",
+        "3",
+        "-pix_fmt",
+        "yuv420p",
+        s(&plain),
+    ]);
+    // Interlaced, 16:15 pixels, MPEG-2 (left) chroma siting.
+    let bytes = std::fs::read(&plain).unwrap();
+    let end = bytes.iter().position(|&b| b == b'\n').unwrap();
+    let header = "YUV4MPEG2 W64 H48 F25:1 It A16:15 C420mpeg2 XYSCSS=420MPEG2";
+    let tagged = t.path("tagged.y4m");
+    std::fs::write(&tagged, [header.as_bytes(), &bytes[end..]].concat()).unwrap();
+    let mkv = t.path("tagged.mkv");
+    ok(&[
+        "filter",
+        s(&tagged),
+        "-o",
+        s(&mkv),
+        "--kernel",
+        "box:3",
+        "--codec",
+        "ffv1",
+        "-q",
+    ]);
+    let tags = probe(
+        &mkv,
+        Some("v:0"),
+        "stream=sample_aspect_ratio,chroma_location,field_order",
+    );
+    assert_eq!(tags, "16:15,left,tt");
+    let back = t.path("back.y4m");
+    ok(&["filter", s(&mkv), "-o", s(&back), "--kernel", "box:1", "-q"]);
+    let text = std::fs::read(&back).unwrap();
+    let line = String::from_utf8_lossy(&text[..text.iter().position(|&b| b == b'\n').unwrap()]);
+    assert_eq!(line, "YUV4MPEG2 W64 H48 F25:1 It A16:15 C420mpeg2");
+}
