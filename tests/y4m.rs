@@ -11,7 +11,7 @@ use convflow::backend::{Backend, CpuSeq};
 use convflow::filter::{spec::parse_spec, Filter, PlaneSel};
 use convflow::frame::{Frame, PixelFormat};
 
-use common::{assert_fails, bin, Scratch};
+use common::{assert_fails, bin, ffmpeg, have_ffmpeg, run, s, Scratch};
 
 fn run_with_stdin(args: &[&str], input: &[u8]) -> Output {
     let mut child = bin()
@@ -370,4 +370,74 @@ fn ctrl_c_drains_and_finalizes_the_output() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(names.len(), 1, "no temporary file left: {names:?}");
+}
+
+/// Chroma-siting tags and X-parameters come out exactly as they went in (a header of
+/// `C420mpeg2 XYSCSS=420MPEG2` must not become `C420jpeg`), through convflow alone and with the
+/// ffmpeg CLI on both sides.
+#[test]
+fn colourspace_tags_and_x_parameters_round_trip() {
+    let frame = bytes(8 * 8 + 2 * 4 * 4, 7);
+    for cs in [
+        "420mpeg2 XYSCSS=420MPEG2",
+        "420paldv XYSCSS=420PALDV",
+        "420jpeg XCOLORRANGE=FULL",
+    ] {
+        let input = y4m(8, 8, cs, &[frame.clone(), frame.clone()]);
+        let out = run_with_stdin(
+            &["filter", "-", "-o", "-", "--kernel", "box:3", "-q"],
+            &input,
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let (header, got) = parse(&out.stdout);
+        assert_eq!(header, format!("YUV4MPEG2 W8 H8 F25:1 Ip A1:1 C{cs}"));
+        assert_eq!(got.len(), 2);
+    }
+    if !have_ffmpeg() {
+        return;
+    }
+    // ffmpeg writes 420mpeg2 for left-sited chroma and reads it back as left.
+    let t = Scratch::new("y4m-siting");
+    let src = t.path("src.y4m");
+    ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=64x48:rate=25",
+        "-frames:v",
+        "2",
+        "-pix_fmt",
+        "yuv420p",
+        "-chroma_sample_location",
+        "left",
+        s(&src),
+    ]);
+    let head = |p: &std::path::Path| {
+        let b = std::fs::read(p).unwrap();
+        String::from_utf8_lossy(&b[..b.iter().position(|&c| c == b'\n').unwrap()]).into_owned()
+    };
+    assert!(head(&src).contains("C420mpeg2"), "{}", head(&src));
+    let out = t.path("out.y4m");
+    let ran = run(&["filter", s(&src), "-o", s(&out), "--kernel", "box:3", "-q"]);
+    assert!(ran.status.success());
+    assert_eq!(head(&src), head(&out));
+    let mkv = t.path("out.mkv");
+    ffmpeg(&["-i", s(&out), "-c:v", "ffv1", s(&mkv)]);
+    let probe = std::process::Command::new("ffprobe")
+        .args([
+            "-v",
+            "error",
+            "-show_entries",
+            "stream=chroma_location",
+            "-of",
+            "csv=p=0",
+        ])
+        .arg(&mkv)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&probe.stdout).trim(), "left");
 }
