@@ -11,7 +11,7 @@ use std::process::Command;
 
 use convflow::frame::PixelFormat;
 
-use common::{cpu_seq_frames, decode_raw, ffmpeg, have_ffmpeg, run, s, Scratch};
+use common::{cpu_seq_frames, decode_raw, ffmpeg, have_ffmpeg, make_clip, run, s, Scratch};
 
 /// ffprobe's answer for `entries` (csv, no section names), all streams unless `select`.
 fn probe(path: &Path, select: Option<&str>, entries: &str) -> String {
@@ -499,19 +499,7 @@ fn frame_directories_to_video_and_back() {
     let t = Scratch::new("dirs");
     // 10-bit video to 16-bit PNG frames, named from 1.
     let clip = t.path("clip.mkv");
-    ffmpeg(&[
-        "-f",
-        "lavfi",
-        "-i",
-        "testsrc2=size=64x48:rate=25",
-        "-frames:v",
-        "5",
-        "-pix_fmt",
-        "yuv444p10le",
-        "-c:v",
-        "ffv1",
-        s(&clip),
-    ]);
+    make_clip(&clip, "64x48", "25", 5, "yuv444p10le");
     let frames = t.path("frames");
     let err = ok(&["filter", s(&clip), "-o", s(&frames), "--kernel", "box:1"]);
     assert!(err.contains("converted from yuv444p10 to rgb48"), "{err}");
@@ -646,19 +634,7 @@ fn pixel_formats_change_only_when_asked() {
     }
     let t = Scratch::new("pixfmt");
     let clip = t.path("clip.mkv");
-    ffmpeg(&[
-        "-f",
-        "lavfi",
-        "-i",
-        "testsrc2=size=64x48:rate=25",
-        "-frames:v",
-        "3",
-        "-pix_fmt",
-        "yuv420p10le",
-        "-c:v",
-        "ffv1",
-        s(&clip),
-    ]);
+    make_clip(&clip, "64x48", "25", 3, "yuv420p10le");
     let same = t.path("same.mkv");
     ok(&[
         "filter",

@@ -12,26 +12,7 @@ use std::process::{Command, Output, Stdio};
 
 use convflow::frame::PixelFormat;
 
-use common::{bin, cpu_seq_frames, decode_raw, ffmpeg, have_ffmpeg, run, s, Scratch};
-
-/// A testsrc2 clip, lossless (FFV1 in Matroska).
-fn make_clip(path: &Path, size: &str, rate: &str, frames: usize, pix: &str) {
-    let src = format!("testsrc2=size={size}:rate={rate}");
-    let n = frames.to_string();
-    ffmpeg(&[
-        "-f",
-        "lavfi",
-        "-i",
-        &src,
-        "-frames:v",
-        &n,
-        "-pix_fmt",
-        pix,
-        "-c:v",
-        "ffv1",
-        s(path),
-    ]);
-}
+use common::{bin, cpu_seq_frames, decode_raw, ffmpeg, have_ffmpeg, make_clip, run, s, Scratch};
 
 fn probe(path: &Path, entries: &str) -> String {
     let out = Command::new("ffprobe")

@@ -448,3 +448,22 @@ pub fn cpu_seq_frames(format: PixelFormat, w: usize, h: usize, raw: &[u8], spec:
     }
     out
 }
+
+/// A testsrc2 clip, lossless (FFV1 in Matroska).
+pub fn make_clip(path: &std::path::Path, size: &str, rate: &str, frames: usize, pix: &str) {
+    let src = format!("testsrc2=size={size}:rate={rate}");
+    let n = frames.to_string();
+    ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        &src,
+        "-frames:v",
+        &n,
+        "-pix_fmt",
+        pix,
+        "-c:v",
+        "ffv1",
+        s(path),
+    ]);
+}
