@@ -158,12 +158,13 @@ impl KernelChoice {
 
 #[derive(Args)]
 pub struct FilterArgs {
-    /// Input: an image file, a directory of frames, a .y4m file, - for y4m on stdin, or
-    /// synthetic:WIDTHxHEIGHT:FORMAT:FRAMES (generated frames, FORMAT gray, rgb, rgba,
-    /// yuv420p, yuv422p, yuv444p or nv12).
+    /// Input: a video file, an image file, a directory of frames, a .y4m file, - for y4m on
+    /// stdin, or synthetic:WIDTHxHEIGHT:FORMAT:FRAMES (generated frames; FORMAT gray, rgb,
+    /// rgba, yuv420p, yuv422p, yuv444p, nv12 or a deeper one: gray16, rgb48, yuv420p10, p010…).
     pub input: PathBuf,
-    /// Output: an image file (format from its extension), a directory, a .y4m file, - for y4m
-    /// on stdout (y4m inputs give y4m outputs), or null to discard the frames.
+    /// Output: a video file (.mp4, .mkv, .mov, .avi, .ts, .nut), an image file (format from its
+    /// extension), a directory (of frames), a .y4m file, - for y4m on stdout, or null to
+    /// discard the frames.
     #[arg(short, long)]
     pub output: PathBuf,
     #[command(flatten)]
@@ -222,8 +223,8 @@ pub struct FilterArgs {
 /// Video output options.
 #[derive(Args, Clone)]
 pub struct VideoArgs {
-    /// Encoder for video outputs, e.g. libx264, ffv1, mpeg4 (default: libx264 when this FFmpeg
-    /// has it, else mpeg4).
+    /// Encoder for video outputs, e.g. libx264, ffv1, mpeg4 (default: the first of libx264,
+    /// libx265, ffv1, mpeg4 that keeps the frames' pixel format and bit depth).
     #[arg(long)]
     pub codec: Option<String>,
     /// Encoder option KEY=VALUE (repeatable), e.g. --codec-opt crf=18, --codec-opt qp=0 for

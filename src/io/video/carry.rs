@@ -20,6 +20,8 @@ use ff::ffi;
 use ff::Rational;
 use ffmpeg_next as ff;
 
+use super::{first_line, with_stderr_captured};
+
 /// Frame side data that describes the picture's display rather than how it was coded, and so
 /// stays true after filtering: put back on the encoder's frames. (Film-grain parameters, motion
 /// vectors, QP tables, Dolby Vision RPUs and the like are left behind.)
@@ -345,4 +347,182 @@ impl Carry {
     pub(super) fn claimed(&self) -> bool {
         self.0.claimed.load(Ordering::Relaxed)
     }
+}
+
+// --- Putting it back on an output. ---
+
+/// Puts a stream's metadata, disposition and side data on an output stream.
+///
+/// # Safety
+/// `st` is a stream of an output context whose header is not written yet.
+unsafe fn put_stream_tags(st: *mut ffi::AVStream, tags: &StreamTags) -> Result<(), String> {
+    for (k, v) in &tags.metadata {
+        let (Ok(k), Ok(v)) = (
+            std::ffi::CString::new(k.as_str()),
+            std::ffi::CString::new(v.as_str()),
+        ) else {
+            continue;
+        };
+        // SAFETY: the stream's dictionary and two NUL-terminated strings (copied by FFmpeg).
+        unsafe { ffi::av_dict_set(&mut (*st).metadata, k.as_ptr(), v.as_ptr(), 0) };
+    }
+    // SAFETY: as the function's contract says.
+    unsafe {
+        (*st).disposition = tags.disposition;
+        for d in &tags.side_data {
+            let dst = ffi::av_stream_new_side_data(st, d.kind, d.bytes.len());
+            if dst.is_null() {
+                return Err("out of memory".into());
+            }
+            std::ptr::copy_nonoverlapping(d.bytes.as_ptr(), dst, d.bytes.len());
+        }
+    }
+    Ok(())
+}
+
+/// The file's metadata and chapters.
+pub(super) fn put_file_tags(octx: &mut ff::format::context::Output, carry: &Carry) {
+    let mut dict = ff::Dictionary::new();
+    for (k, v) in carry.metadata() {
+        dict.set(k, v);
+    }
+    octx.set_metadata(dict);
+    for c in carry.chapters() {
+        let title = c
+            .metadata
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("title"))
+            .map_or("", |(_, v)| v.as_str());
+        if let Ok(mut ch) = octx.add_chapter(c.id, c.time_base, c.start, c.end, title) {
+            for (k, v) in &c.metadata {
+                ch.set_metadata(k, v);
+            }
+        }
+    }
+}
+
+/// Whether the container can hold a copied stream of codec `id`: what the muxer says, or for a
+/// muxer that does not say, yes (the header then tells). Matroska holds attachments (fonts)
+/// whatever their codec.
+fn holds(octx: &ff::format::context::Output, muxer: &str, id: ff::codec::Id, medium: &str) -> bool {
+    if medium == "attachment" {
+        return muxer == "matroska";
+    }
+    // SAFETY: the output's muxer description and a codec id.
+    let answer = unsafe {
+        ffi::avformat_query_codec(
+            (*octx.as_ptr()).oformat,
+            id.into(),
+            ffi::FF_COMPLIANCE_NORMAL,
+        )
+    };
+    // A muxer that does not say takes audio and video; subtitles and data it would store as
+    // opaque private data (MPEG-TS), which no player reads back as what they were.
+    answer > 0 || (answer < 0 && matches!(medium, "audio" | "video"))
+}
+
+/// Whether the muxer writes a header for the video stream and the copied stream `p` (some
+/// refuse what they say they hold, e.g. Opus in .mov): tried on a scratch output in memory.
+fn header_takes(
+    muxer: &str,
+    video: &ff::encoder::video::Encoder,
+    p: &Passenger,
+) -> Result<(), String> {
+    let io = ff::format::context::StreamIo::from_write_seek_with_capacity(
+        std::io::Cursor::new(Vec::new()),
+        1 << 16,
+    )
+    .map_err(|e| e.to_string())?;
+    let mut octx =
+        ff::format::output_to_stream(io, Some("probe"), Some(muxer)).map_err(|e| e.to_string())?;
+    let mut ost = octx.add_stream(video.codec()).map_err(|e| e.to_string())?;
+    ost.set_parameters(video);
+    new_copied_stream(&mut octx, p, false)?;
+    super::take_logged();
+    let (res, printed) = with_stderr_captured(|| octx.write_header());
+    let logged = super::take_logged();
+    res.map(|_| ()).map_err(|e| {
+        logged
+            .or_else(|| first_line(&printed))
+            .unwrap_or_else(|| e.to_string())
+    })
+}
+
+/// A container's name for messages.
+pub(super) fn muxer_name(muxer: &str) -> &str {
+    match muxer {
+        "matroska" => "mkv",
+        "mpegts" => "MPEG-TS",
+        m => m,
+    }
+}
+
+/// A new stream of `octx` for the copied stream `p`: its codec parameters (copied, the codec
+/// tag left to the muxer), time base, and with `tags` its metadata, disposition and side data.
+/// Returns its index.
+fn new_copied_stream(
+    octx: &mut ff::format::context::Output,
+    p: &Passenger,
+    tags: bool,
+) -> Result<usize, String> {
+    // SAFETY: a new stream of an output whose header is not written; the parameters are copied
+    // (not shared) and the tags are plain copies.
+    unsafe {
+        let st = ffi::avformat_new_stream(octx.as_mut_ptr(), std::ptr::null());
+        if st.is_null() {
+            return Err("adding a stream: out of memory".into());
+        }
+        let params = p.params.lock().unwrap_or_else(|e| e.into_inner());
+        if ffi::avcodec_parameters_copy((*st).codecpar, params.as_ptr()) < 0 {
+            return Err(format!("copying {}", p.describe()));
+        }
+        (*(*st).codecpar).codec_tag = 0;
+        (*st).time_base = p.time_base.into();
+        if tags {
+            put_stream_tags(st, &p.tags).map_err(|e| format!("{}: {e}", p.describe()))?;
+        }
+        Ok((*st).index as usize)
+    }
+}
+
+/// A copied stream on an output: (input index, output index, input time base).
+pub(super) type Copied = (usize, usize, Rational);
+
+/// Adds to `octx` (muxer `muxer`, video coded by `video`) every stream of `carry` the
+/// container holds. Returns, for each, (input index, output index, input time base), and a
+/// note for each left out.
+pub(super) fn add_passengers(
+    octx: &mut ff::format::context::Output,
+    muxer: &str,
+    video: &ff::encoder::video::Encoder,
+    carry: &Carry,
+) -> Result<(Vec<Copied>, Vec<String>), String> {
+    let (mut added, mut notes) = (Vec::new(), Vec::new());
+    for p in carry.passengers() {
+        let left_out = if !holds(octx, muxer, p.params_id(), p.medium) {
+            Some("cannot hold it".to_string())
+        } else {
+            header_takes(muxer, video, p)
+                .err()
+                .map(|why| format!("refuses it ({why})"))
+        };
+        match left_out {
+            Some(why) => notes.push(format!(
+                "{} is left out: {} {why}",
+                p.describe(),
+                muxer_name(muxer)
+            )),
+            None => added.push((p.index, new_copied_stream(octx, p, true)?, p.time_base)),
+        }
+    }
+    Ok((added, notes))
+}
+
+/// Puts the video stream's metadata, disposition and side data on the output's stream `st`.
+///
+/// # Safety
+/// `st` is a stream of an output context whose header is not written yet.
+pub(super) unsafe fn put_video_tags(st: *mut ffi::AVStream, carry: &Carry) -> Result<(), String> {
+    // SAFETY: as the function's contract says.
+    unsafe { put_stream_tags(st, &carry.0.video) }
 }

@@ -54,19 +54,9 @@ impl Converter {
         full_range: bool,
     ) -> Result<Self, String> {
         use ff::software::scaling::Flags;
-        let mut ctx = ff::software::scaling::Context::get(
-            from,
-            width,
-            height,
-            to,
-            width,
-            height,
-            Flags::BICUBIC | Flags::ACCURATE_RND | Flags::FULL_CHR_H_INT | Flags::FULL_CHR_H_INP,
-        )
-        .map_err(|e| {
-            let name = |p: Pixel| p.descriptor().map_or("?", |d| d.name());
-            format!("cannot convert {} to {}: {e}", name(from), name(to))
-        })?;
+        let flags =
+            Flags::BICUBIC | Flags::ACCURATE_RND | Flags::FULL_CHR_H_INT | Flags::FULL_CHR_H_INP;
+        let Converter { mut ctx, .. } = Self::with_flags(from, to, width, height, flags)?;
         let range = |p: Pixel| libc::c_int::from(is_rgb(p) || full_range);
         // SAFETY: a live context; the tables are swscale's static coefficient tables.
         unsafe {
@@ -82,6 +72,30 @@ impl Converter {
                 1 << 16,
             );
         }
+        Ok(Converter { ctx, from, to })
+    }
+
+    /// The same samples in another layout (NV12 as planar YUV, interleaved RGB as GBR planes
+    /// or BGR0, and back): point sampling, bit-exact.
+    pub fn repack(from: Pixel, to: Pixel, width: u32, height: u32) -> Result<Self, String> {
+        use ff::software::scaling::Flags;
+        let flags = Flags::POINT | Flags::ACCURATE_RND | Flags::BITEXACT;
+        Self::with_flags(from, to, width, height, flags)
+    }
+
+    fn with_flags(
+        from: Pixel,
+        to: Pixel,
+        width: u32,
+        height: u32,
+        flags: ff::software::scaling::Flags,
+    ) -> Result<Self, String> {
+        let ctx =
+            ff::software::scaling::Context::get(from, width, height, to, width, height, flags)
+                .map_err(|e| {
+                    let name = |p: Pixel| p.descriptor().map_or("?", |d| d.name());
+                    format!("cannot convert {} to {}: {e}", name(from), name(to))
+                })?;
         Ok(Converter { ctx, from, to })
     }
 
@@ -136,7 +150,7 @@ pub fn image_format_for(f: PixelFormat) -> PixelFormat {
 }
 
 /// Copies one of our frames into an FFmpeg frame of the same format and size.
-fn to_ff(frame: &Frame, dst: &mut ff::frame::Video) {
+pub(super) fn to_ff(frame: &Frame, dst: &mut ff::frame::Video) {
     for p in 0..frame.planes().len() {
         let stride = dst.stride(p);
         let data = dst.data_mut(p);

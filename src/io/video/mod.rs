@@ -23,6 +23,7 @@
 
 mod carry;
 pub mod convert;
+mod encoder;
 mod sink;
 mod source;
 

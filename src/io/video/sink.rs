@@ -16,10 +16,13 @@ use ffmpeg_next as ff;
 
 use std::sync::{Arc, Mutex};
 
-use super::carry::{Carried, Carry, FRAME_SIDE_DATA};
+use super::carry::{
+    add_passengers, muxer_name, put_file_tags, put_video_tags, Carried, Carry, FRAME_SIDE_DATA,
+};
+use super::convert::{to_ff, Converter};
+use super::encoder::{default_encoder, lossless_twins, open_encoder};
 use super::{
-    ff_pixel, first_line, init, map_pixel, multi_pass_flags, touches_files, with_stderr_captured,
-    IO_BUFFER,
+    ff_pixel, first_line, init, map_pixel, touches_files, with_stderr_captured, IO_BUFFER,
 };
 use crate::frame::{Family, Frame};
 use crate::io::atomic::PendingFile;
@@ -106,13 +109,9 @@ pub struct VideoSink {
     frame: ff::frame::Video,
     /// For an encoder that takes the frames only repacked (P010 as yuv420p10, RGB as GBR
     /// planes): the converter and the frame it fills.
-    repack: Option<(ff::software::scaling::Context, ff::frame::Video)>,
+    repack: Option<(Converter, ff::frame::Video)>,
     packet: ff::Packet,
 }
-
-// SAFETY: the scaling context is used by the sink's one thread at a time (the sink moves to
-// the write stage whole); swscale keeps no thread-affine state.
-unsafe impl Send for VideoSink {}
 
 impl VideoSink {
     pub fn create(path: &Path, info: &StreamInfo, opts: &OutputOptions) -> Result<Self, IoError> {
@@ -291,11 +290,8 @@ impl VideoSink {
         let mut stream_side = Vec::new();
         if let Some(c) = carry {
             // SAFETY: a stream of the output being set up, before its header is written.
-            unsafe {
-                let st = ost.as_mut_ptr();
-                put_stream_tags(st, c.video_tags())
-                    .map_err(|e| err(format!("stream side data: {e}")))?;
-            }
+            unsafe { put_video_tags(ost.as_mut_ptr(), c) }
+                .map_err(|e| err(format!("stream side data: {e}")))?;
             stream_side = c.video_tags().side_data.iter().map(|d| d.kind).collect();
         }
         let mut notes = Vec::new();
@@ -303,51 +299,14 @@ impl VideoSink {
         let mut carried = None;
         if let Some(c) = carry {
             put_file_tags(&mut octx, c);
-            if opts.video_only {
-                // Said by the caller, which knows the option.
-            } else {
-                for p in c.passengers() {
-                    if !holds(&octx, muxer, p.params_id(), p.medium) {
-                        notes.push(format!(
-                            "{} is left out: {} cannot hold it",
-                            p.describe(),
-                            muxer_name(muxer)
-                        ));
-                        continue;
-                    }
-                    if let Err(why) = header_takes(muxer, &encoder, p) {
-                        notes.push(format!(
-                            "{} is left out: {} refuses it ({why})",
-                            p.describe(),
-                            muxer_name(muxer)
-                        ));
-                        continue;
-                    }
-                    // SAFETY: a new stream of the output being set up; the parameters are
-                    // copied (not shared) and the tags are plain copies.
-                    let index = unsafe {
-                        let st = ffi::avformat_new_stream(octx.as_mut_ptr(), std::ptr::null());
-                        if st.is_null() {
-                            return Err(err("adding a stream: out of memory".into()));
-                        }
-                        let params = p.params.lock().unwrap_or_else(|e| e.into_inner());
-                        if ffi::avcodec_parameters_copy((*st).codecpar, params.as_ptr()) < 0 {
-                            return Err(err(format!("copying {}", p.describe())));
-                        }
-                        (*(*st).codecpar).codec_tag = 0;
-                        (*st).time_base = p.time_base.into();
-                        put_stream_tags(st, &p.tags)
-                            .map_err(|e| err(format!("{}: {e}", p.describe())))?;
-                        (*st).index as usize
-                    };
-                    routes.insert(
-                        p.index,
-                        Route {
-                            out: index,
-                            in_tb: p.time_base,
-                            out_tb: p.time_base,
-                        },
-                    );
+            // With --streams video-only the caller says what is left out.
+            if !opts.video_only {
+                let (added, left_out) =
+                    add_passengers(&mut octx, muxer, &encoder, c).map_err(err)?;
+                notes = left_out;
+                for (index, out, tb) in added {
+                    let (in_tb, out_tb) = (tb, tb); // out_tb is the muxer's, once known
+                    routes.insert(index, Route { out, in_tb, out_tb });
                 }
                 if !routes.is_empty() {
                     carried = Some(c.claim());
@@ -366,18 +325,8 @@ impl VideoSink {
         }
         let repack = match repack {
             Some(to) => Some((
-                ff::software::scaling::Context::get(
-                    own,
-                    w,
-                    h,
-                    pix,
-                    w,
-                    h,
-                    ff::software::scaling::Flags::POINT
-                        | ff::software::scaling::Flags::ACCURATE_RND
-                        | ff::software::scaling::Flags::BITEXACT,
-                )
-                .map_err(|e| err(format!("repacking {} for the encoder: {e}", info.format)))?,
+                Converter::repack(own, pix, w, h)
+                    .map_err(|e| err(format!("repacking {} for the encoder: {e}", info.format)))?,
                 to,
             )),
             None => None,
@@ -545,14 +494,7 @@ impl Sink for VideoSink {
         // The encoder may still hold the last frame's buffers (frame threads): new ones then.
         writable(&mut self.frame)
             .map_err(|e| self.write_err(format!("frame {}: {e}", meta.index)))?;
-        for p in 0..frame.planes().len() {
-            let stride = self.frame.stride(p);
-            let dst = self.frame.data_mut(p);
-            for y in 0..frame.planes()[p].height {
-                let row = frame.row(p, y);
-                dst[y * stride..y * stride + row.len()].copy_from_slice(row);
-            }
-        }
+        to_ff(frame, &mut self.frame);
         // Input timestamps when they increase, else one frame after the last.
         let next = self.last_pts.map_or(0, |l| l + self.frame_duration);
         let to_enc = |t: i64, tb: Rational| t.rescale(tb, self.enc_tb);
@@ -713,282 +655,4 @@ fn prepare_frame(
             }
         }
     }
-}
-
-/// Puts a stream's metadata, disposition and side data on an output stream.
-///
-/// # Safety
-/// `st` is a stream of an output context whose header is not written yet.
-unsafe fn put_stream_tags(
-    st: *mut ffi::AVStream,
-    tags: &super::carry::StreamTags,
-) -> Result<(), String> {
-    for (k, v) in &tags.metadata {
-        let (Ok(k), Ok(v)) = (
-            std::ffi::CString::new(k.as_str()),
-            std::ffi::CString::new(v.as_str()),
-        ) else {
-            continue;
-        };
-        // SAFETY: the stream's dictionary and two NUL-terminated strings (copied by FFmpeg).
-        unsafe { ffi::av_dict_set(&mut (*st).metadata, k.as_ptr(), v.as_ptr(), 0) };
-    }
-    // SAFETY: as the function's contract says.
-    unsafe {
-        (*st).disposition = tags.disposition;
-        for d in &tags.side_data {
-            let dst = ffi::av_stream_new_side_data(st, d.kind, d.bytes.len());
-            if dst.is_null() {
-                return Err("out of memory".into());
-            }
-            std::ptr::copy_nonoverlapping(d.bytes.as_ptr(), dst, d.bytes.len());
-        }
-    }
-    Ok(())
-}
-
-/// The file's metadata and chapters.
-fn put_file_tags(octx: &mut ff::format::context::Output, carry: &Carry) {
-    let mut dict = ff::Dictionary::new();
-    for (k, v) in carry.metadata() {
-        dict.set(k, v);
-    }
-    octx.set_metadata(dict);
-    for c in carry.chapters() {
-        let title = c
-            .metadata
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case("title"))
-            .map_or("", |(_, v)| v.as_str());
-        if let Ok(mut ch) = octx.add_chapter(c.id, c.time_base, c.start, c.end, title) {
-            for (k, v) in &c.metadata {
-                ch.set_metadata(k, v);
-            }
-        }
-    }
-}
-
-/// Whether the container can hold a copied stream of codec `id`: what the muxer says, or for a
-/// muxer that does not say, yes (the header then tells). Matroska holds attachments (fonts)
-/// whatever their codec.
-fn holds(octx: &ff::format::context::Output, muxer: &str, id: ff::codec::Id, medium: &str) -> bool {
-    if medium == "attachment" {
-        return muxer == "matroska";
-    }
-    // SAFETY: the output's muxer description and a codec id.
-    let answer = unsafe {
-        ffi::avformat_query_codec(
-            (*octx.as_ptr()).oformat,
-            id.into(),
-            ffi::FF_COMPLIANCE_NORMAL,
-        )
-    };
-    // A muxer that does not say takes audio and video; subtitles and data it would store as
-    // opaque private data (MPEG-TS), which no player reads back as what they were.
-    answer > 0 || (answer < 0 && matches!(medium, "audio" | "video"))
-}
-
-/// Whether the muxer writes a header for the video stream and the copied stream `p` (some
-/// refuse what they say they hold, e.g. Opus in .mov): tried on a scratch output in memory.
-fn header_takes(
-    muxer: &str,
-    video: &ff::encoder::video::Encoder,
-    p: &super::carry::Passenger,
-) -> Result<(), String> {
-    let io = ff::format::context::StreamIo::from_write_seek_with_capacity(
-        std::io::Cursor::new(Vec::new()),
-        1 << 16,
-    )
-    .map_err(|e| e.to_string())?;
-    let mut octx =
-        ff::format::output_to_stream(io, Some("probe"), Some(muxer)).map_err(|e| e.to_string())?;
-    let mut ost = octx.add_stream(video.codec()).map_err(|e| e.to_string())?;
-    ost.set_parameters(video);
-    // SAFETY: a new stream of a scratch output; the parameters are copied.
-    unsafe {
-        let st = ffi::avformat_new_stream(octx.as_mut_ptr(), std::ptr::null());
-        if st.is_null() {
-            return Err("out of memory".into());
-        }
-        let params = p.params.lock().unwrap_or_else(|e| e.into_inner());
-        ffi::avcodec_parameters_copy((*st).codecpar, params.as_ptr());
-        (*(*st).codecpar).codec_tag = 0;
-        (*st).time_base = p.time_base.into();
-    }
-    super::take_logged();
-    let (res, printed) = with_stderr_captured(|| octx.write_header());
-    let logged = super::take_logged();
-    res.map(|_| ()).map_err(|e| {
-        logged
-            .or_else(|| first_line(&printed))
-            .unwrap_or_else(|| e.to_string())
-    })
-}
-
-/// A container's name for messages.
-fn muxer_name(muxer: &str) -> &str {
-    match muxer {
-        "matroska" => "mkv",
-        "mpegts" => "MPEG-TS",
-        m => m,
-    }
-}
-
-/// Layouts of the same samples that encoders take when they do not take ours (P010/P016 are
-/// NV12-like with 16-bit words; RGB interleaved): planar yuv420p10/16, planar GBR, or the
-/// 32-bit BGR0/BGRA words FFV1 codes 8-bit RGB as. The source repacks them back
-/// ([`super::convert::repacked_twin`]), bit for bit.
-fn lossless_twins(p: ff::format::Pixel) -> &'static [ff::format::Pixel] {
-    use ff::format::Pixel as P;
-    match p {
-        P::NV12 => &[P::YUV420P],
-        P::P010LE => &[P::YUV420P10LE],
-        P::P016LE => &[P::YUV420P16LE],
-        P::RGB24 => &[P::GBRP, P::BGRZ],
-        P::RGBA => &[P::GBRAP, P::BGRA],
-        P::RGB48LE => &[P::GBRP16LE],
-        P::RGBA64LE => &[P::GBRAP16LE],
-        _ => &[],
-    }
-}
-
-/// The encoder an output gets unless `--codec` says otherwise: the first of libx264, libx265,
-/// ffv1 and mpeg4 (ffv1 first for gray and RGB, which the others turn into YUV) that takes the
-/// frames' own pixel format (so bit depth and chroma format are kept: libx264 High 10 / 4:2:2 /
-/// 4:4:4 where the linked x264 has them) and that the container (`muxer`) can hold.
-fn default_encoder(
-    candidates: &[ff::format::Pixel],
-    own: ff::format::Pixel,
-    muxer: &str,
-) -> Option<ff::Codec> {
-    let name = std::ffi::CString::new(muxer).ok()?;
-    // SAFETY: av_guess_format reads a NUL-terminated name; the result is a static description
-    // (or null).
-    let container =
-        unsafe { ff::ffi::av_guess_format(name.as_ptr(), std::ptr::null(), std::ptr::null()) };
-    // Gray and RGB frames come back from x264/x265 as YUV or GBR planes; FFV1 keeps them.
-    use ff::format::Pixel as P;
-    let gray_or_rgb = matches!(
-        own,
-        P::GRAY8 | P::GRAY9LE | P::GRAY10LE | P::GRAY12LE | P::GRAY14LE | P::GRAY16LE
-    ) || matches!(own, P::RGB24 | P::RGBA | P::RGB48LE | P::RGBA64LE);
-    let order = if gray_or_rgb {
-        ["ffv1", "libx264", "libx265", "mpeg4"]
-    } else {
-        ["libx264", "libx265", "ffv1", "mpeg4"]
-    };
-    order
-        .into_iter()
-        .filter_map(ff::encoder::find_by_name)
-        .find(|c| {
-            let takes = c
-                .video()
-                .ok()
-                .and_then(|v| v.formats())
-                .is_some_and(|mut f| f.any(|f| candidates.contains(&f)));
-            // SAFETY: avformat_query_codec reads the muxer description and a codec id. It says
-            // 1 (can hold), 0 (cannot) or a negative error (the muxer does not know: try it).
-            let holds = container.is_null()
-                || unsafe {
-                    ff::ffi::avformat_query_codec(
-                        container,
-                        c.id().into(),
-                        ff::ffi::FF_COMPLIANCE_NORMAL,
-                    ) != 0
-                };
-            takes && holds
-        })
-}
-
-/// Opens `enc` with `options`: every option must be one the encoder (or its private options)
-/// takes, or the error names those it did not; flags that turn on multi-pass statistics are
-/// refused; and an encoder that complains while opening (an error in FFmpeg's log, such as
-/// x264's "Error parsing option", or on standard error) has failed even when it goes on. Its
-/// complaint is folded into the error.
-fn open_encoder(
-    mut enc: ff::encoder::video::Video,
-    codec: ff::Codec,
-    options: &[(String, String)],
-) -> Result<ff::encoder::video::Encoder, String> {
-    let name = codec.name().to_string();
-    // Options are set on the context (and its private options) one by one before it opens, so
-    // that each bad one is named and what they turn on can be checked before the encoder opens
-    // any file.
-    let mut unused = Vec::new();
-    for (k, v) in options {
-        let (ck, cv) = match (
-            std::ffi::CString::new(k.as_str()),
-            std::ffi::CString::new(v.as_str()),
-        ) {
-            (Ok(ck), Ok(cv)) => (ck, cv),
-            _ => {
-                return Err(format!(
-                    "--codec-opt {}: contains a NUL byte",
-                    crate::quote::quote(k)
-                ))
-            }
-        };
-        // SAFETY: a live, unopened codec context and two NUL-terminated strings.
-        let res = unsafe {
-            ff::ffi::av_opt_set(
-                enc.as_mut_ptr().cast(),
-                ck.as_ptr(),
-                cv.as_ptr(),
-                ff::ffi::AV_OPT_SEARCH_CHILDREN,
-            )
-        };
-        if res == ff::ffi::AVERROR_OPTION_NOT_FOUND {
-            unused.push(k.clone());
-        } else if res < 0 {
-            let why = super::take_logged_from(&name).map_or(String::new(), |l| format!(": {l}"));
-            return Err(format!(
-                "encoder {name}: --codec-opt {}={} is not a valid value ({}){why}",
-                crate::quote::quote(k),
-                crate::quote::quote(v),
-                ff::Error::from(res)
-            ));
-        }
-    }
-    if !unused.is_empty() {
-        let unused: Vec<String> = unused.iter().map(|u| crate::quote::quote(u)).collect();
-        return Err(format!(
-            "encoder {name} does not take the option(s) {} (check --codec-opt; \
-             `ffmpeg -h encoder={name}` lists what it takes)",
-            unused.join(", ")
-        ));
-    }
-    // SAFETY: the pointer is only read while `enc` is alive.
-    if multi_pass_flags(unsafe { enc.as_ptr() }) {
-        return Err(format!(
-            "encoder {name}: --codec-opt flags turn on multi-pass statistics, which the encoder \
-             writes to files of its own; not supported"
-        ));
-    }
-    super::take_logged_from(&name);
-    let (res, printed) = with_stderr_captured(|| {
-        // SAFETY: a context made for `codec`, options already applied, not opened yet.
-        unsafe { ff::ffi::avcodec_open2(enc.as_mut_ptr(), codec.as_ptr(), std::ptr::null_mut()) }
-    });
-    // What the encoder said: an error in FFmpeg's log, else one on standard error.
-    let complaint = super::take_logged_from(&name).or_else(|| {
-        printed
-            .lines()
-            .find(|l| l.to_ascii_lowercase().contains("error"))
-            .map(crate::quote::quote_line)
-    });
-    if res < 0 {
-        let why = complaint
-            .or_else(|| first_line(&printed))
-            .map_or(String::new(), |l| format!(": {l}"));
-        return Err(format!(
-            "cannot open encoder {name} ({}){why}; check --codec and --codec-opt",
-            ff::Error::from(res)
-        ));
-    }
-    if let Some(c) = complaint {
-        return Err(format!(
-            "encoder {name} reported an error while opening: {c}; check --codec-opt"
-        ));
-    }
-    Ok(ff::encoder::video::Encoder(enc))
 }

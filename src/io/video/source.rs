@@ -119,15 +119,7 @@ impl VideoSource {
         let repack = match repacked_twin(decoder.format()) {
             Some(twin) => Some((
                 twin,
-                Converter::new(
-                    decoder.format(),
-                    ff_pixel(twin),
-                    w,
-                    h,
-                    ff::ffi::AVColorSpace::AVCOL_SPC_RGB,
-                    true,
-                )
-                .map_err(&err)?,
+                Converter::repack(decoder.format(), ff_pixel(twin), w, h).map_err(&err)?,
             )),
             None => None,
         };
