@@ -202,6 +202,10 @@ fn y4m_parser_never_panics_and_errors_are_one_line() {
         ),
         y4m("YUV4MPEG2 W6 H2 C422 F50:1", 2, 24),
         y4m("YUV4MPEG2 W2 H2 F25:1 C420mpeg2 XYSCSS=420MPEG2", 1, 6),
+        // Two-byte samples.
+        y4m("YUV4MPEG2 W4 H2 F25:1 C420p10 XYSCSS=420P10", 2, 24),
+        y4m("YUV4MPEG2 W3 H2 F25:1 Cmono16", 2, 12),
+        y4m("YUV4MPEG2 W2 H2 F25:1 C444p12", 1, 24),
     ];
     let regressions: &[&[u8]] = &[
         b"YUV4MPEG2 W4 H4 F25:1 \xc3\xa9 C420jpeg\n", // panicked: char boundary in tag split
@@ -343,6 +347,9 @@ fn image_decoders_never_panic_and_errors_are_one_line() {
         encoded(F::Jpeg, C::L8, 1),
         encoded(F::Bmp, C::Rgb8, 3),
         encoded(F::Tiff, C::Rgb8, 3),
+        encoded(F::Png, C::L16, 2),
+        encoded(F::Png, C::Rgb16, 6),
+        encoded(F::Tiff, C::Rgb16, 6),
     ];
     let regressions: &[&[u8]] = &[
         b"\x89PNG\r\n\x1a\n broken",
@@ -389,6 +396,7 @@ fn video_demuxers_and_decoders_never_panic_and_errors_are_one_line() {
         ),
         make("b.mkv", &["-c:v", "ffv1"]),
         make("c.avi", &["-c:v", "mpeg4"]),
+        make("d.mkv", &["-c:v", "ffv1", "-pix_fmt", "yuv420p10le"]),
     ];
     let case = t.path("case.bin");
     let parse = |bytes: &[u8]| -> Result<usize, String> {
