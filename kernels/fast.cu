@@ -1,18 +1,21 @@
 // convflow's own kernel family ("fast"), specialized at NVRTC compile time.
 //
-// Defines supplied by the host (src/backend/cuda/registry.rs): KW, KH (kernel size), AX, AY
+// Defines supplied by the host (src/backend/cuda/fast.rs): KW, KH (kernel size), AX, AY
 // (anchor), CH (interleaved channels), BORDER, SB (bytes per stored sample: 1, or 2 for 16-bit
-// words), PX (output samples per thread along a row, a
-// multiple of 4 and of CH), PY (output rows per thread), KY_UNROLL (unroll factor of the
-// kernel-row loop of fast_full when PY is 1), SEPARABLE (1: build fast_sep, whose weights are
-// the column factor then the row factor; 0: fast_full, row-major weights), STREAM (1: build
-// fast_stream instead, the shared-memory-free kernel for small kernels, with ROWS output rows
-// per thread). Weights live in __constant__ memory and are
-// indexed with compile-time offsets, so they become FFMA constant operands.
+// words), PX (output samples per thread along a row: a multiple of 4 and of CH for the tiled
+// kernels, 16 bytes' worth for fast_reg), PY (output rows per thread), KY_UNROLL (unroll
+// factor of the kernel-row loop of fast_full when PY is 1), SEPARABLE (1: weights are the
+// column factor then the row factor; 0: row-major weights), REG (1: build fast_reg, the
+// shared-memory-free kernel for small kernels, launched with 128-thread blocks, at least
+// REG_MINB of them resident per multiprocessor; 0: the tiled fast_full / fast_sep). Weights live
+// in __constant__ memory and are indexed with compile-time offsets, so they become FFMA
+// constant operands.
 //
-// Both kernels stage the block's input as f32 in shared memory (row stride `ts`, chosen by the
-// host as a multiple of 4 for float4 reads with room for the last thread's over-read), then each thread keeps the row segment it needs in registers and computes
-// PX (x PY) outputs: register blocking. The per-sample tap order is the contract's order.
+// Conversions avoid the conversion unit (I2F/F2I issue at 16 per clock per multiprocessor on
+// Hopper, an eighth of FFMA): a sample becomes a float by placing its bits in the mantissa of
+// 2^23 (byte_perm) and subtracting 2^23; an output is rounded half to even by adding 1.5 * 2^23
+// to the saturated value, whose low mantissa bits are then the integer. Both are exact, so the
+// results are the contract's (filter::finish) bit for bit.
 #include "common.cuh"
 
 #if SB == 1
@@ -21,9 +24,37 @@ typedef u8 sample_t;
 typedef u16 sample_t;
 #endif
 #define SPW (4 / SB)                      // samples per aligned 4-byte word
-#define SMASK ((1u << (8 * SB)) - 1)       // one stored sample of a word
-// Stored sample t of word v, as its value.
-#define WORD_SAMPLE(p, v, t) ((((v) >> (8 * SB * (t))) & SMASK) >> storage_shift<sample_t>(p))
+
+// Stored sample t (a constant) of the aligned word w as a float value, without I2F: its bits go
+// into the low mantissa of 2^23 (0x4B000000), and 2^23 is subtracted (exact: values < 2^23).
+__device__ __forceinline__ float word_value(const PlaneParams& p, unsigned w, int t) {
+#if SB == 1
+    return __int_as_float(__byte_perm(w, 0x4B000000u, 0x7440u + t)) - 8388608.0f;
+#else
+    const unsigned v = (__byte_perm(w, 0u, t ? 0x4432u : 0x4410u) >> p.shift) | 0x4B000000u;
+    return __int_as_float(v) - 8388608.0f;
+#endif
+}
+
+// The output rule of common.cuh's finish_value, with the result in the low mantissa bits of
+// the returned word: saturating before rounding is the same as after (the bounds 0 and maxval
+// are integers and fmaxf(NaN, 0) is 0), and adding 1.5 * 2^23 to a value in [0, 2^16) rounds it
+// to an integer, half to even, in bits 0..21.
+__device__ __forceinline__ unsigned finish_bits(float acc, const PlaneParams& p) {
+    float v = __fadd_rn(acc, p.offset);
+    if (p.abs_out) v = fabsf(v);
+    v = fminf(fmaxf(v, 0.0f), SB == 1 ? 255.0f : (float)p.maxval);
+    return __float_as_uint(__fadd_rn(v, 12582912.0f));
+}
+
+// SPW stored samples (in the low bits of s[0..SPW)) packed into one word.
+__device__ __forceinline__ unsigned pack_word(const unsigned* s) {
+#if SB == 1
+    return __byte_perm(__byte_perm(s[0], s[1], 0x0040), __byte_perm(s[2], s[3], 0x0040), 0x5410);
+#else
+    return __byte_perm(s[0], s[1], 0x5410);
+#endif
+}
 
 #define SEG (PX + (KW - 1) * CH)          // samples one thread reads from a tile row
 #define SEG4 ((SEG + 3) & ~3)
@@ -60,11 +91,11 @@ __device__ __forceinline__ void load_tile(const PlaneParams& p, float* tile, int
                 const int j = SPW * wi - shift;
                 if (j >= 0 && j + SPW - 1 < tw) {
 #pragma unroll
-                    for (int t = 0; t < SPW; ++t) trow[j + t] = (float)WORD_SAMPLE(p, v, t);
+                    for (int t = 0; t < SPW; ++t) trow[j + t] = word_value(p, v, t);
                 } else {
 #pragma unroll
                     for (int t = 0; t < SPW; ++t)
-                        if (j + t >= 0 && j + t < ts) trow[j + t] = j + t < tw ? (float)WORD_SAMPLE(p, v, t) : 0.0f;
+                        if (j + t >= 0 && j + t < ts) trow[j + t] = j + t < tw ? word_value(p, v, t) : 0.0f;
                 }
             }
         }
@@ -132,34 +163,41 @@ __device__ __forceinline__ void row_taps(const float* __restrict__ t, const floa
 #endif
 }
 
-// Writes PX output samples starting at sample e of row y (4-byte stores when aligned). e is a
-// pixel boundary (PX is a multiple of CH), so sample i is channel i % CH: a constant.
+// Writes PX output samples starting at sample e of row y: 16-byte stores when PX fills them and
+// the address allows, else 4-byte stores, else samples. Unfiltered channels (mask) keep the
+// source's stored sample.
 __device__ __forceinline__ void store_samples(const PlaneParams& p, int e, int y, const float acc[PX]) {
     const int n = p.width * CH;
-    const sample_t* srow = row_of<sample_t>(p.src, y, p.src_stride);
     sample_t* drow = row_of_mut<sample_t>(p.dst, y, p.dst_stride);
-    const bool whole = e + PX <= n;
-    const bool all = p.mask == (1 << CH) - 1;
-    unsigned out[PX];  // stored words of the samples
+    unsigned out[PX];  // stored samples, in the low bits
 #pragma unroll
-    for (int i = 0; i < PX; ++i) {
-        out[i] = finish_value<sample_t>(acc[i], p) << storage_shift<sample_t>(p);
-        if (!all && !filtered(p, i % CH)) out[i] = (whole || e + i < n) ? srow[e + i] : 0;
+    for (int i = 0; i < PX; ++i) out[i] = finish_bits(acc[i], p) << storage_shift<sample_t>(p);
+    if (p.mask != (1 << CH) - 1) {
+        const sample_t* srow = row_of<sample_t>(p.src, y, p.src_stride);
+#pragma unroll
+        for (int i = 0; i < PX; ++i)
+            if (e + i < n && !filtered(p, (e + i) % CH)) out[i] = srow[e + i];
     }
-    if (whole && ((unsigned long long)(drow + e) & 3) == 0) {
+    const unsigned long long a = (unsigned long long)(drow + e);
+    if (e + PX <= n && (a & 3) == 0) {
+        unsigned w[PX / SPW];
 #pragma unroll
-        for (int i = 0; i < PX; i += SPW) {
-            unsigned w = 0;
+        for (int i = 0; i < PX / SPW; ++i) w[i] = pack_word(out + i * SPW);
+#if (PX * SB) % 16 == 0
+        if ((a & 15) == 0) {
 #pragma unroll
-            for (int t = 0; t < SPW; ++t) w |= out[i + t] << (8 * SB * t);
-            *(unsigned int*)(drow + e + i) = w;
+            for (int i = 0; i < PX / SPW; i += 4) *(uint4*)(drow + e + i * SPW) = make_uint4(w[i], w[i + 1], w[i + 2], w[i + 3]);
+            return;
         }
+#endif
+#pragma unroll
+        for (int i = 0; i < PX / SPW; ++i) *(unsigned*)(drow + e + i * SPW) = w[i];
     } else {
         for (int i = 0; i < PX && e + i < n; ++i) drow[e + i] = (sample_t)out[i];
     }
 }
 
-#if !SEPARABLE && !STREAM
+#if !SEPARABLE && !REG
 // Full kernel: block = blockDim.x threads x PX samples wide, blockDim.y x PY rows high. With
 // PY > 1 (small kernels: KY_UNROLL covers every row) each tile row segment loaded into
 // registers serves all PY output rows that read it; row r feeds output row py with kernel row
@@ -208,9 +246,9 @@ extern "C" __global__ void fast_full(PlaneParams p, int ts) {
 #endif
 }
 
-#endif  // !SEPARABLE && !STREAM
+#endif  // !SEPARABLE && !REG
 
-#if SEPARABLE && !STREAM
+#if SEPARABLE && !REG
 // Separable, fused: horizontal results for blockDim.y*PY + KH - 1 rows go to shared memory
 // after the tile; each thread then runs the vertical pass for PY rows x PX samples.
 extern "C" __global__ void fast_sep(PlaneParams p, int ts) {
@@ -258,100 +296,140 @@ extern "C" __global__ void fast_sep(PlaneParams p, int ts) {
     for (int py = 0; py < PY; ++py)
         if (y0 + ybase + py < p.height) store_samples(p, e, y0 + ybase + py, acc[py]);
 }
-#endif  // SEPARABLE && !STREAM
+#endif  // SEPARABLE && !REG
 
-#if STREAM
-// Streaming kernel for small kernels: no shared memory and no barriers. Each thread owns PX
-// consecutive samples of ROWS consecutive output rows and walks down the image, reading each
-// input row segment straight from global memory (aligned 4-byte loads; neighbours' halos hit
-// L1) into a ring of the last KH rows kept in registers: raw samples (full kernel) or
-// horizontal sums (separable). Ring slots are compile-time indices: the row loop is unrolled
-// by KH, so input row t always lands in slot t % KH.
-// (e - AX*CH) mod SPW for e a multiple of 4 samples: where a thread's first sample sits in its
-// first aligned word.
-#define SHIFT ((SPW - (AX * CH) % SPW) % SPW)
-#define NW ((SHIFT + SEG + SPW - 1) / SPW)
+#if REG
+// Register kernel for small kernels: no shared memory and no barriers. Each thread owns PX
+// consecutive samples (16 bytes) of PY consecutive output rows. For each of the PY + KH - 1
+// input rows it reads the row segment it needs (the 16 bytes under its outputs in one load,
+// the halo words beside them in 4-byte loads that neighbours' loads bring into L1), converts it
+// once, and feeds every output row that uses it: row r serves output row py with kernel row
+// ky = r - py, so each output still sees its rows in increasing ky (contract order). All rows'
+// loads are issued before the first is used (reg_inside): one memory latency per thread.
+#define HWL ((AX * CH + SPW - 1) / SPW)            // halo words left of the outputs
+#define HWR (((KW - 1 - AX) * CH + SPW - 1) / SPW)  // and right of them
+#define CW (PX / SPW)                               // words under the outputs
+#define OFF (HWL * SPW - AX * CH)                   // first needed sample within the words
+#define NWR (HWL + CW + HWR)                        // words per row segment
+#define RIN (PY + KH - 1)                           // input rows per thread
 
-// SEG samples of image row y starting at sample s (border rule applied) as floats (values).
-__device__ __forceinline__ void load_row(const PlaneParams& p, int y, int s, bool fast_x, float v[SEG]) {
-    const int sy = map_index<BORDER>(y, p.height);
-    if (sy < 0) {
+// Feeds input row r of the thread's window (SEG values) into every output row that reads it.
+__device__ __forceinline__ void reg_accumulate(int r, const float v[SEG], float acc[PY][PX]) {
+#if SEPARABLE
+    float h[PX];
 #pragma unroll
-        for (int j = 0; j < SEG; ++j) v[j] = 0.0f;
-        return;
+    for (int i = 0; i < PX; ++i) {
+        h[i] = 0.0f;
+#pragma unroll
+        for (int kx = 0; kx < KW; ++kx) h[i] = fmaf(c_w[KH + kx], v[i + kx * CH], h[i]);
     }
-    const sample_t* row = row_of<sample_t>(p.src, sy, p.src_stride);
-    if (fast_x) {
-        const unsigned* w = (const unsigned*)(row + s - SHIFT);
-        unsigned words[NW];
 #pragma unroll
-        for (int k = 0; k < NW; ++k) words[k] = __ldg(w + k);
+    for (int py = 0; py < PY; ++py) {
+        const int ky = r - py;
+        if (ky >= 0 && ky < KH) {
 #pragma unroll
-        for (int j = 0; j < SEG; ++j) v[j] = (float)WORD_SAMPLE(p, words[(j + SHIFT) / SPW], (j + SHIFT) % SPW);
-    } else {
+            for (int i = 0; i < PX; ++i) acc[py][i] = fmaf(c_w[ky], h[i], acc[py][i]);
+        }
+    }
+#else
+#pragma unroll
+    for (int py = 0; py < PY; ++py) {
+        const int ky = r - py;
+        if (ky >= 0 && ky < KH) {
+#pragma unroll
+            for (int kx = 0; kx < KW; ++kx)
+#pragma unroll
+                for (int i = 0; i < PX; ++i) acc[py][i] = fmaf(c_w[ky * KW + kx], v[i + kx * CH], acc[py][i]);
+        }
+    }
+#endif
+}
+
+// The thread's window when its row segments lie inside the rows: the words of all RIN rows are
+// loaded first (MODE 2: the 16 bytes under the outputs in one aligned load; 1: 4-byte loads),
+// with no branch between them, so that their latencies overlap; a row outside the plane is
+// read from a row inside it and, for the zero border, zeroed (a zero word is the value 0).
+template <int MODE>
+__device__ __forceinline__ void reg_inside(const PlaneParams& p, int e, int y0, float acc[PY][PX]) {
+    unsigned words[RIN][NWR];
+#pragma unroll
+    for (int r = 0; r < RIN; ++r) {
+        const int sy = map_index<BORDER>(y0 - AY + r, p.height);
+        const unsigned* w = (const unsigned*)(row_of<sample_t>(p.src, max(sy, 0), p.src_stride) + e);
+#pragma unroll
+        for (int k = 0; k < HWL; ++k) words[r][k] = __ldg(w - HWL + k);
+        if (MODE == 2) {
+#pragma unroll
+            for (int k = 0; k < CW; k += 4) {
+                const uint4 q = __ldg((const uint4*)(w + k));
+                words[r][HWL + k] = q.x;
+                words[r][HWL + k + 1] = q.y;
+                words[r][HWL + k + 2] = q.z;
+                words[r][HWL + k + 3] = q.w;
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < CW; ++k) words[r][HWL + k] = __ldg(w + k);
+        }
+#pragma unroll
+        for (int k = 0; k < HWR; ++k) words[r][HWL + CW + k] = __ldg(w + CW + k);
+        if (BORDER == BORDER_ZERO && sy < 0) {
+#pragma unroll
+            for (int k = 0; k < NWR; ++k) words[r][k] = 0;
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < RIN; ++r) {
+        float v[SEG];
+#pragma unroll
+        for (int j = 0; j < SEG; ++j) v[j] = word_value(p, words[r][(j + OFF) / SPW], (j + OFF) % SPW);
+        reg_accumulate(r, v, acc);
+    }
+}
+
+// The window sample by sample through the border rule (threads at the row ends, unaligned
+// planes).
+__device__ __forceinline__ void reg_gather(const PlaneParams& p, int e, int y0, float acc[PY][PX]) {
+    const int s = e - AX * CH;
+#pragma unroll
+    for (int r = 0; r < RIN; ++r) {
+        float v[SEG];
+        const int sy = map_index<BORDER>(y0 - AY + r, p.height);
+        const sample_t* row = row_of<sample_t>(p.src, max(sy, 0), p.src_stride);
 #pragma unroll
         for (int j = 0; j < SEG; ++j) {
             const int px = floor_div(s + j, CH);
             const int sx = map_index<BORDER>(px, p.width);
-            v[j] = sx < 0 ? 0.0f : (float)value(p, row[(size_t)sx * CH + (s + j - px * CH)]);
+            v[j] = sx < 0 || sy < 0 ? 0.0f : (float)value(p, row[(size_t)sx * CH + (s + j - px * CH)]);
         }
+        reg_accumulate(r, v, acc);
     }
 }
 
-extern "C" __global__ void fast_stream(PlaneParams p) {
+// REG_MINB blocks of 128 threads per multiprocessor at least: caps the registers so that the
+// loads of enough warps are in flight.
+extern "C" __global__ void __launch_bounds__(128, REG_MINB) fast_reg(PlaneParams p) {
     const int n = p.width * CH;
     const int e = (blockIdx.x * blockDim.x + threadIdx.x) * PX;
-    if (e >= n) return;
-    const int y0 = blockIdx.y * ROWS;
-    const int s = e - AX * CH;
-    const bool fast_x = s - SHIFT >= 0 && s + SEG <= n && (p.src_stride & 3) == 0 && (p.src & 3ull) == 0;
-#if SEPARABLE
-    float ring[KH][PX];
-#else
-    float ring[KH][SEG];
-#endif
-    const int last = min(ROWS, p.height - y0) + KH - 1;  // input rows this thread reads
-    for (int t0 = 0; t0 < last; t0 += KH) {
+    const int y0 = (blockIdx.y * blockDim.y + threadIdx.y) * PY;
+    if (e >= n || y0 >= p.height) return;
+    // Whole words beyond the last needed sample stay within the row's stride or the device
+    // slack (CONVFLOW_DEVICE_SLACK) after the plane.
+    const bool inside = e - AX * CH >= 0 && e + PX + (KW - 1 - AX) * CH <= n;
+    const unsigned long long a = p.src | (unsigned long long)(unsigned)p.src_stride;
+    float acc[PY][PX];
 #pragma unroll
-        for (int j = 0; j < KH; ++j) {
-            const int t = t0 + j;
-            if (t >= last) return;
-            const int iy = y0 - AY + t;
-#if SEPARABLE
-            {
-                float v[SEG];
-                load_row(p, iy, s, fast_x, v);
+    for (int py = 0; py < PY; ++py)
 #pragma unroll
-                for (int i = 0; i < PX; ++i) {
-                    float h = 0.0f;
+        for (int i = 0; i < PX; ++i) acc[py][i] = 0.0f;
+    if (inside && (a & 15) == 0)
+        reg_inside<2>(p, e, y0, acc);
+    else if (inside && (a & 3) == 0)
+        reg_inside<1>(p, e, y0, acc);
+    else
+        reg_gather(p, e, y0, acc);
 #pragma unroll
-                    for (int kx = 0; kx < KW; ++kx) h = fmaf(c_w[KH + kx], v[i + kx * CH], h);
-                    ring[j][i] = h;
-                }
-            }
-#else
-            load_row(p, iy, s, fast_x, ring[j]);
-#endif
-            if (t >= KH - 1) {
-                float acc[PX];
-#pragma unroll
-                for (int i = 0; i < PX; ++i) acc[i] = 0.0f;
-#pragma unroll
-                for (int ky = 0; ky < KH; ++ky) {
-                    const int slot = (j + 1 + ky) % KH;  // oldest row first: contract order
-#if SEPARABLE
-#pragma unroll
-                    for (int i = 0; i < PX; ++i) acc[i] = fmaf(c_w[ky], ring[slot][i], acc[i]);
-#else
-#pragma unroll
-                    for (int kx = 0; kx < KW; ++kx)
-#pragma unroll
-                        for (int i = 0; i < PX; ++i) acc[i] = fmaf(c_w[ky * KW + kx], ring[slot][i + kx * CH], acc[i]);
-#endif
-                }
-                store_samples(p, e, y0 + t - (KH - 1), acc);
-            }
-        }
-    }
+    for (int py = 0; py < PY; ++py)
+        if (y0 + py < p.height) store_samples(p, e, y0 + py, acc[py]);
 }
-#endif  // STREAM
+#endif  // REG

@@ -4,7 +4,10 @@
 # the bundled samples and synthetic streams through every CUDA variant with --check, and,
 # when asked, benchmarks. Results go to OUTDIR (default ./gpu-results).
 #   bash scripts/gpu-run.sh [OUTDIR] [kernels BENCH-ARGS... | pipeline BENCH-ARGS... | video CLIP |
-#                                     npp [WIDTH HEIGHT RUNS]]
+#                                     npp [WIDTH HEIGHT RUNS] | compare WIDTH HEIGHT BENCH-ARGS...]
+# `compare` measures `fast` and NPP (scripts/npp_bench.cu, built here with nvcc) in the same
+# command at one frame size and merges them (scripts/npp_compare.py) into compare.md, e.g.
+#   bash scripts/gpu-run.sh out compare 3840 2160 --formats gray,rgb,gray16,rgb48 --runs 30
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-gpu-results}
@@ -68,6 +71,16 @@ npp)
     # NPP's nppiFilterBorder32f (8u/16u, C1/C3) timed like bench kernels, for the same table.
     nvcc -O2 -o /tmp/npp_bench scripts/npp_bench.cu -lnppif -lnppc && /tmp/npp_bench "$@" |
         tee "$out/npp.csv" ;;
+compare)
+    w=$1 h=$2
+    shift 2
+    nvcc -O2 -arch=native -o /tmp/npp_bench scripts/npp_bench.cu -lnppif -lnppc &&
+        $cf bench kernels --backend cuda --variants fast --sizes "${w}x$h" "$@" \
+            --csv "$out/fast.csv" >"$out/fast.md" &&
+        /tmp/npp_bench "$w" "$h" 30 >"$out/npp.csv" &&
+        python3 scripts/npp_compare.py "$out/fast.csv" "$out/npp.csv" | tee "$out/compare.md" ||
+        status=1
+    ;;
 video)
     # A real clip: decode only, decode + encode, and filtered on the GPU (libx264 on the CPU).
     clip=$1

@@ -31,6 +31,12 @@ fn random_kernel(rng: &mut Rng, max_side: usize, runs: Support) -> Kernel {
     } else {
         kw
     };
+    random_kernel_of(rng, kw, kh, runs)
+}
+
+/// A random kernel of kw × kh: Gaussian, rank 1 from random factors, or (for backends that
+/// run full kernels) random weights; with a random offset.
+fn random_kernel_of(rng: &mut Rng, kw: usize, kh: usize, runs: Support) -> Kernel {
     let kinds = if runs == Support::SeparableOnly { 1 } else { 2 };
     let kernel = match rng.range(0, kinds) {
         0 => library::gaussian(kw, kh, None, format!("gaussian:{kw}x{kh}")).unwrap(),
@@ -142,6 +148,35 @@ pub fn random_cases(backend: &mut dyn Backend, salt: u64) {
                 };
                 let h = rng.range(1, (max_area / w).clamp(1, 300));
                 let src = random_frame(&mut rng, format, w, h);
+                let filter = random_filter(&mut rng, kernel, border, runs);
+                check_case(
+                    backend,
+                    &filter,
+                    &src,
+                    &mut rng,
+                    &describe(seed, &filter, &src),
+                );
+            }
+        }
+    }
+}
+
+/// Every kernel shape up to 7×7 (the sizes the register kernels take) on frames whose rows
+/// end anywhere relative to a thread's 16 bytes, with padded and odd strides, every format
+/// and border: the aligned, word and sample-by-sample load paths and the partial last thread.
+pub fn small_kernels_every_shape(backend: &mut dyn Backend, salt: u64) {
+    let runs = backend.runs();
+    let (mut rng, seed) = Rng::fresh(salt);
+    let min = if runs == Support::SeparableOnly { 2 } else { 1 };
+    for kw in min..=7 {
+        for kh in min..=7 {
+            for _ in 0..2 {
+                let format = rng.pick(PixelFormat::all());
+                let border = rng.pick(Border::ALL);
+                let w = rng.pick(&[1, 2, 7, 16, 17, 31, 48, 64, 100, 129, 255, 257, 511, 700]);
+                let h = rng.range(1, 24);
+                let src = random_frame(&mut rng, format, w, h);
+                let kernel = random_kernel_of(&mut rng, kw, kh, runs);
                 let filter = random_filter(&mut rng, kernel, border, runs);
                 check_case(
                     backend,
@@ -519,6 +554,10 @@ macro_rules! backend_suite {
                 each(random_cases, 1);
             }
             #[test]
+            fn small_kernels_every_shape_and_row_end() {
+                each(super::small_kernels_every_shape, 9);
+            }
+            #[test]
             fn tiny_images_and_kernels_larger_than_the_image() {
                 each(tiny_images_and_kernels_larger_than_image, 2);
             }
@@ -582,10 +621,15 @@ fn cuda(
 }
 
 /// Every row of the variant table, then non-default block shapes and pageable copies.
+/// `CONVFLOW_TEST_VARIANTS=fast,auto` keeps only the named variants (for iterating on one
+/// kernel family on the GPU machine; the full run checks them all).
 #[cfg(feature = "cuda")]
 fn cuda_backends() -> Vec<Box<dyn Backend>> {
     use convflow::backend::cuda::Variant;
     let named = |n: &str| n.parse::<Variant>().unwrap();
+    let only: Option<Vec<Variant>> = std::env::var("CONVFLOW_TEST_VARIANTS")
+        .ok()
+        .map(|v| v.split(',').map(named).collect());
     // (variant, block, pageable copies)
     let extra = [
         (named("fast"), Some((16, 4)), false),
@@ -595,6 +639,7 @@ fn cuda_backends() -> Vec<Box<dyn Backend>> {
     Variant::all()
         .map(|v| (v, None, false))
         .chain(extra)
+        .filter(|(v, _, _)| only.as_ref().map_or(true, |o| o.contains(v)))
         .map_while(|(v, block, pageable)| cuda(v, block, pageable))
         .collect()
 }

@@ -138,7 +138,7 @@ pub mod launch {
         CudaError::driver("launching a kernel", e)
     }
 
-    /// `(PlaneParams p)`: conv_constant_*, conv_shared_constant_*.
+    /// `(PlaneParams p)`: conv_constant_*, conv_shared_constant_*, fast_reg.
     pub fn plane(
         s: &Arc<CudaStream>,
         f: &CudaFunction,
@@ -216,8 +216,8 @@ pub mod launch {
         unsafe { b.launch(cfg) }.map(|_| ()).map_err(err)
     }
 
-    /// `(PlaneParams p, int ts)`: fast_full, fast_sep, fast_stream (ts: the shared tile's row
-    /// stride in floats, 0 for fast_stream).
+    /// `(PlaneParams p, int ts)`: fast_full, fast_sep (ts: the shared tile's row stride in
+    /// floats).
     pub fn plane_stride(
         s: &Arc<CudaStream>,
         f: &CudaFunction,

@@ -2,9 +2,10 @@
 //! and shared-memory tile, and when no specialization fits.
 //!
 //! A [`FastSpec`] fixes kernel size, anchor, channels, border and register blocking at NVRTC
-//! compile time (weights become constant operands). Kernels up to 3×3 take the streaming
-//! kernel (no shared memory); others the tiled kernels, whose block shrinks (unless given)
-//! until the tile fits 48 KB. A kernel beyond constant memory or any tile is handed to the
+//! compile time (weights become constant operands). Small kernels take the register kernel
+//! `fast_reg` (no shared memory, 16 bytes of outputs per thread; where it measured faster, see
+//! [`FastSpec::register`]); others the tiled kernels, whose block shrinks (unless given) until
+//! the tile fits 48 KB. A kernel beyond constant memory or any tile is handed to the
 //! baseline kernels of the same decomposition — same results, slower — and the backend's name
 //! says so.
 
@@ -26,14 +27,16 @@ pub struct FastSpec {
     pub sb: usize,
     /// Output samples per thread along a row (a multiple of 4 and of `ch`).
     pub px: usize,
-    /// Output rows per thread in the tiled kernels.
+    /// Output rows per thread.
     pub py: usize,
     /// Unroll factor of the kernel-row loop of `fast_full`.
     pub ky_unroll: usize,
     /// Build `fast_sep` (weights: column then row) instead of `fast_full`.
     pub separable: bool,
-    /// Output rows per thread of `fast_stream`; 0 builds the shared-memory kernels instead.
-    pub stream_rows: usize,
+    /// Build the register kernel `fast_reg` instead of the tiled ones.
+    pub reg: bool,
+    /// `fast_reg`: blocks of 128 threads resident per multiprocessor at least (caps registers).
+    pub min_blocks: usize,
 }
 
 impl FastSpec {
@@ -41,8 +44,14 @@ impl FastSpec {
     pub fn new(kw: usize, kh: usize, ch: usize, border: Border) -> FastSpec {
         let px = 4 * ch;
         // Several rows per thread, fully unrolled, while the straight-line code stays small
-        // (≤ 4096 FMAs); else one row per thread with the kernel rows in a loop.
-        let py = if kw * kh * px <= 1024 { 4 } else { 1 };
+        // (≤ 4096 FMAs); else one row per thread with the kernel rows in a loop. Two rows for
+        // the sizes between (RGBA 9×9: one row per thread left it reading shared memory for
+        // every 16 outputs, 6× the floor).
+        let py = match kw * kh * px {
+            0..=1024 => 4,
+            1025..=2048 => 2,
+            _ => 1,
+        };
         let ky_unroll = if kw * kh * px <= 4096 { kh } else { 1 };
         FastSpec {
             kw,
@@ -54,35 +63,60 @@ impl FastSpec {
             py,
             ky_unroll,
             separable: false,
-            stream_rows: 0,
+            reg: false,
+            min_blocks: 1,
         }
     }
 
-    /// The streaming specialization (`fast_stream`) where it measured faster than the tiled
-    /// kernels on an H200 (docs/PERFORMANCE.md): kernels up to 3×3, and separable ones only
-    /// for 1–2 channels; else None (from k = 5 on, the tiled kernels were as fast or faster).
-    ///
-    /// `threads_per_row × height` sizes the grid: each thread takes 16, 8 or 4 rows, the most
-    /// that still gives about 2^18 threads (the chip's resident threads many times over).
-    pub fn stream(
+    /// The register specialization (`fast_reg`) where it measured faster than the tiled
+    /// kernels on an H200 (docs/PERFORMANCE.md, "Small kernels"): full kernels up to
+    /// [`REG_MAX_FULL`] and separable ones up to [`REG_MAX_SEP`] on a side; else None. `sb`
+    /// is the bytes per sample (a thread's outputs are 16 bytes); each thread takes
+    /// [`REG_ROWS`] rows.
+    pub fn register(
         kw: usize,
         kh: usize,
         ch: usize,
         border: Border,
         separable: bool,
-        (width, height): (usize, usize),
+        sb: usize,
     ) -> Option<FastSpec> {
-        let fits = kw <= 3 && kh <= 3 && (!separable || ch <= 2);
-        let per_row = width.div_ceil(4);
-        let rows = [16, 8, 4]
-            .into_iter()
-            .find(|&r| per_row * height.div_ceil(r) >= 1 << 18)
-            .unwrap_or(4);
-        fits.then(|| FastSpec {
+        let tune = tuning();
+        let max = if separable { REG_MAX_SEP } else { REG_MAX_FULL };
+        if kw > tune.reg_max.unwrap_or(max) || kh > tune.reg_max.unwrap_or(max) {
+            return None;
+        }
+        let px = 16 / sb;
+        let py = tune.py.unwrap_or(REG_ROWS);
+        Some(FastSpec {
+            kw,
+            kh,
+            ch,
+            border,
+            sb,
+            px,
+            py,
+            ky_unroll: kh,
             separable,
-            stream_rows: rows,
-            ..FastSpec::new(kw, kh, ch, border)
+            reg: true,
+            min_blocks: tune.min_blocks.unwrap_or(if sb == 2 && ch >= 3 {
+                REG_MIN_BLOCKS_WIDE16
+            } else {
+                REG_MIN_BLOCKS
+            }),
         })
+    }
+
+    /// The launch shape of `fast_reg` for a plane of `samples_per_row` (width × channels):
+    /// 128 threads, the block's width the one of 32, 16, 8 that leaves the fewest idle
+    /// threads at the end of a row.
+    pub fn register_block(&self, samples_per_row: usize) -> (u32, u32) {
+        let per_row = samples_per_row.div_ceil(self.px);
+        let bx = [32usize, 16, 8]
+            .into_iter()
+            .min_by_key(|&bx| per_row.next_multiple_of(bx) - per_row)
+            .expect("three candidates");
+        (bx as u32, (128 / bx) as u32)
     }
 
     pub fn separable(kw: usize, kh: usize, ch: usize, border: Border) -> FastSpec {
@@ -114,8 +148,8 @@ impl FastSpec {
             format!("-DPY={}", self.py),
             format!("-DKY_UNROLL={}", self.ky_unroll),
             format!("-DSEPARABLE={}", self.separable as u8),
-            format!("-DSTREAM={}", (self.stream_rows > 0) as u8),
-            format!("-DROWS={}", self.stream_rows.max(1)),
+            format!("-DREG={}", self.reg as u8),
+            format!("-DREG_MINB={}", self.min_blocks),
         ]
     }
 
@@ -135,6 +169,51 @@ impl FastSpec {
         (ts, floats * 4)
     }
 }
+
+/// Largest full kernel side `fast_reg` takes (measured: at 7 the tiled kernel wins for RGB).
+pub const REG_MAX_FULL: usize = 5;
+/// Largest separable kernel side `fast_reg` takes (measured: at 7 the tiled kernel wins for
+/// RGB by 1.3× and for gray by 1.1×).
+pub const REG_MAX_SEP: usize = 5;
+/// `fast_reg`'s output rows per thread (measured).
+pub const REG_ROWS: usize = 2;
+/// `fast_reg`'s resident blocks per multiprocessor (measured: 8 caps registers at 64, spills
+/// and loses, except for 16-bit RGB/RGBA).
+pub const REG_MIN_BLOCKS: usize = 4;
+/// … for 16-bit samples of 3–4 channels (measured: 49 µs vs 57 µs on 4K rgb48 3×3).
+pub const REG_MIN_BLOCKS_WIDE16: usize = 8;
+
+/// Overrides of the measured rules, for measuring the alternatives (docs/PERFORMANCE.md):
+/// `CONVFLOW_FAST_REG_MAX` (largest kernel side for `fast_reg`; 0: never) and
+/// `CONVFLOW_FAST_PY` (its rows per thread, 1–8), `CONVFLOW_FAST_MINB` (its resident blocks
+/// per multiprocessor, 1–16), `CONVFLOW_FAST_TILED_PY` (rows per thread of the tiled
+/// separable kernel, 1–8). Read once per process.
+#[derive(Clone, Copy, Debug, Default)]
+struct Tuning {
+    reg_max: Option<usize>,
+    py: Option<usize>,
+    min_blocks: Option<usize>,
+    tiled_py: Option<usize>,
+}
+
+fn tuning() -> Tuning {
+    static T: std::sync::OnceLock<Tuning> = std::sync::OnceLock::new();
+    *T.get_or_init(|| {
+        let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse().ok());
+        Tuning {
+            reg_max: var("CONVFLOW_FAST_REG_MAX"),
+            py: var("CONVFLOW_FAST_PY").filter(|py| (1..=8).contains(py)),
+            min_blocks: var("CONVFLOW_FAST_MINB").filter(|b| (1..=16).contains(b)),
+            tiled_py: var("CONVFLOW_FAST_TILED_PY").filter(|py| (1..=8).contains(py)),
+        }
+    })
+}
+
+/// Shared memory a tiled block may take before a smaller block is preferred: 48 KB, and 80 KB
+/// for separable kernels taller than 9, where the 16×8 blocks at 50–74 KB beat the 48 KB ones
+/// on 4K RGB k = 15/25 by 1.8× / 1.2× (at k = 7 they lost 9 %; docs/PERFORMANCE.md).
+const FULL_TILE_PREFERRED: usize = 48 * 1024;
+const SEP_TILE_PREFERRED: usize = 80 * 1024;
 
 /// Block shapes tried, largest first, when none was asked for.
 const BLOCKS: [(u32, u32); 11] = [
@@ -160,40 +239,47 @@ pub(super) fn launch(
 ) -> Result<(), CudaError> {
     let (kw, kh, ch) = (plan.kernel.width(), plan.kernel.height(), l.channels);
     let separable = plan.is_separable();
-    // Small kernels: the streaming kernel (1D blocks of 128 threads), unless a block shape was
-    // asked for, which only the tiled kernels take.
+    // Small kernels: the register kernel, unless a block shape was asked for, which only the
+    // tiled kernels take.
     let sb = l.depth.bytes();
-    let stream = FastSpec::stream(kw, kh, ch, plan.border, separable, (l.width, l.height))
-        .map(|s| s.with_sample_bytes(sb));
-    if let Some(spec) = stream.filter(|_| b.block_override().is_none()) {
+    let reg = FastSpec::register(kw, kh, ch, plan.border, separable, sb);
+    if let Some(spec) = reg.filter(|_| b.block_override().is_none()) {
         let key = ModuleKey::Fast(spec.clone());
         b.constant_weights(&key, "c_w", plan)?;
-        let f = b.function(&key, "fast_stream")?;
-        let threads = 128u32;
+        let f = b.function(&key, "fast_reg")?;
+        let block = spec.register_block(l.width * ch);
         let grid = (
-            (l.width * ch).div_ceil(spec.px).div_ceil(threads as usize) as u32,
-            l.height.div_ceil(spec.stream_rows) as u32,
+            (l.width * ch).div_ceil(spec.px).div_ceil(block.0 as usize) as u32,
+            l.height.div_ceil(spec.py * block.1 as usize) as u32,
         );
-        let cfg = b.config(&f, grid, (threads, 1), 0)?;
+        let cfg = b.config(&f, grid, block, 0)?;
         return launch::plane(b.stream(), &f, cfg, p);
     }
-    let spec = if separable {
+    let mut spec = if separable {
         FastSpec::separable(kw, kh, ch, plan.border)
     } else {
         FastSpec::new(kw, kh, ch, plan.border)
     }
     .with_sample_bytes(sb);
+    if let (true, Some(py)) = (separable, tuning().tiled_py) {
+        spec.py = py;
+    }
     let candidates: Vec<(u32, u32)> = match b.block_override() {
         Some(block) => vec![block],
         None => BLOCKS.to_vec(),
     };
     let fits_constant = plan.weights().len() <= MAX_CONST_TAPS;
-    // Prefer a block whose tile fits 48 KB (several blocks per multiprocessor), else the
-    // largest that fits at all.
+    // Prefer a block whose tile fits the preferred size (several blocks per multiprocessor),
+    // else the largest that fits at all.
+    let preferred = if separable && kh > 9 {
+        SEP_TILE_PREFERRED
+    } else {
+        FULL_TILE_PREFERRED
+    };
     let chosen = candidates
         .iter()
         .copied()
-        .find(|&c| spec.tile(c).1 <= 48 * 1024)
+        .find(|&c| spec.tile(c).1 <= preferred)
         .or_else(|| {
             candidates
                 .iter()
@@ -226,4 +312,51 @@ pub(super) fn launch(
     let (ts, smem) = spec.tile(block);
     let cfg = b.config(&f, grid, block, smem)?;
     launch::plane_stride(b.stream(), &f, cfg, p, ts as i32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn register_kernel_takes_small_kernels_only() {
+        for sb in [1, 2] {
+            for ch in 1..=4 {
+                for separable in [false, true] {
+                    let spec = FastSpec::register(3, 5, ch, Border::Reflect, separable, sb)
+                        .expect("5 and below take the register kernel");
+                    assert!(spec.reg && spec.px * sb == 16 && spec.py == REG_ROWS);
+                    assert!(FastSpec::register(7, 3, ch, Border::Zero, separable, sb).is_none());
+                    assert!(FastSpec::register(3, 7, ch, Border::Zero, separable, sb).is_none());
+                }
+            }
+        }
+        let wide16 = FastSpec::register(3, 3, 3, Border::Clamp, false, 2).unwrap();
+        assert_eq!(wide16.min_blocks, REG_MIN_BLOCKS_WIDE16);
+        let gray = FastSpec::register(3, 3, 1, Border::Clamp, false, 1).unwrap();
+        assert_eq!(gray.min_blocks, REG_MIN_BLOCKS);
+        assert!(gray.defines().contains(&"-DREG=1".to_string()));
+    }
+
+    #[test]
+    fn register_blocks_leave_the_fewest_idle_threads() {
+        let spec = FastSpec::register(3, 3, 1, Border::Clamp, false, 1).unwrap();
+        // 3840 gray: 240 threads per row, 16 divides it; 1920: 120, 8 does.
+        assert_eq!(spec.register_block(3840), (16, 8));
+        assert_eq!(spec.register_block(1920), (8, 16));
+        assert_eq!(spec.register_block(4096), (32, 4));
+        // Every shape has 128 threads.
+        for n in [1, 15, 17, 1000, 11520] {
+            let (x, y) = spec.register_block(n);
+            assert_eq!(x * y, 128);
+        }
+    }
+
+    #[test]
+    fn tiled_rows_per_thread_follow_the_unrolled_size() {
+        assert_eq!(FastSpec::new(9, 9, 1, Border::Clamp).py, 4);
+        assert_eq!(FastSpec::new(9, 9, 3, Border::Clamp).py, 4);
+        assert_eq!(FastSpec::new(9, 9, 4, Border::Clamp).py, 2);
+        assert_eq!(FastSpec::new(25, 25, 1, Border::Clamp).py, 1);
+    }
 }

@@ -123,12 +123,18 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                 i += 1;
             }
         }
-        // The streaming kernel, full and separable, for both sample sizes.
+        // The register kernel, full and separable, odd and even sizes, both sample sizes.
         for sb in [1, 2] {
-            for (kw, kh, separable) in [(3, 3, false), (1, 3, false), (3, 2, true)] {
+            for (kw, kh, separable) in [
+                (3, 3, false),
+                (1, 3, false),
+                (4, 5, false),
+                (3, 2, true),
+                (7, 7, true),
+            ] {
                 let b = Border::ALL[i % 4];
-                if let Some(spec) = FastSpec::stream(kw, kh, ch, b, separable, (1920, 1080)) {
-                    keys.push(ModuleKey::Fast(spec.with_sample_bytes(sb)));
+                if let Some(spec) = FastSpec::register(kw, kh, ch, b, separable, sb) {
+                    keys.push(ModuleKey::Fast(spec));
                 }
                 i += 1;
             }
