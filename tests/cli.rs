@@ -586,6 +586,28 @@ fn json_report_has_stages_and_latency() {
     assert!(stages.iter().all(|s| s["frames"] == 9));
     assert!(v["latency_us"]["p50"].as_u64().unwrap() >= 1);
     assert!(v["latency_us"]["max"].as_u64().unwrap() >= v["latency_us"]["p50"].as_u64().unwrap());
+    // The startup split: backend creation within the time before the run, which is within
+    // the time to the first frame written; the run's own first frame within its wall time.
+    let secs = |x: &serde_json::Value| x.as_f64().unwrap();
+    let st = &v["startup"];
+    assert!(secs(&st["backend_s"]) >= 0.0);
+    assert!(secs(&st["backend_s"]) <= secs(&st["before_run_s"]));
+    assert!(secs(&st["before_run_s"]) <= secs(&st["first_frame_s"]));
+    assert!(secs(&v["first_frame_s"]) <= secs(&v["wall_s"]));
+    // The text report says it too.
+    let out = run(&[
+        "filter",
+        "synthetic:64x48:gray:3",
+        "-o",
+        "null",
+        "--kernel",
+        "box:3",
+    ]);
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("startup: first frame written") && text.contains("backend"),
+        "{text}"
+    );
     // An unwritable report path is refused before any output is produced.
     let out = run(&[
         "filter",

@@ -11,6 +11,7 @@ use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
@@ -23,6 +24,7 @@ use super::args::{FilterArgs, Streams};
 use super::{report, signals, usage};
 
 pub fn run(a: FilterArgs) -> Result<()> {
+    let t0 = Instant::now();
     // The output and the report are committed together: an error after one of them was
     // committed puts both destinations back as they were.
     let outputs = io::atomic::Run::begin();
@@ -50,6 +52,7 @@ pub fn run(a: FilterArgs) -> Result<()> {
         check_file_output("report", r)?;
     }
     let schedule = a.gpu.schedule(a.threads, a.gpu.variant);
+    let t_backend = Instant::now();
     let mut backend =
         backend::create(a.backend, &schedule).with_context(|| format!("backend {}", a.backend))?;
     if !a.passthrough {
@@ -60,6 +63,7 @@ pub fn run(a: FilterArgs) -> Result<()> {
     } else {
         None
     };
+    let backend_time = t_backend.elapsed();
 
     let mut source = match io::open_source(&a.input, Some(stop.clone())) {
         Ok(s) => s,
@@ -133,6 +137,10 @@ pub fn run(a: FilterArgs) -> Result<()> {
     // The report is written into its temporary file once every frame is out and before the
     // output is made visible: if that fails, the run fails and leaves nothing.
     let mut report_file: Option<io::atomic::PendingFile> = None;
+    let before_run = t0.elapsed();
+    let startup = |stats: &pipeline::RunStats| {
+        report::Startup::new(backend_time, before_run, stats.first_frame)
+    };
     let mut prepare_report = |stats: &pipeline::RunStats| -> Result<(), pipeline::PipelineError> {
         let Some(path) = &a.report else { return Ok(()) };
         let run = report::RunReport {
@@ -144,6 +152,7 @@ pub fn run(a: FilterArgs) -> Result<()> {
             border: plan.border.name(),
             inflight: a.inflight,
             notes: notes.clone(),
+            startup: startup(stats),
             run: stats.report(),
         };
         let write_err = |e: String| io::IoError::Write {
@@ -190,7 +199,7 @@ pub fn run(a: FilterArgs) -> Result<()> {
         } else {
             format!("{} | {}", plan.describe(), stats.backend)
         };
-        report::print(&stats, &a.input, &sink_name, &what);
+        report::print(&stats, &startup(&stats), &a.input, &sink_name, &what);
     }
     if let Some(sig) = signals::received() {
         bail!(

@@ -18,8 +18,33 @@ pub struct RunReport {
     pub inflight: u64,
     /// What the output leaves out of the input (streams its container cannot hold).
     pub notes: Vec<String>,
+    pub startup: Startup,
     #[serde(flatten)]
     pub run: pipeline::Report,
+}
+
+/// Where the time before the first filtered frame went, from the start of the command.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct Startup {
+    /// Creating the backend(s): for CUDA the context and its streams.
+    pub backend_s: f64,
+    /// Everything before the run: the backend, opening the input and the output.
+    pub before_run_s: f64,
+    /// The first frame written (the run's first frame read, kernel modules loaded, buffers
+    /// allocated, filtered and written included), if any was.
+    pub first_frame_s: Option<f64>,
+}
+
+impl Startup {
+    /// The startup of a command that began at `t0`, created its backend in `backend` and
+    /// started its run `before_run` after `t0`, given the run's own first-frame time.
+    pub fn new(backend: Duration, before_run: Duration, first_frame: Option<Duration>) -> Self {
+        Startup {
+            backend_s: backend.as_secs_f64(),
+            before_run_s: before_run.as_secs_f64(),
+            first_frame_s: first_frame.map(|f| (before_run + f).as_secs_f64()),
+        }
+    }
 }
 
 /// A progress bar on stderr with fps and ETA, only when stderr is a terminal.
@@ -114,7 +139,7 @@ impl indicatif::TermLike for OwnTerminal {
 }
 
 /// The end-of-run report on stderr: one line per stage, then totals and latency.
-pub fn print(stats: &pipeline::RunStats, input: &Path, sink: &str, what: &str) {
+pub fn print(stats: &pipeline::RunStats, startup: &Startup, input: &Path, sink: &str, what: &str) {
     let wall = stats.wall.as_secs_f64().max(1e-9);
     say!(
         "convflow: {} frame(s) {} -> {} | {what}{}",
@@ -171,6 +196,16 @@ pub fn print(stats: &pipeline::RunStats, input: &Path, sink: &str, what: &str) {
             us(d.d2h),
             100.0 * (d.h2d + d.d2h).as_secs_f64() / total,
             100.0 * d.kernel.as_secs_f64() / total
+        );
+    }
+    if let Some(first) = startup.first_frame_s {
+        say!(
+            "  startup: first frame written {:.0} ms after start (backend {:.0} ms, input and \
+            output {:.0} ms, run to the first frame {:.0} ms)",
+            first * 1e3,
+            startup.backend_s * 1e3,
+            (startup.before_run_s - startup.backend_s) * 1e3,
+            (first - startup.before_run_s) * 1e3
         );
     }
     let l = &stats.latency;

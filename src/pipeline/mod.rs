@@ -323,6 +323,7 @@ fn run_stages(
             device,
             overlapped: offload.is_some(),
             steady: written.steady,
+            first_frame: written.first_at.map(|t| t - start),
         }
     });
     let prepared = stats.and_then(|stats| match on_complete {

@@ -425,6 +425,8 @@ pub(super) struct Written {
     pub stats: StageStats,
     pub latency: hdrhistogram::Histogram<u64>,
     pub steady: Option<(usize, Duration)>,
+    /// When the first frame was written.
+    pub first_at: Option<Instant>,
 }
 
 impl Written {
@@ -435,6 +437,7 @@ impl Written {
             stats: StageStats::new("write"),
             latency: stats::histogram(),
             steady: None,
+            first_at: None,
         }
     }
 }
@@ -450,7 +453,7 @@ pub(super) fn write_stage(
 ) -> Written {
     let mut stats = StageStats::new("write");
     let mut latency = stats::histogram();
-    let (mut warm_at, mut last_at) = (None, None);
+    let (mut warm_at, mut last_at, mut first_at) = (None, None, None);
     let mut count = 0;
     let result = (|| -> Result<(), PipelineError> {
         for job in rx.iter() {
@@ -461,6 +464,7 @@ pub(super) fn write_stage(
             let _ = ret.send(job.item);
             count += 1;
             let now = Instant::now();
+            first_at.get_or_insert(now);
             if count == warm {
                 warm_at = Some(now);
             }
@@ -480,5 +484,6 @@ pub(super) fn write_stage(
         stats,
         latency,
         steady,
+        first_at,
     }
 }

@@ -80,6 +80,9 @@ pub struct RunStats {
     /// Frames written after the warm-up (the first `4·inflight + 4` writes, which include
     /// allocating the buffer pools) and the time they took: the sustained rate.
     pub steady: Option<(usize, Duration)>,
+    /// From the start of the run to the first frame written (kernel modules loaded and buffers
+    /// allocated on the way).
+    pub first_frame: Option<Duration>,
 }
 
 impl RunStats {
@@ -120,6 +123,7 @@ impl RunStats {
             wall_s: wall,
             fps: self.frames as f64 / wall.max(1e-9),
             steady_fps: self.steady_fps(),
+            first_frame_s: self.first_frame.map(|d| d.as_secs_f64()),
             interrupted: self.interrupted,
             checked_against_cpu_seq: self.checked,
             bottleneck: self.bottleneck().name,
@@ -217,6 +221,8 @@ pub struct Report {
     pub wall_s: f64,
     pub fps: f64,
     pub steady_fps: Option<f64>,
+    /// Seconds from the start of the run to the first frame written.
+    pub first_frame_s: Option<f64>,
     pub interrupted: bool,
     pub checked_against_cpu_seq: bool,
     pub bottleneck: &'static str,
