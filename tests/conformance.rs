@@ -109,6 +109,19 @@ fn check_case(backend: &mut dyn Backend, filter: &Filter, src: &Frame, rng: &mut
     }
 }
 
+/// A random filter of `kernel` (in a mode the backend runs) on `src`, checked by check_case.
+fn check_random_filter(
+    backend: &mut dyn Backend,
+    kernel: Kernel,
+    border: Border,
+    src: &Frame,
+    rng: &mut Rng,
+    seed: u64,
+) {
+    let filter = random_filter(rng, kernel, border, backend.runs());
+    check_case(backend, &filter, src, rng, &describe(seed, &filter, src));
+}
+
 fn describe(seed: u64, filter: &Filter, src: &Frame) -> String {
     let k = &filter.kernel;
     format!(
@@ -148,14 +161,7 @@ pub fn random_cases(backend: &mut dyn Backend, salt: u64) {
                 };
                 let h = rng.range(1, (max_area / w).clamp(1, 300));
                 let src = random_frame(&mut rng, format, w, h);
-                let filter = random_filter(&mut rng, kernel, border, runs);
-                check_case(
-                    backend,
-                    &filter,
-                    &src,
-                    &mut rng,
-                    &describe(seed, &filter, &src),
-                );
+                check_random_filter(backend, kernel, border, &src, &mut rng, seed);
             }
         }
     }
@@ -177,14 +183,7 @@ pub fn small_kernels_every_shape(backend: &mut dyn Backend, salt: u64) {
                 let h = rng.range(1, 24);
                 let src = random_frame(&mut rng, format, w, h);
                 let kernel = random_kernel_of(&mut rng, kw, kh, runs);
-                let filter = random_filter(&mut rng, kernel, border, runs);
-                check_case(
-                    backend,
-                    &filter,
-                    &src,
-                    &mut rng,
-                    &describe(seed, &filter, &src),
-                );
+                check_random_filter(backend, kernel, border, &src, &mut rng, seed);
             }
         }
     }
@@ -231,14 +230,7 @@ pub fn tiny_images_and_kernels_larger_than_image(backend: &mut dyn Backend, salt
                     )
                     .unwrap()
                 };
-                let filter = random_filter(&mut rng, kernel, border, runs);
-                check_case(
-                    backend,
-                    &filter,
-                    &src,
-                    &mut rng,
-                    &describe(seed, &filter, &src),
-                );
+                check_random_filter(backend, kernel, border, &src, &mut rng, seed);
             }
         }
     }
@@ -344,14 +336,7 @@ pub fn reused_across_shapes(backend: &mut dyn Backend, salt: u64) {
         let (w, h) = (rng.range(1, 90), rng.range(1, 90));
         let src = random_frame(&mut rng, format, w, h);
         let (kernel, border) = (random_kernel(&mut rng, 9, runs), rng.pick(Border::ALL));
-        let filter = random_filter(&mut rng, kernel, border, runs);
-        check_case(
-            backend,
-            &filter,
-            &src,
-            &mut rng,
-            &describe(seed, &filter, &src),
-        );
+        check_random_filter(backend, kernel, border, &src, &mut rng, seed);
     }
 }
 
