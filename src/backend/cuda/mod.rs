@@ -123,8 +123,15 @@ pub struct CudaBackend {
     pageable: bool,
     /// Let the pipeline drive uploads and downloads on their own streams ([`Backend::offload`]).
     offload: bool,
-    /// Events around the last frame's upload, kernels and download.
-    events: Option<[cudarc::driver::CudaEvent; 4]>,
+    /// Events around the last frame's upload, kernels and download: upload start, upload
+    /// end, kernels end, download end, kernels start.
+    events: Option<[cudarc::driver::CudaEvent; 5]>,
+    /// The event to record as the kernels' start once the frame's first kernel module is
+    /// loaded (so that compiling or loading a module is not counted as device time), and the
+    /// registry's loading time when it was recorded: modules loaded later in the frame (a
+    /// second plane's) are taken off the kernels' time (the stream idles while they load).
+    start_pending: Option<usize>,
+    loading_at_start: Duration,
     last: Option<DeviceTimes>,
     /// Upload staging: page-locked and write-combined.
     pin_up: Option<PinnedBuf>,
@@ -196,6 +203,8 @@ impl CudaBackend {
             pageable: false,
             offload: true,
             events: None,
+            start_pending: None,
+            loading_at_start: Duration::ZERO,
             last: None,
             pin_up: None,
             pin_down: None,
@@ -260,7 +269,26 @@ impl CudaBackend {
     }
 
     fn function(&mut self, key: &ModuleKey, name: &str) -> Result<CudaFunction, CudaError> {
-        self.registry.function(key, name)
+        let f = self.registry.function(key, name)?;
+        self.start_kernels()?;
+        Ok(f)
+    }
+
+    /// Records the pending kernels-start event, if any (the first launch or copy of a frame).
+    fn start_kernels(&mut self) -> Result<(), CudaError> {
+        match self.start_pending.take() {
+            Some(i) => {
+                self.loading_at_start = self.registry.loading();
+                self.record(i)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Device time between the kernels' events `a` and `b`, less the modules loaded between.
+    fn kernel_time(&self, a: usize, b: usize) -> Duration {
+        let loaded = self.registry.loading() - self.loading_at_start;
+        self.between(a, b).saturating_sub(loaded)
     }
 
     /// Records that `fast` ran the plan with the baseline kernels `ran`.
@@ -399,6 +427,7 @@ impl CudaBackend {
             let mask = plan.channel_mask(src.format, i);
             let (src_ptr, dst_ptr) = (d_src + s.offset as u64, d_dst + d.offset as u64);
             if mask == 0 {
+                self.start_kernels()?;
                 raw::copy_2d_d2d(
                     src_ptr,
                     s.stride,
@@ -433,7 +462,7 @@ impl CudaBackend {
             let variant = self.variant;
             variant.launch(self, plan, &p, s)?;
         }
-        Ok(())
+        self.start_kernels()
     }
 
     /// Grows device buffers for `src`/`dst` and uploads `src` (staged through page-locked
@@ -532,12 +561,13 @@ impl Backend for CudaBackend {
         self.record(1)?;
         let d_src = ptr(self.d_src.as_ref().expect("uploaded"), &self.stream);
         let d_dst = ptr(self.d_dst.as_ref().expect("uploaded"), &self.stream);
+        self.start_pending = Some(4);
         self.run_planes_at(plan, &src.shape(), &dst.shape(), d_src, d_dst)?;
         self.record(2)?;
         self.download_then(dst, |b| b.record(3))?;
         self.last = Some(DeviceTimes {
             h2d: self.between(0, 1),
-            kernel: self.between(1, 2),
+            kernel: self.kernel_time(4, 2),
             d2h: self.between(2, 3),
         });
         Ok(())
@@ -575,13 +605,13 @@ impl Backend for CudaBackend {
         self.check_plan(plan)?;
         let d_src = offload::device_ptr(src)?;
         let d_dst = offload::device_ptr(dst)?;
-        self.record(0)?;
+        self.start_pending = Some(0);
         self.run_planes_at(plan, &src.shape, &dst.shape, d_src, d_dst)?;
         self.record(1)?;
         self.events()?[1]
             .synchronize()
             .map_err(|e| CudaError::driver("running the filter", e))?;
-        Ok(self.between(0, 1))
+        Ok(self.kernel_time(0, 1))
     }
 
     fn measure(&mut self) -> Option<&mut dyn Measure> {

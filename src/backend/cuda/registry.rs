@@ -173,6 +173,8 @@ pub struct Registry {
     arch: u32,
     modules: HashMap<ModuleKey, Arc<CudaModule>>,
     functions: HashMap<(ModuleKey, String), CudaFunction>,
+    /// Host time spent compiling and loading modules so far.
+    loading: std::time::Duration,
 }
 
 impl Registry {
@@ -182,13 +184,21 @@ impl Registry {
             arch,
             modules: HashMap::new(),
             functions: HashMap::new(),
+            loading: std::time::Duration::ZERO,
         }
+    }
+
+    /// Host time spent compiling and loading modules since this registry was made (device
+    /// timings leave it out).
+    pub fn loading(&self) -> std::time::Duration {
+        self.loading
     }
 
     pub fn module(&mut self, key: &ModuleKey) -> Result<Arc<CudaModule>, CudaError> {
         if let Some(m) = self.modules.get(key) {
             return Ok(m.clone());
         }
+        let t = std::time::Instant::now();
         let (_, src) = key.source();
         let (major, minor) = raw::nvrtc_version();
         let id = fnv1a(&[
@@ -218,6 +228,7 @@ impl Registry {
             .load_module(Ptx::from_src(ptx))
             .map_err(|e| CudaError::driver("loading a kernel module", e))?;
         self.modules.insert(key.clone(), module.clone());
+        self.loading += t.elapsed();
         Ok(module)
     }
 

@@ -21,9 +21,10 @@ fn event(ctx: &std::sync::Arc<cudarc::driver::CudaContext>) -> Result<CudaEvent,
 
 impl CudaBackend {
     /// Four timing events on the backend's stream (created once).
-    pub(super) fn events(&mut self) -> Result<&[CudaEvent; 4], CudaError> {
+    pub(super) fn events(&mut self) -> Result<&[CudaEvent; 5], CudaError> {
         if self.events.is_none() {
             self.events = Some([
+                event(&self.ctx)?,
                 event(&self.ctx)?,
                 event(&self.ctx)?,
                 event(&self.ctx)?,
