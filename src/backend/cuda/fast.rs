@@ -5,9 +5,9 @@
 //! compile time (weights become constant operands). Small kernels take the register kernel
 //! `fast_reg` (no shared memory, 16 bytes of outputs per thread; where it measured faster, see
 //! [`FastSpec::register`]); others the tiled kernels, whose block shrinks (unless given) until
-//! the tile fits 48 KB. A kernel beyond constant memory or any tile is handed to the
-//! baseline kernels of the same decomposition — same results, slower — and the backend's name
-//! says so.
+//! the tile fits 48 KB (80 KB for separable kernels taller than 9). A kernel beyond constant
+//! memory or any tile is handed to the baseline kernels of the same decomposition — same
+//! results, slower — and the backend's name says so.
 
 use super::abi::{launch, PlaneParams, MAX_CONST_TAPS};
 use super::registry::ModuleKey;
@@ -170,7 +170,8 @@ impl FastSpec {
     }
 }
 
-/// Largest full kernel side `fast_reg` takes (measured: at 7 the tiled kernel wins for RGB).
+/// Largest full kernel side `fast_reg` takes (measured: at 7 the tiled kernel wins for RGB by
+/// 1.4×; for gray they tie).
 pub const REG_MAX_FULL: usize = 5;
 /// Largest separable kernel side `fast_reg` takes (measured: at 7 the tiled kernel wins for
 /// RGB by 1.3× and for gray by 1.1×).
