@@ -4,6 +4,7 @@
 //! fonts-dejavu-core).
 
 mod common;
+use common::Succeed;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -172,13 +173,7 @@ fn bench_all_quick_writes_csv_json_and_every_chart() {
         .arg(&json)
         .arg("--plot")
         .arg(&again)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .succeed();
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).lines().count(),
         charts.len()

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{assert_fails, bin, run, s, write_png, Scratch};
+use common::{assert_fails, bin, run, s, write_png, Scratch, Succeed};
 
 fn y4m_bytes(w: usize, h: usize, frames: usize) -> Vec<u8> {
     let mut v = format!("YUV4MPEG2 W{w} H{h} F25:1 Ip A1:1 C420jpeg\n").into_bytes();
@@ -1001,19 +1001,13 @@ fn a_closed_reader_of_a_non_utf8_path_is_fine() {
     // Paths are passed to the OS as bytes: a non-UTF-8 output name works.
     let t = Scratch::new("safety-osstr");
     let name = OsStr::from_bytes(b"o\xff.y4m");
-    let out = bin()
+    bin()
         .arg("filter")
         .arg("synthetic:8x8:gray:2")
         .arg("-o")
         .arg(t.0.join(name))
         .args(["--kernel", "box:3", "-q"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .succeed();
     assert!(Path::new(&t.0.join(name)).is_file());
 }
 
@@ -1440,7 +1434,7 @@ fn encoder_options_that_write_files_or_do_nothing_are_refused() {
         );
     }
     // Options that only tune the encoder are fine.
-    let out = bin()
+    bin()
         .current_dir(&t.0)
         .args([
             "filter",
@@ -1457,13 +1451,7 @@ fn encoder_options_that_write_files_or_do_nothing_are_refused() {
             "--codec-opt",
             "x264-params=keyint=30:ref=2",
         ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .succeed();
 }
 
 #[cfg(feature = "video")]
@@ -1521,14 +1509,7 @@ fn a_failure_after_some_outputs_were_committed_puts_them_all_back() {
         .stdout(Stdio::null());
         cmd
     };
-    let out = args(&t.path("probe.csv"), &t.path("probe.json"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    args(&t.path("probe.csv"), &t.path("probe.json")).succeed();
     let size = |n: &str| std::fs::metadata(t.path(n)).unwrap().len();
     let (csv, json) = (size("probe.csv"), size("probe.json"));
     assert!(

@@ -11,7 +11,9 @@ use std::process::Command;
 
 use convflow::frame::PixelFormat;
 
-use common::{cpu_seq_frames, decode_raw, ffmpeg, have_ffmpeg, make_clip, run, s, Scratch};
+use common::{
+    cpu_seq_frames, decode_raw, ffmpeg, have_ffmpeg, make_clip, run, s, Scratch, Succeed,
+};
 
 /// ffprobe's answer for `entries` (csv, no section names), all streams unless `select`.
 fn probe(path: &Path, select: Option<&str>, entries: &str) -> String {
@@ -50,13 +52,7 @@ fn copied_md5(path: &Path, sel: &str) -> String {
             "md5",
             "-",
         ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .succeed();
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
@@ -315,32 +311,33 @@ fn ten_bit_hdr_keeps_depth_tags_side_data_and_exact_values() {
         return;
     }
     let t = Scratch::new("hdr");
-    let hdr = [
-        "-color_primaries",
-        "bt2020",
-        "-color_trc",
-        "smpte2084",
-        "-colorspace",
-        "bt2020nc",
-        "-color_range",
-        "tv",
-    ];
+    // Six 10-bit frames tagged BT.2020 / PQ / limited range, then the encoder's arguments.
+    let hdr_clip = |encode: &[&str]| {
+        let mut args = vec![
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=size=96x64:rate=25",
+            "-frames:v",
+            "6",
+            "-pix_fmt",
+            "yuv420p10le",
+            "-color_primaries",
+            "bt2020",
+            "-color_trc",
+            "smpte2084",
+            "-colorspace",
+            "bt2020nc",
+            "-color_range",
+            "tv",
+        ];
+        args.extend(encode);
+        ffmpeg(&args);
+    };
     // Lossless FFV1 with the HDR tags: the output keeps format and tags, and every sample is
     // cpu-seq's filtering of the decoded input, at most 1023.
     let input = t.path("in10.mkv");
-    let mut args = vec![
-        "-f",
-        "lavfi",
-        "-i",
-        "testsrc2=size=96x64:rate=25",
-        "-frames:v",
-        "6",
-        "-pix_fmt",
-        "yuv420p10le",
-    ];
-    args.extend(hdr);
-    args.extend(["-c:v", "ffv1", s(&input)]);
-    ffmpeg(&args);
+    hdr_clip(&["-c:v", "ffv1", s(&input)]);
     let output = t.path("out10.mkv");
     ok(&[
         "filter",
@@ -377,18 +374,7 @@ fn ten_bit_hdr_keeps_depth_tags_side_data_and_exact_values() {
         return;
     }
     let hevc = t.path("hdr.mkv");
-    let mut args = vec![
-        "-f",
-        "lavfi",
-        "-i",
-        "testsrc2=size=96x64:rate=25",
-        "-frames:v",
-        "6",
-        "-pix_fmt",
-        "yuv420p10le",
-    ];
-    args.extend(hdr);
-    args.extend([
+    hdr_clip(&[
         "-c:v",
         "libx265",
         "-x265-params",
@@ -396,7 +382,6 @@ fn ten_bit_hdr_keeps_depth_tags_side_data_and_exact_values() {
                   WP(15635,16450)L(10000000,1):max-cll=1000,400",
         s(&hevc),
     ]);
-    ffmpeg(&args);
     let out = t.path("hdr-out.mkv");
     ok(&[
         "filter",

@@ -11,7 +11,7 @@ use convflow::backend::{Backend, CpuSeq};
 use convflow::filter::{spec::parse_spec, Filter, PlaneSel};
 use convflow::frame::{Frame, PixelFormat};
 
-use common::{assert_fails, bin, ffmpeg, have_ffmpeg, run, s, Scratch};
+use common::{assert_fails, bin, ffmpeg, have_ffmpeg, run, s, Scratch, Succeed};
 
 fn run_with_stdin(args: &[&str], input: &[u8]) -> Output {
     let mut child = bin()
@@ -213,7 +213,7 @@ fn y4m_file_output_is_complete_on_success() {
     let frames: Vec<Vec<u8>> = (0..4).map(|k| bytes(16 * 8 * 3 / 2, k + 5)).collect();
     std::fs::write(&input, y4m(16, 8, "420jpeg", &frames)).unwrap();
     let output = dir.join("out.y4m");
-    let out = bin()
+    bin()
         .args([
             "filter",
             input.to_str().unwrap(),
@@ -223,13 +223,7 @@ fn y4m_file_output_is_complete_on_success() {
             "sharpen",
             "-q",
         ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .succeed();
     let (_, got) = parse(&std::fs::read(&output).unwrap());
     assert_eq!(got.len(), 4);
     assert_eq!(

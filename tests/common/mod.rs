@@ -392,18 +392,30 @@ pub fn have_ffmpeg() -> bool {
     ok
 }
 
+/// Running a command that must succeed: its output, or a panic naming the command with its
+/// stderr.
+pub trait Succeed {
+    fn succeed(&mut self) -> std::process::Output;
+}
+
+impl Succeed for std::process::Command {
+    fn succeed(&mut self) -> std::process::Output {
+        let out = self.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{self:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+}
+
 /// Runs the ffmpeg CLI quietly; panics with its stderr on failure.
 pub fn ffmpeg(args: &[&str]) {
-    let out = std::process::Command::new("ffmpeg")
+    std::process::Command::new("ffmpeg")
         .args(["-hide_banner", "-loglevel", "error", "-y"])
         .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "ffmpeg {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .succeed();
 }
 
 /// Every frame of `path` as raw bytes in `pix`, decoded by the ffmpeg CLI.
@@ -422,13 +434,7 @@ pub fn decode_raw(path: &std::path::Path, pix: &str) -> Vec<u8> {
             pix,
             "-",
         ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .succeed();
     out.stdout
 }
 
