@@ -7,9 +7,11 @@
 // factor of the kernel-row loop of fast_full when PY is 1), SEPARABLE (1: weights are the
 // column factor then the row factor; 0: row-major weights), REG (1: build fast_reg, the
 // shared-memory-free kernel for small kernels, launched with 128-thread blocks, at least
-// REG_MINB of them resident per multiprocessor; 0: the tiled fast_full / fast_sep). Weights live
-// in __constant__ memory and are indexed with compile-time offsets, so they become FFMA
-// constant operands.
+// REG_MINB of them resident per multiprocessor; 0: the tiled fast_full / fast_sep), INT (with
+// REG: build fast_int instead, the exact integer kernel for 8-bit samples, whose divisor and
+// offset numerator are IDIV and IOFF). Weights live in __constant__ memory and are indexed with
+// compile-time offsets, so they become FFMA constant operands (c_w; fast_int's packed signed
+// bytes are c_wp).
 //
 // Conversions avoid the conversion unit (I2F/F2I issue at 16 per clock per multiprocessor on
 // Hopper, an eighth of FFMA): a sample becomes a float by placing its bits in the mantissa of
@@ -163,15 +165,12 @@ __device__ __forceinline__ void row_taps(const float* __restrict__ t, const floa
 #endif
 }
 
-// Writes PX output samples starting at sample e of row y: 16-byte stores when PX fills them and
-// the address allows, else 4-byte stores, else samples. Unfiltered channels (mask) keep the
-// source's stored sample.
-__device__ __forceinline__ void store_samples(const PlaneParams& p, int e, int y, const float acc[PX]) {
+// Writes PX output samples starting at sample e of row y (out: stored samples in the low
+// bits): 16-byte stores when PX fills them and the address allows, else 4-byte stores, else
+// samples. Unfiltered channels (mask) keep the source's stored sample.
+__device__ __forceinline__ void store_samples(const PlaneParams& p, int e, int y, unsigned out[PX]) {
     const int n = p.width * CH;
     sample_t* drow = row_of_mut<sample_t>(p.dst, y, p.dst_stride);
-    unsigned out[PX];  // stored samples, in the low bits
-#pragma unroll
-    for (int i = 0; i < PX; ++i) out[i] = finish_bits(acc[i], p) << storage_shift<sample_t>(p);
     if (p.mask != (1 << CH) - 1) {
         const sample_t* srow = row_of<sample_t>(p.src, y, p.src_stride);
 #pragma unroll
@@ -197,6 +196,14 @@ __device__ __forceinline__ void store_samples(const PlaneParams& p, int e, int y
     }
 }
 
+// PX f32 sums through the output rule into row y from sample e.
+__device__ __forceinline__ void store_acc(const PlaneParams& p, int e, int y, const float acc[PX]) {
+    unsigned out[PX];
+#pragma unroll
+    for (int i = 0; i < PX; ++i) out[i] = finish_bits(acc[i], p) << storage_shift<sample_t>(p);
+    store_samples(p, e, y, out);
+}
+
 #if !SEPARABLE && !REG
 // Full kernel: block = blockDim.x threads x PX samples wide, blockDim.y x PY rows high. With
 // PY > 1 (small kernels: KY_UNROLL covers every row) each tile row segment loaded into
@@ -217,7 +224,7 @@ extern "C" __global__ void fast_full(PlaneParams p, int ts) {
     for (int i = 0; i < PX; ++i) acc[i] = 0.0f;
 #pragma unroll KY_UNROLL
     for (int ky = 0; ky < KH; ++ky) row_taps(tile + (ybase + ky) * ts + ex, c_w + ky * KW, acc);
-    store_samples(p, e0 + ex, y0 + ybase, acc);
+    store_acc(p, e0 + ex, y0 + ybase, acc);
 #else
     float acc[PY][PX];
 #pragma unroll
@@ -242,7 +249,7 @@ extern "C" __global__ void fast_full(PlaneParams p, int ts) {
     }
 #pragma unroll
     for (int py = 0; py < PY; ++py)
-        if (y0 + ybase + py < p.height) store_samples(p, e0 + ex, y0 + ybase + py, acc[py]);
+        if (y0 + ybase + py < p.height) store_acc(p, e0 + ex, y0 + ybase + py, acc[py]);
 #endif
 }
 
@@ -294,7 +301,7 @@ extern "C" __global__ void fast_sep(PlaneParams p, int ts) {
     }
 #pragma unroll
     for (int py = 0; py < PY; ++py)
-        if (y0 + ybase + py < p.height) store_samples(p, e, y0 + ybase + py, acc[py]);
+        if (y0 + ybase + py < p.height) store_acc(p, e, y0 + ybase + py, acc[py]);
 }
 #endif  // SEPARABLE && !REG
 
@@ -345,13 +352,27 @@ __device__ __forceinline__ void reg_accumulate(int r, const float v[SEG], float 
 #endif
 }
 
-// The thread's window when its row segments lie inside the rows: the words of all RIN rows are
-// loaded first (MODE 2: the 16 bytes under the outputs in one aligned load; 1: 4-byte loads),
-// with no branch between them, so that their latencies overlap; a row outside the plane is
-// read from a row inside it and, for the zero border, zeroed (a zero word is the value 0).
+// The thread's first output sample e and row y0, and how its window is loaded: 2, aligned
+// 16-byte loads; 1, 4-byte word loads (both when the window lies inside the row: whole words
+// beyond the last needed sample stay within the row's stride or the device slack,
+// CONVFLOW_DEVICE_SLACK, after the plane); 0, sample by sample through the border rule; -1, the
+// thread has no outputs.
+__device__ __forceinline__ int reg_thread(const PlaneParams& p, int& e, int& y0) {
+    const int n = p.width * CH;
+    e = (blockIdx.x * blockDim.x + threadIdx.x) * PX;
+    y0 = (blockIdx.y * blockDim.y + threadIdx.y) * PY;
+    if (e >= n || y0 >= p.height) return -1;
+    const bool inside = e - AX * CH >= 0 && e + PX + (KW - 1 - AX) * CH <= n;
+    const unsigned long long a = p.src | (unsigned long long)(unsigned)p.src_stride;
+    return !inside ? 0 : (a & 15) == 0 ? 2 : (a & 3) == 0 ? 1 : 0;
+}
+
+// The words of the thread's window when its row segments lie inside the rows, for all RIN rows
+// (MODE 2: the 16 bytes under the outputs in one aligned load; 1: 4-byte loads), with no branch
+// between them, so that their latencies overlap; a row outside the plane is read from a row
+// inside it and, for the zero border, zeroed (a zero word is the value 0).
 template <int MODE>
-__device__ __forceinline__ void reg_inside(const PlaneParams& p, int e, int y0, float acc[PY][PX]) {
-    unsigned words[RIN][NWR];
+__device__ __forceinline__ void reg_words(const PlaneParams& p, int e, int y0, unsigned words[RIN][NWR]) {
 #pragma unroll
     for (int r = 0; r < RIN; ++r) {
         const int sy = map_index<BORDER>(y0 - AY + r, p.height);
@@ -378,6 +399,13 @@ __device__ __forceinline__ void reg_inside(const PlaneParams& p, int e, int y0, 
             for (int k = 0; k < NWR; ++k) words[r][k] = 0;
         }
     }
+}
+
+#if !INT
+template <int MODE>
+__device__ __forceinline__ void reg_inside(const PlaneParams& p, int e, int y0, float acc[PY][PX]) {
+    unsigned words[RIN][NWR];
+    reg_words<MODE>(p, e, y0, words);
 #pragma unroll
     for (int r = 0; r < RIN; ++r) {
         float v[SEG];
@@ -409,27 +437,138 @@ __device__ __forceinline__ void reg_gather(const PlaneParams& p, int e, int y0, 
 // REG_MINB blocks of 128 threads per multiprocessor at least: caps the registers so that the
 // loads of enough warps are in flight.
 extern "C" __global__ void __launch_bounds__(128, REG_MINB) fast_reg(PlaneParams p) {
-    const int n = p.width * CH;
-    const int e = (blockIdx.x * blockDim.x + threadIdx.x) * PX;
-    const int y0 = (blockIdx.y * blockDim.y + threadIdx.y) * PY;
-    if (e >= n || y0 >= p.height) return;
-    // Whole words beyond the last needed sample stay within the row's stride or the device
-    // slack (CONVFLOW_DEVICE_SLACK) after the plane.
-    const bool inside = e - AX * CH >= 0 && e + PX + (KW - 1 - AX) * CH <= n;
-    const unsigned long long a = p.src | (unsigned long long)(unsigned)p.src_stride;
+    int e, y0;
+    const int path = reg_thread(p, e, y0);
+    if (path < 0) return;
     float acc[PY][PX];
 #pragma unroll
     for (int py = 0; py < PY; ++py)
 #pragma unroll
         for (int i = 0; i < PX; ++i) acc[py][i] = 0.0f;
-    if (inside && (a & 15) == 0)
+    if (path == 2)
         reg_inside<2>(p, e, y0, acc);
-    else if (inside && (a & 3) == 0)
+    else if (path == 1)
         reg_inside<1>(p, e, y0, acc);
     else
         reg_gather(p, e, y0, acc);
 #pragma unroll
     for (int py = 0; py < PY; ++py)
-        if (y0 + py < p.height) store_samples(p, e, y0 + py, acc[py]);
+        if (y0 + py < p.height) store_acc(p, e, y0 + py, acc[py]);
 }
+#endif  // !INT
+
+#if INT
+// The exact integer path (src/filter/exact.rs): 8-bit samples, integer weights n over the
+// divisor IDIV, offset numerator IOFF; the host builds it only where filter::exact proves that
+// round_half_even((sum n*s + IOFF) / IDIV) is the f32 contract's output for every input. A
+// thread's windows are the register kernel's words; output i's taps in input row r are the
+// bytes OFF + i + kx*CH, spread over IWIN words at most, and one __dp4a (unsigned samples times
+// signed 8-bit weights, 4 taps per instruction, exact in 32 bits) consumes a word against the
+// weights packed for that byte offset: c_wp[(ky * 4 + b) * IWIN + t] holds in lane l the weight
+// of tap kx where 4t + l - b = kx*CH (0 elsewhere), b the window's offset in its first word.
+// No conversion and no shuffling of samples: the bytes are used as loaded.
+#if SB != 1
+#error "the integer path takes 8-bit samples"
+#endif
+#define IWIN ((3 + (KW - 1) * CH + 1 + 3) / 4)
+__constant__ int c_wp[KH * 4 * IWIN];
+
+__device__ __forceinline__ int dp4a_us(unsigned a, int b, int c) {
+    int d;
+    asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+}
+
+__device__ __forceinline__ void int_accumulate(const unsigned words[RIN][NWR], int acc[PY][PX]) {
+#pragma unroll
+    for (int r = 0; r < RIN; ++r)
+#pragma unroll
+        for (int py = 0; py < PY; ++py) {
+            const int ky = r - py;
+            if (ky >= 0 && ky < KH) {
+#pragma unroll
+                for (int i = 0; i < PX; ++i) {
+                    const int b = (i + OFF) % 4, q = (i + OFF) / 4;
+#pragma unroll
+                    for (int t = 0; t * 4 < b + (KW - 1) * CH + 1; ++t)
+                        acc[py][i] = dp4a_us(words[r][q + t], c_wp[(ky * 4 + b) * IWIN + t], acc[py][i]);
+                }
+            }
+        }
+}
+
+// The window's words sample by sample through the border rule (row ends, unaligned planes);
+// bytes outside the window are 0 (their weights are 0 anyway).
+__device__ __forceinline__ void int_gather(const PlaneParams& p, int e, int y0, unsigned words[RIN][NWR]) {
+    const int s = e - AX * CH;
+#pragma unroll
+    for (int r = 0; r < RIN; ++r) {
+        const int sy = map_index<BORDER>(y0 - AY + r, p.height);
+        const u8* row = row_of<u8>(p.src, max(sy, 0), p.src_stride);
+#pragma unroll
+        for (int k = 0; k < NWR; ++k) {
+            unsigned w = 0;
+#pragma unroll
+            for (int l = 0; l < 4; ++l) {
+                const int j = 4 * k + l - OFF;
+                if (j >= 0 && j < SEG) {
+                    const int px = floor_div(s + j, CH);
+                    const int sx = map_index<BORDER>(px, p.width);
+                    if (sx >= 0 && sy >= 0) w |= (unsigned)row[(size_t)sx * CH + (s + j - px * CH)] << (8 * l);
+                }
+            }
+            words[r][k] = w;
+        }
+    }
+}
+
+// filter::IntegerForm::finish: (sum + IOFF) / IDIV, |.| with --abs, rounded half to even,
+// saturated to 0..255. IDIV and IOFF are compile-time constants, and filter::exact gives forms
+// only with odd or power-of-two divisors: for an odd one (2t + IDIV) / (2 IDIV) is a multiply
+// and shift, and there are no ties; for 2^s, (t + 2^(s-1) - 1 + bit s of t) >> s rounds ties to
+// even. Sums stay below 2^29 in magnitude (filter::exact), so nothing overflows 32 bits.
+#if IDIV % 2 == 0 && (IDIV & (IDIV - 1)) != 0
+#error "integer forms have odd or power-of-two divisors"
+#endif
+__device__ __forceinline__ unsigned finish_int(int sum, const PlaneParams& p) {
+    int t = sum + IOFF;
+    if (p.abs_out) t = abs(t);
+    const unsigned u = (unsigned)max(t, 0);  // t <= 0 gives 0
+#if IDIV == 1
+    const unsigned q = u;
+#elif IDIV % 2 == 0
+    const unsigned q = (u + (IDIV / 2u - 1u) + ((u / IDIV) & 1u)) / IDIV;
+#else
+    const unsigned q = (2u * u + IDIV) / (2u * IDIV);
+#endif
+    return min(q, 255u);
+}
+
+extern "C" __global__ void __launch_bounds__(128, REG_MINB) fast_int(PlaneParams p) {
+    int e, y0;
+    const int path = reg_thread(p, e, y0);
+    if (path < 0) return;
+    unsigned words[RIN][NWR];
+    if (path == 2)
+        reg_words<2>(p, e, y0, words);
+    else if (path == 1)
+        reg_words<1>(p, e, y0, words);
+    else
+        int_gather(p, e, y0, words);
+    int acc[PY][PX];
+#pragma unroll
+    for (int py = 0; py < PY; ++py)
+#pragma unroll
+        for (int i = 0; i < PX; ++i) acc[py][i] = 0;
+    int_accumulate(words, acc);
+#pragma unroll
+    for (int py = 0; py < PY; ++py) {
+        if (y0 + py >= p.height) continue;
+        unsigned out[PX];
+#pragma unroll
+        for (int i = 0; i < PX; ++i) out[i] = finish_int(acc[py][i], p);
+        store_samples(p, e, y0 + py, out);
+    }
+}
+#endif  // INT
 #endif  // REG

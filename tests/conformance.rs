@@ -109,6 +109,11 @@ fn check_case(backend: &mut dyn Backend, filter: &Filter, src: &Frame, rng: &mut
     }
 }
 
+/// check_case, naming the seed, filter and frame on failure.
+fn check_seeded(backend: &mut dyn Backend, filter: &Filter, src: &Frame, rng: &mut Rng, seed: u64) {
+    check_case(backend, filter, src, rng, &describe(seed, filter, src));
+}
+
 /// A random filter of `kernel` (in a mode the backend runs) on `src`, checked by check_case.
 fn check_random_filter(
     backend: &mut dyn Backend,
@@ -119,7 +124,7 @@ fn check_random_filter(
     seed: u64,
 ) {
     let filter = random_filter(rng, kernel, border, backend.runs());
-    check_case(backend, &filter, src, rng, &describe(seed, &filter, src));
+    check_seeded(backend, &filter, src, rng, seed);
 }
 
 fn describe(seed: u64, filter: &Filter, src: &Frame) -> String {
@@ -189,6 +194,60 @@ pub fn small_kernels_every_shape(backend: &mut dyn Backend, salt: u64) {
     }
 }
 
+/// Kernels of small integers over a divisor (dyadic, odd, even; with and without offsets and
+/// `--abs`), every shape up to 9×9, on 8-bit frames whose rows end anywhere: where
+/// `IntegerForm::of` proves the exact integer path (`fast_int` on the GPU), it must give the
+/// bytes of cpu-seq's f32 contract; where it does not, the f32 path runs. Most cases must have
+/// a form, so the integer path is what is tested.
+pub fn integer_kernels_every_shape_and_row_end(backend: &mut dyn Backend, salt: u64) {
+    let runs = backend.runs();
+    let (mut rng, seed) = Rng::fresh(salt);
+    let formats: Vec<PixelFormat> = PixelFormat::all()
+        .iter()
+        .copied()
+        .filter(|f| f.depth().max() == 255)
+        .collect();
+    let (mut cases, mut integer) = (0, 0);
+    let min = if runs == Support::SeparableOnly { 2 } else { 1 };
+    for kw in min..=9 {
+        for kh in min..=9 {
+            let divisor = rng.pick(&[1u32, 2, 16, 256, 9, 25, 7, 81, 6]);
+            // Rank 1 (integer factors) half the time, so separable plans are covered too.
+            let kernel = if rng.range(0, 2) == 0 || runs == Support::SeparableOnly {
+                let col: Vec<f64> = (0..kh).map(|_| rng.range(1, 9) as f64).collect();
+                let row: Vec<f64> = (0..kw).map(|_| rng.range(0, 15) as f64 - 4.0).collect();
+                let d = divisor as f64;
+                let col: Vec<f64> = col.iter().map(|c| c / d).collect();
+                Kernel::from_factors("integer-rank1", &col, &row).unwrap()
+            } else {
+                let w = (0..kw * kh)
+                    .map(|_| ((rng.range(0, 255) as f64 - 127.0) / divisor as f64) as f32)
+                    .collect();
+                Kernel::new("integer", kw, kh, w).unwrap()
+            };
+            let offset = rng.pick(&[0.0, 128.0, -3.0 / divisor as f64, 0.5]);
+            let kernel = kernel.with_offset(offset).unwrap();
+            if runs == Support::SeparableOnly && !kernel.is_separable() {
+                continue;
+            }
+            let format = rng.pick(&formats);
+            let border = rng.pick(Border::ALL);
+            let w = rng.pick(&[1, 5, 16, 17, 33, 64, 100, 129, 257, 700]);
+            let h = rng.range(1, 20);
+            let src = random_frame(&mut rng, format, w, h);
+            let filter = random_filter(&mut rng, kernel, border, runs);
+            let plan = filter.plan().unwrap();
+            cases += 1;
+            integer += convflow::filter::IntegerForm::of(&plan, 255).is_some() as usize;
+            check_seeded(backend, &filter, &src, &mut rng, seed);
+        }
+    }
+    assert!(
+        integer * 2 > cases,
+        "only {integer} of {cases} cases had an integer form"
+    );
+}
+
 pub fn tiny_images_and_kernels_larger_than_image(backend: &mut dyn Backend, salt: u64) {
     let runs = backend.runs();
     let (mut rng, seed) = Rng::fresh(salt);
@@ -253,13 +312,7 @@ pub fn kernels_beyond_63_taps(backend: &mut dyn Backend, salt: u64) {
                 Filter::new(library::gaussian(k, k, None, format!("gaussian:{k}")).unwrap());
             filter.border = border;
             filter.mode = mode;
-            check_case(
-                backend,
-                &filter,
-                &src,
-                &mut rng,
-                &describe(seed, &filter, &src),
-            );
+            check_seeded(backend, &filter, &src, &mut rng, seed);
         }
     }
 }
@@ -378,13 +431,7 @@ pub fn exact_ties_round_half_to_even(backend: &mut dyn Backend, salt: u64) {
                 "{} should be exact",
                 kernel.name
             );
-            check_case(
-                backend,
-                &filter,
-                &src,
-                &mut rng,
-                &describe(seed, &filter, &src),
-            );
+            check_seeded(backend, &filter, &src, &mut rng, seed);
         }
     }
 }
@@ -412,13 +459,7 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
             Support::Both if i % 2 == 0 => Mode::Full,
             Support::Both => Mode::Separable,
         };
-        check_case(
-            backend,
-            &filter,
-            &src,
-            &mut rng,
-            &describe(seed, &filter, &src),
-        );
+        check_seeded(backend, &filter, &src, &mut rng, seed);
     }
 }
 
@@ -541,6 +582,10 @@ macro_rules! backend_suite {
             #[test]
             fn small_kernels_every_shape_and_row_end() {
                 each(super::small_kernels_every_shape, 9);
+            }
+            #[test]
+            fn integer_kernels_every_shape_and_row_end() {
+                each(super::integer_kernels_every_shape_and_row_end, 10);
             }
             #[test]
             fn tiny_images_and_kernels_larger_than_the_image() {

@@ -1,7 +1,7 @@
 //! `convflow bench kernels`: filter-only time per backend (and CUDA variant) × frame size ×
-//! format × kernel size × decomposition, on `gaussian:k`. Where a backend reports its measured
-//! ceilings, each point also gets its floor, max(bytes / copy bandwidth, FMAs / FMA rate), and
-//! the ratio time / floor.
+//! format × kernel size × decomposition, on `gaussian:k` (or `box:k`, `binomial:k`). Where a
+//! backend reports its measured ceilings, each point also gets its floor, max(bytes / copy
+//! bandwidth, FMAs / FMA rate), and the ratio time / floor.
 
 use std::time::Duration;
 
@@ -20,12 +20,33 @@ pub struct KernelBench {
     pub sizes: Vec<String>,
     pub formats: Vec<PixelFormat>,
     pub ks: Vec<usize>,
-    /// `Full` and/or `Separable` (the kernel is `gaussian:k`, which is rank 1).
+    pub family: Family,
+    /// `Full` and/or `Separable` (every family is rank 1).
     pub modes: Vec<Mode>,
     pub border: Border,
     pub warmup: usize,
     pub runs: usize,
     pub budget: Duration,
+}
+
+/// The kernel measured at each size (all rank 1; the default Gaussians up to 9 and box and
+/// binomial kernels have exact integer forms, see [`crate::filter::IntegerForm`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Family {
+    #[default]
+    Gaussian,
+    Box,
+    Binomial,
+}
+
+impl Family {
+    pub fn kernel(self, k: usize) -> Result<crate::filter::Kernel, crate::filter::FilterError> {
+        match self {
+            Family::Gaussian => library::gaussian(k, k, None, format!("gaussian:{k}")),
+            Family::Box => library::box_filter(k, k, format!("box:{k}")),
+            Family::Binomial => library::binomial(k, k, format!("binomial:{k}")),
+        }
+    }
 }
 
 /// One measured point.
@@ -37,6 +58,7 @@ pub struct Sample {
     pub height: usize,
     pub format: PixelFormat,
     pub k: usize,
+    pub kernel: String,
     pub decomposition: String,
     pub clock: Clock,
     pub runs: usize,
@@ -86,6 +108,7 @@ impl Sample {
             gflop_per_s: self.gflop_per_s(),
             floor_s: self.floor.map(|f| f.as_secs_f64()),
             floor_ratio: self.floor_ratio(),
+            kernel: self.kernel.clone(),
         }
     }
 }
@@ -110,6 +133,7 @@ pub struct SampleRow {
     pub gflop_per_s: f64,
     pub floor_s: Option<f64>,
     pub floor_ratio: Option<f64>,
+    pub kernel: String,
 }
 
 /// Runs every configured point, calling `report` as each finishes. A decomposition a backend
@@ -137,8 +161,7 @@ pub fn run_kernels(
                     .sum();
                 for &k in &cfg.ks {
                     for &mode in &cfg.modes {
-                        let mut filter =
-                            Filter::new(library::gaussian(k, k, None, format!("gaussian:{k}"))?);
+                        let mut filter = Filter::new(cfg.family.kernel(k)?);
                         filter.border = cfg.border;
                         filter.mode = mode;
                         let plan = filter.plan()?;
@@ -168,6 +191,7 @@ pub fn run_kernels(
                             height: h,
                             format,
                             k,
+                            kernel: filter.kernel.name.clone(),
                             decomposition: decomposition.into(),
                             clock,
                             runs: times.len(),

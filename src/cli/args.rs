@@ -487,6 +487,9 @@ pub struct BenchKernelsArgs {
     pub formats: Vec<PixelFormat>,
     #[arg(long, value_delimiter = ',', default_value = "3,5,7,9,15,25")]
     pub ks: Vec<usize>,
+    /// Kernel measured at each size k: `gaussian:k` (default σ), `box:k` or `binomial:k`.
+    #[arg(long, default_value = "gaussian")]
+    pub family: convflow::bench::kernels::Family,
     #[arg(
         long,
         value_delimiter = ',',

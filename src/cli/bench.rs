@@ -49,6 +49,7 @@ pub fn kernels(a: BenchKernelsArgs) -> Result<()> {
         sizes: a.sizes,
         formats: a.formats,
         ks: a.ks,
+        family: a.family,
         modes: a.modes,
         border: a.border,
         warmup: a.warmup,

@@ -19,12 +19,14 @@
 //! * Output: `v = acc + offset`; with `--abs`, `v = |v|`; then round half to even, saturate to
 //!   0…2^bits − 1 of the format's depth (see [`finish`]).
 
+pub mod exact;
 pub mod kernel;
 pub mod library;
 pub mod spec;
 
 use std::fmt;
 
+pub use exact::IntegerForm;
 pub use kernel::Kernel;
 
 use crate::border::Border;
@@ -155,6 +157,7 @@ impl Filter {
             Decomposition::Full => k.weights().to_vec(),
             Decomposition::Separable { col, row } => col.iter().chain(row).copied().collect(),
         };
+        let ratios = exact::Ratios::of(&decomposition, &taps);
         Ok(Plan {
             kernel: k.clone(),
             decomposition,
@@ -163,6 +166,7 @@ impl Filter {
             planes: self.planes,
             alpha: self.alpha,
             taps,
+            ratios,
         })
     }
 }
@@ -197,6 +201,8 @@ pub struct Plan {
     pub alpha: AlphaMode,
     /// The weights as kernels read them: full, row-major; separable, column then row factor.
     taps: Vec<f32>,
+    /// The taps as integers over divisors, when they are (see [`IntegerForm`]).
+    ratios: Option<exact::Ratios>,
 }
 
 impl Plan {
@@ -204,6 +210,11 @@ impl Plan {
     /// factor, then the row factor).
     pub fn weights(&self) -> &[f32] {
         &self.taps
+    }
+
+    /// The taps as integers over divisors, found when the plan was made.
+    pub(crate) fn ratios(&self) -> Option<&exact::Ratios> {
+        self.ratios.as_ref()
     }
 
     pub fn is_separable(&self) -> bool {

@@ -13,8 +13,8 @@ use super::abi::{launch, PlaneParams, MAX_CONST_TAPS};
 use super::registry::ModuleKey;
 use super::{variants, CudaBackend, CudaError};
 use crate::border::Border;
-use crate::filter::Plan;
-use crate::frame::PlaneLayout;
+use crate::filter::{IntegerForm, Plan};
+use crate::frame::{Depth, PlaneLayout};
 
 /// A compile-time specialization of the `fast` family.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -35,8 +35,12 @@ pub struct FastSpec {
     pub separable: bool,
     /// Build the register kernel `fast_reg` instead of the tiled ones.
     pub reg: bool,
-    /// `fast_reg`: blocks of 128 threads resident per multiprocessor at least (caps registers).
+    /// `fast_reg`/`fast_int`: blocks of 128 threads resident per multiprocessor at least (caps
+    /// registers).
     pub min_blocks: usize,
+    /// Build `fast_int`, the exact integer register kernel, for this divisor and offset
+    /// numerator ([`IntegerForm`]); weights go to `c_wp` packed by [`pack_int_weights`].
+    pub int: Option<(u32, i32)>,
 }
 
 impl FastSpec {
@@ -65,6 +69,7 @@ impl FastSpec {
             separable: false,
             reg: false,
             min_blocks: 1,
+            int: None,
         }
     }
 
@@ -104,7 +109,58 @@ impl FastSpec {
             } else {
                 REG_MIN_BLOCKS
             }),
+            int: None,
         })
+    }
+
+    /// The exact integer specialization (`fast_int`) for 8-bit samples of `ch` channels where
+    /// it measured faster than the f32 kernels (docs/PERFORMANCE.md, "Exact integer path"):
+    /// the plan has an integer form ([`IntegerForm::of`]) whose weights fit a signed byte
+    /// (`__dp4a`), `ch` ≤ [`INT_MAX_CHANNELS`], no side over [`INT_MAX_FULL`]
+    /// ([`INT_MAX_SEP`] when the plan is separable, whose f32 kernel is faster beyond) and a
+    /// register window of at most [`INT_MAX_WORDS`] words; else None. `samples` is the
+    /// plane's width × channels × height.
+    pub fn integer(
+        form: &IntegerForm,
+        ch: usize,
+        border: Border,
+        separable: bool,
+        samples: usize,
+    ) -> Option<FastSpec> {
+        let tune = tuning();
+        let max_side = match (separable, samples >= INT_LARGE_PLANE) {
+            (false, _) => INT_MAX_FULL,
+            (true, false) => INT_MAX_SEP,
+            (true, true) => INT_MAX_SEP_LARGE,
+        };
+        let max_side = tune.int_max.unwrap_or(max_side);
+        let (kw, kh) = (form.width, form.height);
+        if kw > max_side || kh > max_side || form.max_weight() > 127 || ch > INT_MAX_CHANNELS {
+            return None;
+        }
+        let min_blocks = if kw.max(kh) <= 7 {
+            INT_MIN_BLOCKS_SMALL
+        } else {
+            REG_MIN_BLOCKS
+        };
+        let spec = FastSpec {
+            int: Some((form.divisor, form.offset)),
+            min_blocks: tune.min_blocks.unwrap_or(min_blocks),
+            reg: true,
+            px: 16,
+            py: tune.py.unwrap_or(REG_ROWS),
+            ..FastSpec::new(kw, kh, ch, border)
+        };
+        (spec.window_words() <= INT_MAX_WORDS).then_some(spec)
+    }
+
+    /// Words a register-kernel thread holds for its window (fast.cu's RIN × NWR).
+    fn window_words(&self) -> usize {
+        let spw = 4 / self.sb;
+        let ax = self.kw / 2;
+        let left = (ax * self.ch).div_ceil(spw);
+        let right = ((self.kw - 1 - ax) * self.ch).div_ceil(spw);
+        (self.py + self.kh - 1) * (left + self.px / spw + right)
     }
 
     /// The launch shape of `fast_reg` for a plane of `samples_per_row` (width × channels):
@@ -150,6 +206,9 @@ impl FastSpec {
             format!("-DSEPARABLE={}", self.separable as u8),
             format!("-DREG={}", self.reg as u8),
             format!("-DREG_MINB={}", self.min_blocks),
+            format!("-DINT={}", self.int.is_some() as u8),
+            format!("-DIDIV={}u", self.int.map_or(1, |(d, _)| d)),
+            format!("-DIOFF={}", self.int.map_or(0, |(_, o)| o)),
         ]
     }
 
@@ -176,6 +235,29 @@ pub const REG_MAX_FULL: usize = 5;
 /// Largest separable kernel side `fast_reg` takes (measured: at 7 the tiled kernel wins for
 /// RGB by 1.3× and for gray by 1.1×).
 pub const REG_MAX_SEP: usize = 5;
+/// Largest kernel side `fast_int` takes for full plans (measured on 4K gray box:9: 35.7 µs vs
+/// 47.7 µs for the f32 kernel; larger sides were not measured).
+pub const INT_MAX_FULL: usize = 9;
+/// … for separable plans (measured on gray box: at 5 1.2–1.5× faster at every size; at 7 0.96×
+/// on 1080p and 0.90× on 4K NV12's chroma plane, where the f32 separable kernel's 2k taps beat
+/// the integer kernel's k²) …
+pub const INT_MAX_SEP: usize = 5;
+/// … and on planes of at least [`INT_LARGE_PLANE`] samples (at 7: 1.26× on 4K gray, 1.56× on
+/// 8K; at 9 the f32 separable kernel ties or wins everywhere).
+pub const INT_MAX_SEP_LARGE: usize = 7;
+/// See [`INT_MAX_SEP_LARGE`] (a 4K gray plane is 8.3 M samples).
+pub const INT_LARGE_PLANE: usize = 8_000_000;
+/// Most interleaved channels `fast_int` takes (measured: gray and NV12 gain up to 1.6×; on RGB
+/// the taps' stride of 3 bytes spreads a 3×3 window over 2–3 words and the f32 kernel is 1.1×
+/// faster).
+pub const INT_MAX_CHANNELS: usize = 2;
+/// `fast_int`'s resident blocks per multiprocessor for sides up to 7 (measured on 4K gray box:
+/// 13.0 vs 13.7 µs at 3, 17.3 vs 19.1 µs at 5; at 9, 39.6 vs 35.4 µs, so 9 keeps
+/// [`REG_MIN_BLOCKS`]).
+pub const INT_MIN_BLOCKS_SMALL: usize = 8;
+/// Most words of input window a `fast_int` thread may hold in registers (beyond, the f32
+/// path: the window would spill).
+pub const INT_MAX_WORDS: usize = 64;
 /// `fast_reg`'s output rows per thread (measured).
 pub const REG_ROWS: usize = 2;
 /// `fast_reg`'s resident blocks per multiprocessor (measured: 8 caps registers at 64, spills
@@ -188,13 +270,15 @@ pub const REG_MIN_BLOCKS_WIDE16: usize = 8;
 /// `CONVFLOW_FAST_REG_MAX` (largest kernel side for `fast_reg`; 0: never) and
 /// `CONVFLOW_FAST_PY` (its rows per thread, 1–8), `CONVFLOW_FAST_MINB` (its resident blocks
 /// per multiprocessor, 1–16), `CONVFLOW_FAST_TILED_PY` (rows per thread of the tiled
-/// separable kernel, 1–8). Read once per process.
+/// separable kernel, 1–8), `CONVFLOW_FAST_INT_MAX` (largest kernel side for `fast_int`; 0:
+/// never). Read once per process.
 #[derive(Clone, Copy, Debug, Default)]
 struct Tuning {
     reg_max: Option<usize>,
     py: Option<usize>,
     min_blocks: Option<usize>,
     tiled_py: Option<usize>,
+    int_max: Option<usize>,
 }
 
 fn tuning() -> Tuning {
@@ -206,6 +290,7 @@ fn tuning() -> Tuning {
             py: var("CONVFLOW_FAST_PY").filter(|py| (1..=8).contains(py)),
             min_blocks: var("CONVFLOW_FAST_MINB").filter(|b| (1..=16).contains(b)),
             tiled_py: var("CONVFLOW_FAST_TILED_PY").filter(|py| (1..=8).contains(py)),
+            int_max: var("CONVFLOW_FAST_INT_MAX"),
         }
     })
 }
@@ -243,18 +328,25 @@ pub(super) fn launch(
     // Small kernels: the register kernel, unless a block shape was asked for, which only the
     // tiled kernels take.
     let sb = l.depth.bytes();
+    if b.block_override().is_none() && l.depth == Depth::U8 {
+        let int = IntegerForm::of(plan, l.depth.max()).and_then(|form| {
+            let samples = l.width * ch * l.height;
+            Some((
+                FastSpec::integer(&form, ch, plan.border, separable, samples)?,
+                form,
+            ))
+        });
+        if let Some((spec, form)) = int {
+            let key = ModuleKey::Fast(spec.clone());
+            b.constant_words(&key, "c_wp", &pack_int_weights(&form, ch))?;
+            return launch_register(b, &spec, &key, "fast_int", p, l);
+        }
+    }
     let reg = FastSpec::register(kw, kh, ch, plan.border, separable, sb);
     if let Some(spec) = reg.filter(|_| b.block_override().is_none()) {
         let key = ModuleKey::Fast(spec.clone());
         b.constant_weights(&key, "c_w", plan)?;
-        let f = b.function(&key, "fast_reg")?;
-        let block = spec.register_block(l.width * ch);
-        let grid = (
-            (l.width * ch).div_ceil(spec.px).div_ceil(block.0 as usize) as u32,
-            l.height.div_ceil(spec.py * block.1 as usize) as u32,
-        );
-        let cfg = b.config(&f, grid, block, 0)?;
-        return launch::plane(b.stream(), &f, cfg, p);
+        return launch_register(b, &spec, &key, "fast_reg", p, l);
     }
     let mut spec = if separable {
         FastSpec::separable(kw, kh, ch, plan.border)
@@ -315,9 +407,135 @@ pub(super) fn launch(
     launch::plane_stride(b.stream(), &f, cfg, p, ts as i32)
 }
 
+/// Launches a register kernel (`fast_reg` or `fast_int`) of `spec` over the plane: one thread
+/// per `px` samples × `py` rows, in [`FastSpec::register_block`]'s blocks.
+fn launch_register(
+    b: &mut CudaBackend,
+    spec: &FastSpec,
+    key: &ModuleKey,
+    name: &str,
+    p: &PlaneParams,
+    l: PlaneLayout,
+) -> Result<(), CudaError> {
+    let f = b.function(key, name)?;
+    let samples = l.width * l.channels;
+    let block = spec.register_block(samples);
+    let grid = (
+        samples.div_ceil(spec.px).div_ceil(block.0 as usize) as u32,
+        l.height.div_ceil(spec.py * block.1 as usize) as u32,
+    );
+    let cfg = b.config(&f, grid, block, 0)?;
+    launch::plane(b.stream(), &f, cfg, p)
+}
+
+/// `fast_int`'s `c_wp`: for kernel row ky, byte offset b (0–3) of an output's first tap in its
+/// first word, and word t of its window, the weights of the taps in that word's four byte
+/// lanes as signed bytes: lane l holds tap kx where 4t + l − b = kx·ch, else 0.
+pub fn pack_int_weights(form: &IntegerForm, ch: usize) -> Vec<u32> {
+    let (kw, kh) = (form.width, form.height);
+    let span = (kw - 1) * ch + 1;
+    let win = (3 + span).div_ceil(4);
+    let mut out = Vec::with_capacity(kh * 4 * win);
+    for ky in 0..kh {
+        for b in 0..4 {
+            for t in 0..win {
+                let lanes = (0..4).map(|l| {
+                    let pos = (4 * t + l) as isize - b as isize;
+                    let kx = pos / ch as isize;
+                    let tap = pos >= 0 && pos % ch as isize == 0 && (kx as usize) < kw;
+                    let n = if tap {
+                        form.weights[ky * kw + kx as usize]
+                    } else {
+                        0
+                    };
+                    (n as i8 as u8 as u32) << (8 * l)
+                });
+                out.push(lanes.fold(0, |a, v| a | v));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integer_kernel_takes_the_measured_cases_only() {
+        let form = |k: usize, n: i32| IntegerForm {
+            width: k,
+            height: k,
+            weights: vec![n; k * k],
+            divisor: (k * k) as u32,
+            offset: 0,
+        };
+        let (small, large) = (1920 * 1080, 3840 * 2160);
+        let take = |k, n, ch, sep, samples| {
+            FastSpec::integer(&form(k, n), ch, Border::Clamp, sep, samples).is_some()
+        };
+        for ch in 1..=2 {
+            assert!(take(3, 1, ch, false, small) && take(7, -127, ch, false, small));
+            // 9 wide: 60 words of window for gray, 80 for two channels (spills).
+            assert_eq!(take(9, 1, ch, false, small), ch == 1);
+            assert!(take(5, 1, ch, true, small) && !take(7, 1, ch, true, small));
+            assert!(take(7, 1, ch, true, large) && !take(9, 1, ch, true, large));
+            assert!(!take(10, 1, ch, false, large), "beyond INT_MAX_FULL");
+            assert!(
+                !take(3, 128, ch, false, large),
+                "weights beyond a signed byte"
+            );
+        }
+        assert!(!take(3, 1, 3, false, large), "RGB measured slower");
+        let spec = FastSpec::integer(&form(5, 1), 1, Border::Zero, false, large).unwrap();
+        assert!(spec.reg && spec.int == Some((25, 0)) && spec.min_blocks == INT_MIN_BLOCKS_SMALL);
+    }
+
+    /// fast_int's accumulation replayed on the host (the same OFF, word index and packed
+    /// weights, dp4a as four byte products) against the direct sum, for every kernel width up
+    /// to 9, 1–4 channels and all 16 outputs of a thread.
+    #[test]
+    fn packed_weights_give_every_tap_once() {
+        let mut seed = 7u32;
+        let mut rnd = move || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            seed >> 8
+        };
+        for ch in 1..=4 {
+            for kw in 1..=9 {
+                let form = IntegerForm {
+                    width: kw,
+                    height: 1,
+                    weights: (0..kw).map(|_| (rnd() % 255) as i32 - 127).collect(),
+                    divisor: 1,
+                    offset: 0,
+                };
+                let packed = pack_int_weights(&form, ch);
+                let ax = kw / 2;
+                let hwl = (ax * ch).div_ceil(4);
+                let off = hwl * 4 - ax * ch;
+                let span = (kw - 1) * ch + 1;
+                let win = (3 + span).div_ceil(4);
+                assert_eq!(packed.len(), 4 * win);
+                let bytes: Vec<u8> = (0..4 * (hwl + 4 + 10)).map(|_| rnd() as u8).collect();
+                let word = |k: usize| u32::from_le_bytes(bytes[4 * k..][..4].try_into().unwrap());
+                for i in 0..16 {
+                    let (b, q) = ((i + off) % 4, (i + off) / 4);
+                    let mut acc = 0i32;
+                    for t in 0..(b + span).div_ceil(4) {
+                        let (a, w) = (word(q + t), packed[b * win + t]);
+                        for l in 0..4 {
+                            acc += (a >> (8 * l) & 255) as i32 * (w >> (8 * l)) as u8 as i8 as i32;
+                        }
+                    }
+                    let direct: i32 = (0..kw)
+                        .map(|kx| form.weights[kx] * bytes[off + i + kx * ch] as i32)
+                        .sum();
+                    assert_eq!(acc, direct, "ch {ch} kw {kw} output {i}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn register_kernel_takes_small_kernels_only() {

@@ -115,8 +115,9 @@ pub struct CudaBackend {
     d_w: Option<CudaSlice<f32>>,
     /// What `d_w` holds.
     w_host: Vec<f32>,
-    /// What each module's `__constant__` weights hold.
-    const_host: std::collections::HashMap<ModuleKey, Vec<f32>>,
+    /// What each module's `__constant__` weights hold (their bits: f32 weights or packed
+    /// integer ones).
+    const_host: std::collections::HashMap<ModuleKey, Vec<u32>>,
     ceilings: Option<(f64, f64)>,
     /// Copy frames straight from/to pageable memory (`--pageable`) instead of staging them
     /// through page-locked buffers.
@@ -319,23 +320,37 @@ impl CudaBackend {
         symbol: &str,
         plan: &Plan,
     ) -> Result<(), CudaError> {
-        let w = plan.weights();
-        if self.const_host.get(key).is_some_and(|h| h == w) {
+        let bits: Vec<u32> = plan.weights().iter().map(|w| w.to_bits()).collect();
+        self.constant_words(key, symbol, &bits)
+    }
+
+    /// 32-bit words (f32 bits or packed integers) in the module's `__constant__` array
+    /// `symbol`, uploaded unless it already holds them. The caller checked they fit.
+    fn constant_words(
+        &mut self,
+        key: &ModuleKey,
+        symbol: &str,
+        words: &[u32],
+    ) -> Result<(), CudaError> {
+        if self.const_host.get(key).is_some_and(|h| h == words) {
             return Ok(());
         }
         let module = self.registry.module(key)?;
         let mut global = module
             .get_global(symbol, &self.stream)
             .map_err(|e| CudaError::driver("finding constant memory", e))?;
-        // SAFETY: the symbol is a float array of at least `w.len()` elements (the callers check
-        // the size against MAX_CONST_TAPS or the specialization's kernel size).
-        let mut view = unsafe { global.transmute_mut::<f32>(w.len()) }.ok_or_else(|| {
-            CudaError::Unsupported(format!("{} weights do not fit constant memory", w.len()))
+        // SAFETY: the symbol is an array of 32-bit words of at least `words.len()` elements
+        // (the callers check the size against MAX_CONST_TAPS or the specialization's size).
+        let mut view = unsafe { global.transmute_mut::<u32>(words.len()) }.ok_or_else(|| {
+            CudaError::Unsupported(format!(
+                "{} weights do not fit constant memory",
+                words.len()
+            ))
         })?;
         self.stream
-            .memcpy_htod(w, &mut view)
+            .memcpy_htod(words, &mut view)
             .map_err(|e| CudaError::driver("uploading constant weights", e))?;
-        self.const_host.insert(key.clone(), w.to_vec());
+        self.const_host.insert(key.clone(), words.to_vec());
         Ok(())
     }
 

@@ -17,6 +17,7 @@ use cudarc::nvrtc::Ptx;
 use super::fast::FastSpec;
 use super::{abi, raw, CudaError};
 use crate::border::Border;
+use crate::filter::IntegerForm;
 
 const COMMON: &str = include_str!("../../../kernels/common.cuh");
 const DIRECT: &str = include_str!("../../../kernels/direct.cu");
@@ -138,6 +139,25 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                 }
                 i += 1;
             }
+        }
+        // The exact integer kernel: odd and even sizes, dyadic and odd divisors, offsets.
+        for (kw, kh, divisor, offset) in [
+            (3, 3, 16, 0),
+            (4, 3, 1, -5),
+            (5, 5, 25, 3200),
+            (9, 9, 81, 0),
+        ] {
+            let form = IntegerForm {
+                width: kw,
+                height: kh,
+                weights: vec![1; kw * kh],
+                divisor,
+                offset,
+            };
+            if let Some(spec) = FastSpec::integer(&form, ch, Border::ALL[i % 4], false, 0) {
+                keys.push(ModuleKey::Fast(spec));
+            }
+            i += 1;
         }
     }
     keys
