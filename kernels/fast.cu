@@ -352,21 +352,6 @@ __device__ __forceinline__ void reg_accumulate(int r, const float v[SEG], float 
 #endif
 }
 
-// The thread's first output sample e and row y0, and how its window is loaded: 2, aligned
-// 16-byte loads; 1, 4-byte word loads (both when the window lies inside the row: whole words
-// beyond the last needed sample stay within the row's stride or the device slack,
-// CONVFLOW_DEVICE_SLACK, after the plane); 0, sample by sample through the border rule; -1, the
-// thread has no outputs.
-__device__ __forceinline__ int reg_thread(const PlaneParams& p, int& e, int& y0) {
-    const int n = p.width * CH;
-    e = (blockIdx.x * blockDim.x + threadIdx.x) * PX;
-    y0 = (blockIdx.y * blockDim.y + threadIdx.y) * PY;
-    if (e >= n || y0 >= p.height) return -1;
-    const bool inside = e - AX * CH >= 0 && e + PX + (KW - 1 - AX) * CH <= n;
-    const unsigned long long a = p.src | (unsigned long long)(unsigned)p.src_stride;
-    return !inside ? 0 : (a & 15) == 0 ? 2 : (a & 3) == 0 ? 1 : 0;
-}
-
 // The words of the thread's window when its row segments lie inside the rows, for all RIN rows
 // (MODE 2: the 16 bytes under the outputs in one aligned load; 1: 4-byte loads), with no branch
 // between them, so that their latencies overlap; a row outside the plane is read from a row
@@ -437,17 +422,22 @@ __device__ __forceinline__ void reg_gather(const PlaneParams& p, int e, int y0, 
 // REG_MINB blocks of 128 threads per multiprocessor at least: caps the registers so that the
 // loads of enough warps are in flight.
 extern "C" __global__ void __launch_bounds__(128, REG_MINB) fast_reg(PlaneParams p) {
-    int e, y0;
-    const int path = reg_thread(p, e, y0);
-    if (path < 0) return;
+    const int n = p.width * CH;
+    const int e = (blockIdx.x * blockDim.x + threadIdx.x) * PX;
+    const int y0 = (blockIdx.y * blockDim.y + threadIdx.y) * PY;
+    if (e >= n || y0 >= p.height) return;
+    // Whole words beyond the last needed sample stay within the row's stride or the device
+    // slack (CONVFLOW_DEVICE_SLACK) after the plane.
+    const bool inside = e - AX * CH >= 0 && e + PX + (KW - 1 - AX) * CH <= n;
+    const unsigned long long a = p.src | (unsigned long long)(unsigned)p.src_stride;
     float acc[PY][PX];
 #pragma unroll
     for (int py = 0; py < PY; ++py)
 #pragma unroll
         for (int i = 0; i < PX; ++i) acc[py][i] = 0.0f;
-    if (path == 2)
+    if (inside && (a & 15) == 0)
         reg_inside<2>(p, e, y0, acc);
-    else if (path == 1)
+    else if (inside && (a & 3) == 0)
         reg_inside<1>(p, e, y0, acc);
     else
         reg_gather(p, e, y0, acc);
@@ -545,13 +535,16 @@ __device__ __forceinline__ unsigned finish_int(int sum, const PlaneParams& p) {
 }
 
 extern "C" __global__ void __launch_bounds__(128, REG_MINB) fast_int(PlaneParams p) {
-    int e, y0;
-    const int path = reg_thread(p, e, y0);
-    if (path < 0) return;
+    const int n = p.width * CH;
+    const int e = (blockIdx.x * blockDim.x + threadIdx.x) * PX;
+    const int y0 = (blockIdx.y * blockDim.y + threadIdx.y) * PY;
+    if (e >= n || y0 >= p.height) return;
+    const bool inside = e - AX * CH >= 0 && e + PX + (KW - 1 - AX) * CH <= n;
+    const unsigned long long a = p.src | (unsigned long long)(unsigned)p.src_stride;
     unsigned words[RIN][NWR];
-    if (path == 2)
+    if (inside && (a & 15) == 0)
         reg_words<2>(p, e, y0, words);
-    else if (path == 1)
+    else if (inside && (a & 3) == 0)
         reg_words<1>(p, e, y0, words);
     else
         int_gather(p, e, y0, words);
