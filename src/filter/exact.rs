@@ -9,7 +9,7 @@
 //! the plan and the sample depth:
 //!
 //! 1. **Exact**: `D` is a power of two, every f32 weight (and the offset) is exactly `n / D`,
-//!    and every partial sum of the contract is an integer multiple of `1/D` below
+//!    and every partial sum of the contract is an integer multiple of `1/D` of at most
 //!    2^24/D in magnitude. Then every product and sum of the contract is exact in f32, its
 //!    accumulator is the rational sum itself, and the contract's rounding is the exact one.
 //! 2. **Bounded**: `D` is odd and the contract's worst-case error against the rational value
@@ -98,11 +98,14 @@ fn chain_bound(w: &[f32], n: &[i64], d: u32, amax: f64, in_err: f64) -> (f64, f6
     let mut err = 0.0;
     let mut prefix = 0.0; // bound on |accumulator| after each tap
     for (&wf, &ni) in w.iter().zip(n) {
-        let (wf, q) = (wf as f64, ni as f64 / d as f64);
-        // w·a − q·a' = w·(a − a') + (w − q)·a'
-        err += wf.abs() * in_err + (wf - q).abs() * amax;
+        let wf = wf as f64;
+        // w·a − q·a' = w·(a − a') + (w − q)·a'; |w − q| as |w·d − n| / d, whose product and
+        // difference are exact in f64 (24 + 17 bits), so no cancellation error enters.
+        err += wf.abs() * in_err + (wf * d as f64 - ni as f64).abs() / d as f64 * amax;
         prefix += wf.abs() * (amax + in_err);
-        err += UNIT_ROUNDOFF * prefix; // rounding of this fused multiply-add
+        // Rounding of this fused multiply-add: half an ulp of its result, whose magnitude is
+        // at most the exact prefix plus the error carried so far.
+        err += UNIT_ROUNDOFF * (prefix + err);
     }
     let exact = n
         .iter()
@@ -114,8 +117,9 @@ fn chain_bound(w: &[f32], n: &[i64], d: u32, amax: f64, in_err: f64) -> (f64, f6
 
 /// Bound on |contract value before rounding − rational value| for the plan on samples in
 /// `0…max`, given its weights as `n / d` (full: `n` row-major; separable: column and row
-/// numerators with their divisors), including the offset add. Carries a safety factor for the
-/// f64 arithmetic computing it (≤ 2^-40 relative per step over ≤ 2·[`MAX_TAPS`] steps).
+/// numerators with their divisors), including the offset add. Carries a safety factor (1e-6
+/// relative) for the f64 arithmetic computing it: every term is a sum of non-negative f64
+/// products (≤ 2^-52 relative error each, over ≤ 2·[`MAX_TAPS`] + 2 steps).
 pub fn contract_error_bound(plan: &Plan, max: u16) -> Option<f64> {
     Some(proof(plan, max)?.1)
 }
@@ -167,10 +171,10 @@ fn proof(plan: &Plan, max: u16) -> Option<(IntegerForm, f64, bool)> {
         let o = (offset * divisor as f64).round();
         (o.abs() < (1u64 << 40) as f64).then_some(o as i64)
     })?;
-    let offset_err = (offset - o as f64 / divisor as f64).abs();
+    let offset_err = (offset * divisor as f64 - o as f64).abs() / divisor as f64;
     // The offset add rounds once more; a safety factor covers the f64 arithmetic of the bound.
     let total =
-        (err + offset_err + UNIT_ROUNDOFF * (exact_sum + err + offset.abs())) * (1.0 + 1e-9);
+        (err + offset_err + UNIT_ROUNDOFF * (exact_sum + err + offset.abs())) * (1.0 + 1e-6);
     // Integer sums (and 2·sum + divisor in the rounding) must stay far inside i32.
     let reach = weights.iter().map(|n| n.abs()).sum::<i64>() * max as i64 + o.abs();
     if reach >= 1 << 29 {
