@@ -68,6 +68,28 @@ __constant__ float c_w[KH + KW];
 __constant__ float c_w[KH * KW];
 #endif
 
+// Input row r of a thread's window into every output row py that reads it, with kernel row
+// ky = r - py: every output sees its rows in increasing ky (contract order). Separable: v holds
+// the row's PX horizontal sums, weighted by the column factor; full: its SEG samples, through
+// kernel row ky.
+__device__ __forceinline__ void feed_rows(int r, const float* v, float acc[PY][PX]) {
+#pragma unroll
+    for (int py = 0; py < PY; ++py) {
+        const int ky = r - py;
+        if (ky >= 0 && ky < KH) {
+#if SEPARABLE
+#pragma unroll
+            for (int i = 0; i < PX; ++i) acc[py][i] = fmaf(c_w[ky], v[i], acc[py][i]);
+#else
+#pragma unroll
+            for (int kx = 0; kx < KW; ++kx)
+#pragma unroll
+                for (int i = 0; i < PX; ++i) acc[py][i] = fmaf(c_w[ky * KW + kx], v[i + kx * CH], acc[py][i]);
+#endif
+        }
+    }
+}
+
 __device__ __forceinline__ int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 // Fills th rows x ts samples of f32: tile sample (r, j) is the value of image sample s0 + j of
@@ -236,16 +258,7 @@ extern "C" __global__ void fast_full(PlaneParams p, int ts) {
         const float* t = tile + (ybase + r) * ts + ex;
         float v[SEG4];
         load_segment<SEG4>(t, v);
-#pragma unroll
-        for (int py = 0; py < PY; ++py) {
-            const int ky = r - py;
-            if (ky >= 0 && ky < KH) {
-#pragma unroll
-                for (int kx = 0; kx < KW; ++kx)
-#pragma unroll
-                    for (int i = 0; i < PX; ++i) acc[py][i] = fmaf(c_w[ky * KW + kx], v[i + kx * CH], acc[py][i]);
-            }
-        }
+        feed_rows(r, v, acc);
     }
 #pragma unroll
     for (int py = 0; py < PY; ++py)
@@ -290,14 +303,7 @@ extern "C" __global__ void fast_sep(PlaneParams p, int ts) {
     for (int r = 0; r < PY + KH - 1; ++r) {
         float v[PX];
         load_segment<PX>(hs + (ybase + r) * bw + ex, v);
-#pragma unroll
-        for (int py = 0; py < PY; ++py) {
-            const int ky = r - py;  // rows arrive in increasing ky for every output: contract order
-            if (ky >= 0 && ky < KH) {
-#pragma unroll
-                for (int i = 0; i < PX; ++i) acc[py][i] = fmaf(c_w[ky], v[i], acc[py][i]);
-            }
-        }
+        feed_rows(r, v, acc);
     }
 #pragma unroll
     for (int py = 0; py < PY; ++py)
@@ -330,25 +336,9 @@ __device__ __forceinline__ void reg_accumulate(int r, const float v[SEG], float 
 #pragma unroll
         for (int kx = 0; kx < KW; ++kx) h[i] = fmaf(c_w[KH + kx], v[i + kx * CH], h[i]);
     }
-#pragma unroll
-    for (int py = 0; py < PY; ++py) {
-        const int ky = r - py;
-        if (ky >= 0 && ky < KH) {
-#pragma unroll
-            for (int i = 0; i < PX; ++i) acc[py][i] = fmaf(c_w[ky], h[i], acc[py][i]);
-        }
-    }
+    feed_rows(r, h, acc);
 #else
-#pragma unroll
-    for (int py = 0; py < PY; ++py) {
-        const int ky = r - py;
-        if (ky >= 0 && ky < KH) {
-#pragma unroll
-            for (int kx = 0; kx < KW; ++kx)
-#pragma unroll
-                for (int i = 0; i < PX; ++i) acc[py][i] = fmaf(c_w[ky * KW + kx], v[i + kx * CH], acc[py][i]);
-        }
-    }
+    feed_rows(r, v, acc);
 #endif
 }
 
