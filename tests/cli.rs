@@ -792,3 +792,48 @@ fn sixteen_bit_stills_stay_sixteen_bit() {
         assert_fails(&jpg, &["16-bit", ".png or .tif"]);
     }
 }
+
+/// `bench kernels --family` measures the named kernel family and writes it in the CSV's
+/// `kernel` column; an unknown family is a usage error naming it.
+#[test]
+fn bench_kernels_family_is_in_the_csv_and_checked() {
+    let t = Scratch::new("cli-family");
+    let csv = t.path("k.csv");
+    let bench = |family: &str| {
+        run(&[
+            "bench",
+            "kernels",
+            "--backend",
+            "cpu-seq",
+            "--sizes",
+            "24x8",
+            "--formats",
+            "gray",
+            "--ks",
+            "3",
+            "--modes",
+            "full",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--family",
+            family,
+            "--csv",
+            s(&csv),
+        ])
+    };
+    let out = bench("box");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let header = text.lines().next().unwrap();
+    assert!(header.ends_with(",kernel"), "{header}");
+    assert!(text.lines().nth(1).unwrap().ends_with(",box:3"), "{text}");
+    let out = bench("boxy");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("boxy"));
+}

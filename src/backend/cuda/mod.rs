@@ -321,7 +321,11 @@ impl CudaBackend {
         plan: &Plan,
     ) -> Result<(), CudaError> {
         let bits = || plan.weights().iter().map(|w| w.to_bits());
-        if self.const_host.get(key).is_some_and(|h| h.iter().copied().eq(bits())) {
+        if self
+            .const_host
+            .get(key)
+            .is_some_and(|h| h.iter().copied().eq(bits()))
+        {
             return Ok(()); // the common case, every frame: nothing to allocate or upload
         }
         self.constant_words(key, symbol, &bits().collect::<Vec<u32>>())
