@@ -7,7 +7,8 @@ set -euo pipefail
 # (bindgen needs clang); x264 comes with Debian's libavcodec.
 apt_packages=(build-essential pkg-config ca-certificates curl python3 python3-pip ffmpeg
     libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev clang libclang-dev
-    fonts-dejavu-core)   # the benchmark charts' text
+    fonts-dejavu-core    # the benchmark charts' text
+    groff-base)          # the tests format `convflow man` with groff
 
 missing=()
 for p in "${apt_packages[@]}"; do

@@ -34,8 +34,31 @@ if long:
     sys.exit("lines over 100 columns:\n" + "\n".join(long))
 PY
 
+# The library as a library: its docs build without a warning (broken links, missing docs);
+# without the `cli` feature it builds without the CLI's dependencies; the crate packages
+# only what a user needs (sources, kernels, examples, licences and docs; no samples,
+# results or scripts).
+RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --lib
+cargo check --locked --lib --no-default-features --features cuda
+if cargo tree --locked --no-default-features --features cuda -e normal \
+    | grep -E "^[^a-z]*(clap|indicatif|plotters|anyhow) "; then
+    echo "test.sh: the library without the cli feature still depends on the CLI's crates" >&2
+    exit 1
+fi
+files=$(cargo package --locked --list --allow-dirty)
+for f in README.md LICENSE-MIT LICENSE-APACHE CHANGELOG.md src/lib.rs kernels/fast.cu \
+    examples/still.rs; do
+    grep -qx "$f" <<<"$files" || { echo "test.sh: cargo package leaves out $f" >&2; exit 1; }
+done
+if grep -E "^(samples|docs|scripts|tests|target|fuzz|\.carry|\.deps)/" <<<"$files"; then
+    echo "test.sh: cargo package ships files users do not need (above)" >&2
+    exit 1
+fi
+
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo test --release --locked --all-targets 2>&1 | tee "$log"
+# Doc examples (the crate docs' runnable examples; --all-targets leaves them out).
+cargo test --release --locked --doc 2>&1 | tee -a "$log"
 # One closing line over every test binary.
 awk '/^test result:/ { p += $4; f += $6; s += $8 } END { printf "all tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"

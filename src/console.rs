@@ -4,7 +4,8 @@
 //! failure, a bad parameter), bypassing FFmpeg's log. Unless `-v` is given,
 //! [`capture_foreign_output`] points descriptor 2 at a pipe drained by a thread that keeps the
 //! first few lines (for error messages, [`foreign_lines`]) and drops the rest, while convflow
-//! itself writes to a duplicate of the original descriptor ([`stderr`], [`say!`]). Writing to
+//! itself writes to a duplicate of the original descriptor ([`stderr`],
+//! [`say!`](crate::say!)). Writing to
 //! standard error never fails a run or panics: a full disk, a closed reader or `2>/dev/full` only
 //! lose the message.
 
@@ -27,8 +28,8 @@ static NEXT_MARK: AtomicU64 = AtomicU64::new(1);
 static SEEN: AtomicU64 = AtomicU64::new(0);
 const MARK: &[u8] = b"\x01convflow-mark-";
 
-/// A writer to convflow's own standard error. Errors are reported to the caller; [`say!`]
-/// ignores them.
+/// A writer to convflow's own standard error. Errors are reported to the caller;
+/// [`say!`](crate::say!) ignores them.
 pub struct Stderr;
 
 impl Write for Stderr {

@@ -15,6 +15,7 @@ pub struct DeviceError(pub Box<dyn std::error::Error + Send + Sync>);
 
 /// A frame in a device's memory, laid out as the host frame it mirrors.
 pub struct DeviceFrame {
+    /// Format, size and plane layout, the same as the host frame's.
     pub shape: Shape,
     /// The owner's buffer (e.g. a CUDA allocation); only that backend looks inside.
     pub mem: Box<dyn Any + Send>,
@@ -23,8 +24,11 @@ pub struct DeviceFrame {
 /// Device-clock times of one frame's steps (CUDA events), for the transfer-vs-kernel split.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct DeviceTimes {
+    /// Host-to-device copy of the source frame.
     pub h2d: Duration,
+    /// The filter kernels over every plane.
     pub kernel: Duration,
+    /// Device-to-host copy of the result.
     pub d2h: Duration,
 }
 
@@ -49,6 +53,8 @@ pub trait Offload: Send + Sync {
 
 /// Copies on one queue; each call returns once its copy is complete, with its device time.
 pub trait CopyQueue: Send {
+    /// Copies host frame `src` into `dst` (same shape); returns the copy's device time.
     fn upload(&mut self, src: &Frame, dst: &mut DeviceFrame) -> Result<Duration, DeviceError>;
+    /// Copies device frame `src` into host frame `dst` (same shape); returns the device time.
     fn download(&mut self, src: &DeviceFrame, dst: &mut Frame) -> Result<Duration, DeviceError>;
 }

@@ -11,12 +11,16 @@
 /// The variable that overrides the budget.
 pub const LIMIT_VAR: &str = "CONVFLOW_MEMORY_LIMIT";
 
+/// An allocation refused by [`check`]: it would exceed the memory budget.
 #[derive(Debug, thiserror::Error)]
 #[error("{what} needs {} of memory but {} is \
     available{}", human(*need), human(*have), hint(*from_env))]
 pub struct MemoryError {
+    /// What the memory was for, as the caller named it.
     pub what: String,
+    /// Bytes asked for.
     pub need: u64,
+    /// Bytes the budget allows.
     pub have: u64,
     from_env: bool,
 }

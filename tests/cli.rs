@@ -127,6 +127,11 @@ fn malformed_kernel_specs() {
             spec,
         ]);
         assert_fails(&out, &[spec, want]);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "a bad spec is a usage error: {spec}"
+        );
         assert!(!t.path("o.png").exists());
     }
 }
@@ -469,7 +474,7 @@ fn synthetic_source_into_null_y4m_and_directories() {
             "{format}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(String::from_utf8_lossy(&out.stderr).contains("3 frame(s)"));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("3 frames"));
     }
     let out = run(&[
         "filter",
@@ -594,7 +599,7 @@ fn json_report_has_stages_and_latency() {
     assert!(secs(&st["backend_s"]) <= secs(&st["before_run_s"]));
     assert!(secs(&st["before_run_s"]) <= secs(&st["first_frame_s"]));
     assert!(secs(&v["first_frame_s"]) <= secs(&v["wall_s"]));
-    // The text report says it too.
+    // The text report says it too (the full report: -v).
     let out = run(&[
         "filter",
         "synthetic:64x48:gray:3",
@@ -602,6 +607,7 @@ fn json_report_has_stages_and_latency() {
         "null",
         "--kernel",
         "box:3",
+        "-v",
     ]);
     let text = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -836,4 +842,356 @@ fn bench_kernels_family_is_in_the_csv_and_checked() {
     let out = bench("boxy");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("boxy"));
+}
+
+/// Exit status and stderr of a run.
+fn code_and_err(args: &[&str]) -> (Option<i32>, String) {
+    let out = run(args);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn usage_mistakes_are_exit_2_with_the_fix_named() {
+    let t = Scratch::new("cli");
+    write_png(&t.path("a.png"), 8, 8, false);
+    let a_path = t.path("a.png");
+    let a = s(&a_path);
+    let o = t.path("o.png");
+    // A misspelt kernel name: the closest names are suggested.
+    for (spec, want) in [
+        ("gausian:5", "did you mean 'gaussian'"),
+        ("Gauss:3", "did you mean 'gaussian'"),
+        ("sobel", "did you mean 'sobel-x' or 'sobel-y'"),
+        ("laplace", "did you mean 'laplacian'"),
+    ] {
+        let (code, err) = code_and_err(&["filter", a, "-o", s(&o), "--kernel", spec]);
+        assert_eq!(code, Some(2), "{spec}: {err}");
+        assert!(
+            err.contains(want) && err.lines().count() == 1,
+            "{spec}: {err}"
+        );
+        let (code, err) = code_and_err(&["kernels", spec]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains(want), "{err}");
+    }
+    let (code, err) = code_and_err(&["filter", a, "-o", s(&o), "--kernel", "blur:3"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        !err.contains("did you mean"),
+        "nothing close to blur: {err}"
+    );
+    // The output given as a second positional argument: the tip names -o.
+    let (code, err) = code_and_err(&["filter", a, s(&o), "--kernel", "box:3"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains(&format!("-o {}", s(&o))), "{err}");
+    // Typed values list the valid ones.
+    for args in [
+        &[
+            "filter",
+            a,
+            "-o",
+            s(&o),
+            "-k",
+            "box:3",
+            "--variant",
+            "fastest",
+        ][..],
+        &[
+            "filter",
+            a,
+            "-o",
+            s(&o),
+            "-k",
+            "box:3",
+            "--planes",
+            "chroma",
+        ],
+        &["bench", "kernels", "--backend", "gpu"],
+        &["bench", "pipeline", "--schedules", "async"],
+        &["completions", "tcsh"],
+    ] {
+        let (code, err) = code_and_err(args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(err.contains("possible values"), "{args:?}: {err}");
+    }
+    // Many frames into a name that looks like one image: refused before anything is written.
+    std::fs::create_dir(t.path("frames")).unwrap();
+    for i in 1..=3 {
+        write_png(&t.path(&format!("frames/f{i}.png")), 8, 8, false);
+    }
+    let one = t.path("one.png");
+    let (code, err) = code_and_err(&["filter", s(&t.path("frames")), "-o", s(&one), "-k", "box:3"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("names an image file") && err.contains("directory"),
+        "{err}"
+    );
+    let (code, err) = code_and_err(&[
+        "filter",
+        "synthetic:16x16:gray:3",
+        "-o",
+        s(&one),
+        "-k",
+        "box:3",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(!one.exists() && !o.exists());
+    // An existing directory with such a name is a directory.
+    std::fs::create_dir(t.path("out.png")).unwrap();
+    let out = run(&[
+        "filter",
+        s(&t.path("frames")),
+        "-o",
+        s(&t.path("out.png")),
+        "-k",
+        "box:3",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(t.path("out.png/f3.png").is_file());
+}
+
+#[test]
+fn without_a_gpu_the_error_suggests_the_cpu_backend() {
+    let t = Scratch::new("cli");
+    write_png(&t.path("a.png"), 8, 8, false);
+    let o = t.path("o.png");
+    for args in [
+        &[
+            "filter",
+            s(&t.path("a.png")),
+            "-o",
+            s(&o),
+            "-k",
+            "box:3",
+            "--backend",
+            "cuda",
+        ][..],
+        &["bench", "pipeline", "--quick"],
+    ] {
+        let (code, err) = code_and_err(args);
+        if code == Some(0) {
+            continue; // a GPU here
+        }
+        assert_eq!(code, Some(1), "{err}");
+        if err.contains("no NVIDIA driver") || err.contains("no usable CUDA device") {
+            assert!(err.contains("--backend cpu-par"), "{err}");
+        }
+    }
+}
+
+#[test]
+fn bench_quick_is_a_small_grid_on_every_bench_command() {
+    let t = Scratch::new("cli");
+    let csv = t.path("k.csv");
+    let out = run(&["bench", "kernels", "--quick", "--csv", s(&csv)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let rows: Vec<&str> = text.lines().skip(1).collect();
+    // VGA × {gray, rgb} × k {3, 5} × {full, separable}, cpu-par.
+    assert_eq!(rows.len(), 8, "{text}");
+    assert!(
+        rows.iter()
+            .all(|r| r.contains("640") && r.contains("cpu-par")),
+        "{text}"
+    );
+    // Options given explicitly win over --quick's.
+    let out = run(&[
+        "bench",
+        "kernels",
+        "--quick",
+        "--ks",
+        "7",
+        "--formats",
+        "gray",
+        "--csv",
+        s(&csv),
+    ]);
+    assert!(out.status.success());
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(text.lines().count(), 3, "{text}");
+    let out = run(&[
+        "bench",
+        "pipeline",
+        "--quick",
+        "--backend",
+        "cpu-par",
+        "--formats",
+        "gray",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("1280x720") || table.contains("720p"),
+        "{table}"
+    );
+}
+
+#[test]
+fn completions_for_every_shell_and_a_man_page_that_renders() {
+    let t = Scratch::new("cli");
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = run(&["completions", shell]);
+        assert!(out.status.success(), "{shell}");
+        let script = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            script.contains("filter") && script.contains("kernel") && script.contains("quick"),
+            "{shell}: the script does not know the commands"
+        );
+        let path = t.path(&format!("convflow.{shell}"));
+        std::fs::write(&path, &out.stdout).unwrap();
+        // bash is always here; zsh and fish check their syntax where they are installed.
+        let checker = match shell {
+            "bash" => Some("bash"),
+            "zsh" | "fish" => Some(shell),
+            _ => None,
+        };
+        if let Some(c) = checker {
+            match std::process::Command::new(c).arg("-n").arg(&path).output() {
+                Ok(o) => assert!(
+                    o.status.success(),
+                    "{c} -n: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                ),
+                Err(_) if shell != "bash" => eprintln!("{c} not installed: syntax not checked"),
+                Err(e) => panic!("bash: {e}"),
+            }
+        }
+    }
+    let out = run(&["man"]);
+    assert!(out.status.success());
+    let page = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        page.starts_with(".ie") || page.starts_with(".TH"),
+        "{}",
+        &page[..80]
+    );
+    for section in [
+        ".SH COMMANDS",
+        ".SH \"CONVFLOW FILTER\"",
+        ".SH \"CONVFLOW BENCH KERNELS\"",
+    ] {
+        assert!(page.contains(section), "man page lacks {section}");
+    }
+    assert!(page.is_ascii(), "non-ASCII text must be roff escapes");
+    std::fs::write(t.path("convflow.1"), &page).unwrap();
+    // groff (groff-base, installed by install-deps) formats it without a warning.
+    let o = std::process::Command::new("groff")
+        .args(["-man", "-Tutf8", "-ww", "-z"])
+        .arg(t.path("convflow.1"))
+        .output()
+        .expect("groff is installed by scripts/install-deps.sh");
+    assert!(
+        o.status.success() && o.stderr.is_empty(),
+        "groff: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn short_runs_print_one_line_long_ones_the_stage_report() {
+    let t = Scratch::new("cli");
+    write_png(&t.path("a.png"), 16, 16, true);
+    let a_path = t.path("a.png");
+    let a = s(&a_path);
+    let o = t.path("o.png");
+    let (code, err) = code_and_err(&["filter", a, "-o", s(&o), "-k", "box:3"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(err.lines().count(), 1, "one summary line: {err}");
+    assert!(err.contains("1 frame ") && err.contains(" ms"), "{err}");
+    let (_, err) = code_and_err(&["filter", a, "-o", s(&o), "-k", "box:3", "-v"]);
+    assert!(err.contains("stage") && err.contains("end to end"), "{err}");
+    let (_, err) = code_and_err(&["filter", a, "-o", s(&o), "-k", "box:3", "-q"]);
+    assert!(err.is_empty(), "{err}");
+    let (_, err) = code_and_err(&[
+        "filter",
+        "synthetic:32x16:gray:12",
+        "-o",
+        "null",
+        "-k",
+        "box:3",
+    ]);
+    assert!(
+        err.lines().count() == 1 && err.contains("12 frames") && err.contains(" fps"),
+        "{err}"
+    );
+    // A long run gets the report; the null sink does no work, so it has no rate.
+    let (_, err) = code_and_err(&[
+        "filter",
+        "synthetic:32x16:gray:150",
+        "-o",
+        "null",
+        "-k",
+        "box:3",
+    ]);
+    let write = err
+        .lines()
+        .find(|l| l.trim_start().starts_with("write"))
+        .unwrap_or_else(|| panic!("no write stage: {err}"));
+    let cols: Vec<&str> = write.split_whitespace().collect();
+    assert_eq!((cols[3], cols[4]), ("-", "-"), "{write}");
+    // Rates have one decimal everywhere.
+    for l in err.lines().filter(|l| l.contains("fps")) {
+        for num in l.split(|c: char| !(c.is_ascii_digit() || c == '.')) {
+            if let Some((_, frac)) = num.split_once('.') {
+                assert!(frac.len() <= 2, "{num} in {l}");
+            }
+        }
+    }
+}
+
+#[test]
+fn interlaced_input_is_said_once() {
+    let t = Scratch::new("cli");
+    let header = b"YUV4MPEG2 W8 H8 F25:1 It A1:1 C420jpeg\n";
+    let mut y4m = header.to_vec();
+    for i in 0..3u8 {
+        y4m.extend_from_slice(b"FRAME\n");
+        y4m.extend((0..96u32).map(|j| (j as u8).wrapping_mul(7).wrapping_add(i)));
+    }
+    std::fs::write(t.path("i.y4m"), &y4m).unwrap();
+    let (code, err) = code_and_err(&[
+        "filter",
+        s(&t.path("i.y4m")),
+        "-o",
+        s(&t.path("o.y4m")),
+        "-k",
+        "box:3",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(err.matches("interlaced").count(), 1, "{err}");
+    assert!(
+        err.contains("top field first") && err.contains("fields"),
+        "{err}"
+    );
+    // The header passes through unchanged.
+    let out = std::fs::read(t.path("o.y4m")).unwrap();
+    assert!(out.starts_with(header));
+    let progressive = String::from_utf8_lossy(header).replace(" It ", " Ip ");
+    let mut p = progressive.into_bytes();
+    p.extend_from_slice(&y4m[header.len()..]);
+    std::fs::write(t.path("p.y4m"), &p).unwrap();
+    let (_, err) = code_and_err(&[
+        "filter",
+        s(&t.path("p.y4m")),
+        "-o",
+        s(&t.path("o.y4m")),
+        "-k",
+        "box:3",
+    ]);
+    assert!(!err.contains("interlaced"), "{err}");
 }

@@ -107,7 +107,7 @@ fn lossless_video_to_video_matches_cpu_seq_plane_by_plane() {
         let o = run(&args);
         assert!(o.status.success(), "{codec} {pix}: {}", text(&o));
         assert!(
-            text(&o).contains(&format!("{frames} frame(s)")),
+            text(&o).contains(&format!("{frames} frames")),
             "{}",
             text(&o)
         );
@@ -413,4 +413,40 @@ fn ctrl_c_finalizes_the_video_container() {
         "{err} vs {frames}"
     );
     assert_eq!(t.listing(), ["out.mkv"], "no temporary file left");
+}
+
+#[test]
+fn webm_outputs_get_vp9_or_av1_when_ffmpeg_has_an_encoder() {
+    if !have_ffmpeg() {
+        return;
+    }
+    let t = Scratch::new("video");
+    let clip = t.path("in.mkv");
+    make_clip(&clip, "64x48", "25", 6, "yuv420p");
+    let out = t.path("out.webm");
+    let o = run(&["filter", s(&clip), "-o", s(&out), "--kernel", "box:3"]);
+    let encoders = Command::new("ffmpeg")
+        .args(["-hide_banner", "-encoders"])
+        .output()
+        .unwrap();
+    let encoders = String::from_utf8_lossy(&encoders.stdout);
+    let web = [
+        "libvpx-vp9",
+        "libsvtav1",
+        "libaom-av1",
+        "librav1e",
+        "libvpx",
+    ];
+    if web.iter().any(|e| encoders.contains(&format!(" {e} "))) {
+        assert!(o.status.success(), "{}", text(&o));
+        let codec = probe(&out, "stream=codec_name");
+        assert!(["vp9", "av1", "vp8"].contains(&codec.as_str()), "{codec}");
+        assert_eq!(probe(&out, "stream=nb_read_frames"), "6");
+        // libvpx gets constant quality, not FFmpeg's 256 kbit/s default.
+        assert!(text(&o).contains("out.webm ("), "{}", text(&o));
+    } else {
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        assert!(text(&o).contains("webm"), "{}", text(&o));
+        assert!(!out.exists());
+    }
 }

@@ -22,26 +22,52 @@ use crate::frame::{Frame, PlaneMut, PlaneRef};
 
 pub use cpu::{CpuPar, CpuSeq};
 
+/// Why a backend could not be created or could not filter.
 #[derive(Debug, thiserror::Error)]
 pub enum BackendError {
+    /// Source and destination frames differ in format or size.
     #[error("source is {src} but destination is {dst}")]
-    Shape { src: String, dst: String },
+    Shape {
+        /// The source frame, described ("format WxH").
+        src: String,
+        /// The destination frame, described.
+        dst: String,
+    },
+    /// The backend named (first field) cannot be used here, and why.
     #[error("backend '{0}' is not available: {1}")]
     Unavailable(&'static str, String),
+    /// cpu-par's rayon pool could not be built.
     #[error("could not start the CPU thread pool: {0}")]
     ThreadPool(String),
+    /// The backend cannot run this plan or operation (the message says what to use instead).
     #[error("{0}")]
     Unsupported(String),
+    /// Device memory or a copy failed.
     #[error(transparent)]
     Device(#[from] DeviceError),
+    /// A CUDA driver, NVRTC or launch error.
     #[cfg(feature = "cuda")]
     #[error(transparent)]
     Cuda(#[from] cuda::CudaError),
 }
 
+impl BackendError {
+    /// True when the backend cannot run on this machine at all (no NVIDIA driver, no CUDA
+    /// device, no NVRTC, or a build without it), as opposed to a failure while running.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            BackendError::Unavailable(..) => true,
+            #[cfg(feature = "cuda")]
+            BackendError::Cuda(e) => e.is_unavailable(),
+            _ => false,
+        }
+    }
+}
+
 /// Which decompositions a backend (or CUDA variant) runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Support {
+    /// Full and separable plans alike.
     Both,
     /// The direct variants of the literature: they sum the full 2D kernel.
     FullOnly,
@@ -85,12 +111,16 @@ pub enum BackendKind {
     /// cuda when a GPU is usable, else cpu-par.
     #[default]
     Auto,
+    /// `cpu-seq`: the single-threaded reference.
     CpuSeq,
+    /// `cpu-par`: rows split over a thread pool, SIMD inner loops.
     CpuPar,
+    /// `cuda`: an NVIDIA GPU (an error when none is usable or the feature is off).
     Cuda,
 }
 
 impl BackendKind {
+    /// The kebab-case name `--backend` takes (`auto`, `cpu-seq`, `cpu-par`, `cuda`).
     pub fn name(self) -> &'static str {
         self.into()
     }
@@ -226,8 +256,11 @@ pub trait Backend: Send {
 /// over the time both take together).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LinkBandwidth {
+    /// Host to device, alone.
     pub h2d: f64,
+    /// Device to host, alone.
     pub d2h: f64,
+    /// Both directions at once on two streams: bytes of both over the longer time.
     pub duplex: f64,
 }
 

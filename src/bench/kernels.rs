@@ -13,33 +13,59 @@ use crate::border::Border;
 use crate::filter::{library, Decomposition, Filter, Mode};
 use crate::frame::{Frame, PixelFormat};
 
+/// What `bench kernels` measures: every backend × size × format × k × mode.
 #[derive(Clone, Debug)]
 pub struct KernelBench {
     /// Backends to measure, each with its schedule (CUDA variants are separate entries).
     pub backends: Vec<(BackendKind, Schedule)>,
+    /// Frame sizes as [`parse_size`] reads them (`1080p`, `4k`, `640x480`, …).
     pub sizes: Vec<String>,
+    /// Pixel formats of the input frames.
     pub formats: Vec<PixelFormat>,
+    /// Kernel sizes: each k measures a k×k kernel of `family`.
     pub ks: Vec<usize>,
+    /// Which named kernel is measured.
     pub family: Family,
     /// `Full` and/or `Separable` (every family is rank 1).
     pub modes: Vec<Mode>,
+    /// Border rule of every plan.
     pub border: Border,
+    /// Untimed runs before each point.
     pub warmup: usize,
+    /// Timed runs per point (at least one is always taken).
     pub runs: usize,
+    /// Time after which a point stops taking more runs.
     pub budget: Duration,
 }
 
 /// The kernel measured at each size (all rank 1; the default Gaussians up to 9 and box and
 /// binomial kernels have exact integer forms, see [`crate::filter::IntegerForm`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    strum::Display,
+    strum::EnumString,
+    strum::EnumMessage,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "lowercase")]
 pub enum Family {
+    /// `gaussian:k` with OpenCV's default σ for k.
     #[default]
     Gaussian,
+    /// `box:k`, the k×k mean.
     Box,
+    /// `binomial:k`, Pascal's row k−1 in both directions.
     Binomial,
 }
 
 impl Family {
+    /// The k×k kernel of this family, named as its spec (`gaussian:5`).
     pub fn kernel(self, k: usize) -> Result<crate::filter::Kernel, crate::filter::FilterError> {
         match self {
             Family::Gaussian => library::gaussian(k, k, None, format!("gaussian:{k}")),
@@ -52,21 +78,35 @@ impl Family {
 /// One measured point.
 #[derive(Clone, Debug)]
 pub struct Sample {
+    /// The backend's report name (CUDA variant included).
     pub backend: String,
+    /// The size as configured (`1080p`, `WxH`).
     pub size: String,
+    /// Frame width in pixels.
     pub width: usize,
+    /// Frame height in pixels.
     pub height: usize,
+    /// Input pixel format.
     pub format: PixelFormat,
+    /// Kernel side: a k×k kernel.
     pub k: usize,
+    /// The kernel's name (`gaussian:5`).
     pub kernel: String,
+    /// `full` or `separable`.
     pub decomposition: String,
+    /// How the times were taken.
     pub clock: Clock,
+    /// Timed runs taken.
     pub runs: usize,
+    /// Median time per frame.
     pub median: Duration,
+    /// Fastest run.
     pub min: Duration,
+    /// Slowest run.
     pub max: Duration,
     /// Bytes read + written (input and output frames once each).
     pub bytes: f64,
+    /// Fused multiply-adds per frame: samples × taps (k² full, 2k separable).
     pub fmas: f64,
     /// Floor from the backend's measured ceilings, if any.
     pub floor: Option<Duration>,
@@ -77,12 +117,15 @@ impl Sample {
     pub fn mpix_per_s(&self) -> f64 {
         (self.width * self.height) as f64 / self.median.as_secs_f64() / 1e6
     }
+    /// Gigabytes (10⁹) read and written per second at the median.
     pub fn gb_per_s(&self) -> f64 {
         self.bytes / self.median.as_secs_f64() / 1e9
     }
+    /// GFLOP/s at the median, counting an FMA as two operations.
     pub fn gflop_per_s(&self) -> f64 {
         2.0 * self.fmas / self.median.as_secs_f64() / 1e9
     }
+    /// Median time over the floor (≥ 1 when the ceilings hold), when a floor is known.
     pub fn floor_ratio(&self) -> Option<f64> {
         self.floor
             .map(|f| self.median.as_secs_f64() / f.as_secs_f64())
@@ -116,23 +159,41 @@ impl Sample {
 /// A [`Sample`] as written to CSV.
 #[derive(Clone, Debug, Serialize)]
 pub struct SampleRow {
+    /// The backend's report name.
     pub backend: String,
+    /// The size as configured.
     pub size: String,
+    /// Frame width in pixels.
     pub width: usize,
+    /// Frame height in pixels.
     pub height: usize,
+    /// Input pixel format (its name).
     pub format: PixelFormat,
+    /// Kernel side.
     pub k: usize,
+    /// The decomposition: `full` or `separable`.
     pub path: String,
+    /// How the times were taken.
     pub clock: Clock,
+    /// Timed runs taken.
     pub runs: usize,
+    /// Median time per frame, seconds.
     pub median_s: f64,
+    /// Fastest run, seconds.
     pub min_s: f64,
+    /// Slowest run, seconds.
     pub max_s: f64,
+    /// [`Sample::mpix_per_s`].
     pub mpix_per_s: f64,
+    /// [`Sample::gb_per_s`].
     pub gb_per_s: f64,
+    /// [`Sample::gflop_per_s`].
     pub gflop_per_s: f64,
+    /// The floor in seconds, when the backend measured its ceilings.
     pub floor_s: Option<f64>,
+    /// [`Sample::floor_ratio`].
     pub floor_ratio: Option<f64>,
+    /// The kernel's name (`gaussian:5`).
     pub kernel: String,
 }
 
@@ -212,6 +273,7 @@ pub fn run_kernels(
     Ok(out)
 }
 
+/// Header and separator lines of the markdown table whose rows [`table_row`] writes.
 pub const TABLE_HEADER: &str =
     "| backend | size | format | k | path | clock | runs | median µs | min µs | max µs | MPix/s | \
 GB/s | GFLOP/s | floor µs | ×floor \

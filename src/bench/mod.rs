@@ -12,6 +12,7 @@
 
 pub mod kernels;
 pub mod pipeline;
+#[cfg(feature = "cli")]
 pub mod plot;
 pub mod suite;
 
@@ -24,18 +25,25 @@ use crate::frame::Frame;
 pub use kernels::{run_kernels, KernelBench, Sample};
 pub use pipeline::{measure_link, run_pipeline, PipelineBench, PipelineSample};
 
+/// Why a benchmark could not run or record its rows.
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
+    /// A backend could not be created or failed while filtering.
     #[error(transparent)]
     Backend(#[from] BackendError),
+    /// A kernel spec or plan was refused.
     #[error(transparent)]
     Filter(#[from] FilterError),
+    /// A frame size that [`parse_size`] does not accept (holds it, quoted).
     #[error("bad frame size '{0}' (use vga, 720p, 1080p, 1440p, 4k, 8k, 10k or WxH)")]
     Size(String),
+    /// A test frame could not be built.
     #[error(transparent)]
     Frame(#[from] crate::frame::FrameError),
+    /// Writing a CSV row failed.
     #[error("writing CSV: {0}")]
     Csv(#[from] csv::Error),
+    /// Anything else, as a message: a pipeline run, a chart directory, a bad variant name.
     #[error("{0}")]
     Run(String),
 }
@@ -131,20 +139,7 @@ pub fn time_filter(
     Ok((Clock::Wall, times))
 }
 
-/// The median of sorted values: the middle one, or the mean of the two middle ones.
-pub fn median_of_sorted(v: &[f64]) -> f64 {
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
-
-/// The median of sorted durations (mean of the two middle ones for an even count).
-pub fn median_duration(v: &[Duration]) -> Duration {
-    let secs: Vec<f64> = v.iter().map(Duration::as_secs_f64).collect();
-    Duration::from_secs_f64(median_of_sorted(&secs).max(0.0))
-}
+pub use crate::stats::{median_duration, median_of_sorted};
 
 /// Rows as CSV text: a header from the row type's field names, then one line per row.
 pub fn csv_bytes<T: serde::Serialize>(rows: &[T]) -> Result<Vec<u8>, BenchError> {
@@ -153,19 +148,4 @@ pub fn csv_bytes<T: serde::Serialize>(rows: &[T]) -> Result<Vec<u8>, BenchError>
         w.serialize(r)?;
     }
     w.into_inner().map_err(|e| BenchError::Run(e.to_string()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn medians_of_even_counts_are_the_mean_of_the_middle_two() {
-        assert_eq!(median_of_sorted(&[1.0, 2.0, 3.0]), 2.0);
-        assert_eq!(median_of_sorted(&[1.0, 2.0, 3.0, 10.0]), 2.5);
-        assert_eq!(median_of_sorted(&[4.0, 6.0]), 5.0);
-        assert_eq!(median_of_sorted(&[7.0]), 7.0);
-        let d = [Duration::from_micros(10), Duration::from_micros(20)];
-        assert_eq!(median_duration(&d), Duration::from_micros(15));
-    }
 }

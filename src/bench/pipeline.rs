@@ -45,45 +45,63 @@ impl Copies {
 pub struct PipelineBench {
     /// Backends with their schedules and a label (e.g. "overlap", "sync").
     pub backends: Vec<(BackendKind, Schedule, String)>,
+    /// Frame sizes as [`parse_size`] reads them (`1080p`, `4k`, `WxH`).
     pub sizes: Vec<String>,
+    /// Pixel formats of the synthetic frames.
     pub formats: Vec<PixelFormat>,
+    /// Gaussian kernel sizes: each k runs `gaussian:k`.
     pub ks: Vec<usize>,
     /// Frames per run (the first `4·inflight + 4` are warm-up, not counted in the steady rate).
     pub frames: usize,
+    /// Runs per point; the median run's figures are reported.
     pub runs: usize,
+    /// Frames in flight through the pipeline (`--inflight`).
     pub inflight: usize,
 }
 
 /// One measured pipeline point.
 #[derive(Clone, Debug)]
 pub struct PipelineSample {
+    /// The backend's report name.
     pub backend: String,
+    /// The schedule's label from [`PipelineBench::backends`] (e.g. "overlap").
     pub schedule: String,
+    /// The size as configured.
     pub size: String,
+    /// Frame width in pixels.
     pub width: usize,
+    /// Frame height in pixels.
     pub height: usize,
+    /// Pixel format of the frames.
     pub format: PixelFormat,
+    /// Gaussian kernel side.
     pub k: usize,
+    /// Frames per run.
     pub frames: usize,
     /// Steady-state fps of each run.
     pub fps: Vec<f64>,
     /// Per-frame device times (µs) of the median run: upload, kernels, download.
     pub device_us: Option<(f64, f64, f64)>,
+    /// The busiest stage of the median run.
     pub bottleneck: String,
+    /// Summed stage busy time over wall time of the median run (1: nothing overlapped).
     pub overlap: f64,
     /// Bytes of one frame (each way).
     pub frame_bytes: usize,
 }
 
 impl PipelineSample {
+    /// Median steady fps over the runs.
     pub fn median(&self) -> f64 {
         let mut v = self.fps.clone();
         v.sort_by(f64::total_cmp);
         median_of_sorted(&v)
     }
+    /// Lowest steady fps (infinity when there were no runs).
     pub fn min(&self) -> f64 {
         self.fps.iter().copied().fold(f64::INFINITY, f64::min)
     }
+    /// Highest steady fps (0 when there were no runs).
     pub fn max(&self) -> f64 {
         self.fps.iter().copied().fold(0.0, f64::max)
     }
@@ -110,6 +128,8 @@ pub fn measure_link(cfg: &PipelineBench) -> Result<Option<LinkBandwidth>, BenchE
     Ok(None)
 }
 
+/// Runs every configured point `cfg.runs` times through the pipeline (synthetic source,
+/// Gaussian k×k, null sink), calling `report` as each point finishes.
 pub fn run_pipeline(
     cfg: &PipelineBench,
     mut report: impl FnMut(&PipelineSample),
@@ -183,11 +203,13 @@ pub fn run_pipeline(
     Ok(out)
 }
 
+/// Header and separator lines of the markdown table whose rows [`table_row`] writes.
 pub const TABLE_HEADER: &str =
     "| backend | schedule | size | format | k | frames | fps median | fps min | fps max | GB/s \
 each way | upload µs | kernels µs | download µs | overlap | bottleneck | % of duplex bound \
 |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
 
+/// One markdown table row; the share of the duplex bound is `-` without a measured `link`.
 pub fn table_row(s: &PipelineSample, link: Option<&LinkBandwidth>) -> String {
     let dev = |f: fn(&(f64, f64, f64)) -> f64| {
         s.device_us
@@ -222,26 +244,47 @@ pub fn table_row(s: &PipelineSample, link: Option<&LinkBandwidth>) -> String {
 /// A [`PipelineSample`] as written to CSV, with the link bandwidth of the run.
 #[derive(Clone, Debug, Serialize)]
 pub struct PipelineRow {
+    /// The backend's report name.
     pub backend: String,
+    /// The schedule's label.
     pub schedule: String,
+    /// The size as configured.
     pub size: String,
+    /// Frame width in pixels.
     pub width: usize,
+    /// Frame height in pixels.
     pub height: usize,
+    /// Pixel format (its name).
     pub format: PixelFormat,
+    /// Gaussian kernel side.
     pub k: usize,
+    /// Frames per run.
     pub frames: usize,
+    /// Runs taken.
     pub runs: usize,
+    /// [`PipelineSample::median`].
     pub fps_median: f64,
+    /// [`PipelineSample::min`].
     pub fps_min: f64,
+    /// [`PipelineSample::max`].
     pub fps_max: f64,
+    /// Bytes of one tightly packed frame.
     pub frame_bytes: usize,
+    /// Upload device time per frame of the median run, µs.
     pub upload_us: Option<f64>,
+    /// Kernel device time per frame of the median run, µs.
     pub kernel_us: Option<f64>,
+    /// Download device time per frame of the median run, µs.
     pub download_us: Option<f64>,
+    /// [`PipelineSample::overlap`].
     pub overlap: f64,
+    /// The busiest stage of the median run.
     pub bottleneck: String,
+    /// Measured host-to-device bandwidth, GB/s (10⁹ bytes).
     pub link_h2d_gbs: Option<f64>,
+    /// Measured device-to-host bandwidth, GB/s.
     pub link_d2h_gbs: Option<f64>,
+    /// Measured bandwidth with both directions at once, GB/s.
     pub link_duplex_gbs: Option<f64>,
 }
 

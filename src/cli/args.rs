@@ -10,6 +10,7 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 
 use convflow::backend::{parse_block, BackendKind, Schedule};
+use convflow::bench::kernels::Family;
 use convflow::bench::pipeline::Copies;
 use convflow::filter::{spec, AlphaMode, Kernel, Mode, PlaneSel};
 use convflow::frame::PixelFormat;
@@ -85,19 +86,31 @@ fn measured_variants() -> Vec<VariantArg> {
     Vec::new()
 }
 
+/// One example per kind of input, shown by `convflow filter --help` and `convflow --help`.
 pub const FILTER_EXAMPLES: &str = "\
 Examples:
-  convflow filter samples/testsrc2.png -o blurred.png --kernel gaussian:9
-  convflow filter frames/ -o out/ --kernel sobel-x --abs --backend cpu-par --threads 4
-  convflow filter photo.jpg -o edges.png --kernel-file my_kernel.txt --border reflect
-  convflow filter photo.png -o sharp.png --kernel unsharp:5:1.5:0.8 --check
-  ffmpeg -i clip.mp4 -f yuv4mpegpipe - | convflow filter - -o - --kernel gaussian:5 | ffplay -";
+  Video file (other streams, timing and colour metadata are kept):
+    convflow filter clip.mp4 -o blurred.mkv --kernel gaussian:9
+  y4m pipe, from and to ffmpeg:
+    ffmpeg -i clip.mp4 -f yuv4mpegpipe - | convflow filter - -o - -k box:5 | ffplay -
+  Directory of frames, on the CPU:
+    convflow filter frames/ -o out/ --kernel sobel-x --abs --backend cpu-par --threads 4
+  One image, a kernel from a file, checked against cpu-seq:
+    convflow filter photo.jpg -o edges.png --kernel-file my_kernel.txt --border reflect --check
+  Synthetic frames, to measure throughput (nothing is written):
+    convflow filter synthetic:3840x2160:rgb:600 -o null --kernel gaussian:15 -v";
 
 #[derive(Parser)]
 #[command(
     name = "convflow",
     version,
-    about = "2D convolution of video and image frames on GPUs and CPUs"
+    about = "2D convolution of video and image frames on GPUs and CPUs",
+    long_about = "2D convolution of video and image frames on NVIDIA GPUs (CUDA) and CPUs, \
+        as a streaming pipeline: video files (through FFmpeg), y4m pipes, frame directories, \
+        images and synthetic frames in; the same kinds out, with every other stream, timing and \
+        colour metadata kept.",
+    after_help = FILTER_EXAMPLES,
+    after_long_help = FILTER_EXAMPLES
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -106,7 +119,7 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// Filter an image file or a directory of frames.
+    /// Filter a video file, a y4m stream, a frame directory, an image or synthetic frames.
     #[command(after_help = FILTER_EXAMPLES)]
     Filter(FilterArgs),
     /// List the kernel library, or print the weights of one kernel.
@@ -123,14 +136,37 @@ pub enum Command {
     },
     /// Show the backends this build has and what they would run on.
     Info,
-    /// Benchmarks.
+    /// Benchmarks: kernels, the pipeline, and the classic experiments with charts.
+    #[command(
+        after_help = "Examples:\n  convflow bench kernels --quick\n  convflow bench kernels \
+            --backend cuda --sizes 4k --ks 3,5 --formats gray,rgb --csv k.csv\n  convflow bench \
+            pipeline --backend cpu-par --quick\n  convflow bench all --quick --plot charts/"
+    )]
     Bench {
         #[command(subcommand)]
         which: BenchCommand,
     },
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish) on stdout.
+    #[command(after_help = "Install, e.g.:\n  convflow completions bash > \
+            ~/.local/share/bash-completion/completions/convflow\n  convflow completions zsh > \
+            ~/.zfunc/_convflow   (with fpath+=~/.zfunc in .zshrc)\n  convflow completions fish \
+            > ~/.config/fish/completions/convflow.fish")]
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) on stdout.
+    #[command(
+        after_help = "Read it:\n  convflow man | man -l -\nInstall it:\n  convflow man > \
+            ~/.local/share/man/man1/convflow.1"
+    )]
+    Man,
 }
 
+/// The kernel: a spec or a file (exactly one, unless `--passthrough`).
 #[derive(Args)]
+#[command(next_help_heading = "Filter")]
 pub struct KernelChoice {
     /// Kernel spec, e.g. gaussian:9, box:5x3, sobel-x, custom:3x3:0,1,0,1,-4,1,0,1,0
     /// (`convflow kernels` lists the grammar).
@@ -150,78 +186,113 @@ impl KernelChoice {
     pub fn load(&self) -> Result<Kernel> {
         Ok(match (&self.kernel, &self.kernel_file) {
             (_, Some(path)) => spec::parse_kernel_file(path)?,
-            (Some(s), None) => spec::parse_spec(s)?,
+            // A spec on the command line is a usage error (exit 2); a kernel file is an input.
+            (Some(s), None) => spec::parse_spec(s).map_err(super::usage)?,
             (None, None) => bail!("no kernel given (use --kernel SPEC or --kernel-file PATH)"),
         })
     }
 }
 
+/// `convflow filter`'s arguments, grouped under the help's headings.
 #[derive(Args)]
 pub struct FilterArgs {
     /// Input: a video file, an image file, a directory of frames, a .y4m file, - for y4m on
     /// stdin, or synthetic:WIDTHxHEIGHT:FORMAT:FRAMES (generated frames; FORMAT gray, rgb,
     /// rgba, yuv420p, yuv422p, yuv444p, nv12 or a deeper one: gray16, rgb48, yuv420p10, p010…).
+    #[arg(help_heading = "Input and output")]
     pub input: PathBuf,
     /// Output: a video file (.mp4, .mkv, .mov, .avi, .ts, .nut), an image file (format from its
     /// extension), a directory (of frames), a .y4m file, - for y4m on stdout, or null to
     /// discard the frames.
-    #[arg(short, long)]
+    #[arg(short, long, help_heading = "Input and output")]
     pub output: PathBuf,
     #[command(flatten)]
     pub kernel: KernelChoice,
     /// Border mode: clamp (replicate), zero, reflect (reflect-101) or wrap.
-    #[arg(long, default_value = "clamp", value_parser = choice::<Border>())]
+    #[arg(
+        long,
+        default_value = "clamp",
+        value_parser = choice::<Border>(),
+        help_heading = "Filter"
+    )]
     pub border: Border,
-    /// auto (cuda if a GPU is usable, else cpu-par), cpu-seq, cpu-par or cuda.
-    #[arg(long, default_value = "auto", value_parser = choice::<BackendKind>())]
-    pub backend: BackendKind,
     /// auto (separable when the kernel is rank 1), full or separable.
-    #[arg(long, default_value = "auto", value_parser = choice::<Mode>())]
+    #[arg(
+        long,
+        default_value = "auto",
+        value_parser = choice::<Mode>(),
+        help_heading = "Filter"
+    )]
     pub mode: Mode,
-    /// Worker threads for cpu-par (0 = one per logical CPU).
-    #[arg(long, default_value_t = 0)]
-    pub threads: usize,
-    #[command(flatten)]
-    pub gpu: GpuArgs,
     /// Planes of YUV frames to filter: luma or all.
-    #[arg(long, default_value = "all", value_parser = choice::<PlaneSel>())]
+    #[arg(
+        long,
+        default_value = "all",
+        value_parser = choice::<PlaneSel>(),
+        help_heading = "Filter"
+    )]
     pub planes: PlaneSel,
     /// Alpha channel: keep (pass through) or filter.
-    #[arg(long, default_value = "keep", value_parser = choice::<AlphaMode>())]
+    #[arg(
+        long,
+        default_value = "keep",
+        value_parser = choice::<AlphaMode>(),
+        help_heading = "Filter"
+    )]
     pub alpha: AlphaMode,
     /// Output |sum + offset| (for edge and derivative kernels).
-    #[arg(long)]
+    #[arg(long, help_heading = "Filter")]
     pub abs: bool,
-    /// Also run cpu-seq on every frame and fail on any differing byte.
-    #[arg(long)]
-    pub check: bool,
-    /// Also write the run report as JSON to this file.
-    #[arg(long, value_name = "FILE.json")]
-    pub report: Option<PathBuf>,
-    /// Frame buffers per pipeline pool and frames queued between stages (read → upload →
-    /// filter → download → write): the depth of the overlap.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=64))]
-    pub inflight: u64,
     /// Copy frames from the input to the output without filtering (to measure decode + encode
     /// alone; no kernel needed).
-    #[arg(long, conflicts_with = "check")]
+    #[arg(long, conflicts_with = "check", help_heading = "Filter")]
     pub passthrough: bool,
+    /// auto (cuda if a GPU is usable, else cpu-par), cpu-seq, cpu-par or cuda.
+    #[arg(
+        long,
+        default_value = "auto",
+        value_parser = choice::<BackendKind>(),
+        help_heading = "Backend"
+    )]
+    pub backend: BackendKind,
+    /// Worker threads for cpu-par (0 = one per logical CPU).
+    #[arg(long, default_value_t = 0, help_heading = "Backend")]
+    pub threads: usize,
+    /// Also run cpu-seq on every frame and fail on any differing byte.
+    #[arg(long, help_heading = "Backend")]
+    pub check: bool,
+    /// Frame buffers per pipeline pool and frames queued between stages (read → upload →
+    /// filter → download → write): the depth of the overlap.
+    #[arg(
+        long,
+        default_value_t = 3,
+        value_parser = clap::value_parser!(u64).range(1..=64),
+        help_heading = "Backend"
+    )]
+    pub inflight: u64,
+    #[command(flatten)]
+    pub gpu: GpuArgs,
     /// Skip frames the input reports as corrupt or truncated (counted in the report) instead of
     /// failing.
-    #[arg(long)]
+    #[arg(long, help_heading = "Input and output")]
     pub skip_bad: bool,
     #[command(flatten)]
     pub video: VideoArgs,
-    /// Print nothing on success (no report, no progress bar).
-    #[arg(short, long)]
+    /// Also write the full run report as JSON to this file (and print the stage report).
+    #[arg(long, value_name = "FILE.json", help_heading = "Report")]
+    pub report: Option<PathBuf>,
+    /// Print nothing on success (no summary, no progress bar).
+    #[arg(short, long, help_heading = "Report")]
     pub quiet: bool,
-    /// Print more: FFmpeg's own messages (errors and warnings) as FFmpeg logs them.
-    #[arg(short, long, conflicts_with = "quiet")]
+    /// Print more: the full stage report (a short run otherwise gets one summary line) and
+    /// FFmpeg's own messages (errors and warnings) as FFmpeg logs them.
+    #[arg(short, long, conflicts_with = "quiet", help_heading = "Report")]
     pub verbose: bool,
 }
 
 /// Video output options.
 #[derive(Args, Clone)]
+#[command(next_help_heading = "Video and format")]
 pub struct VideoArgs {
     /// Encoder for video outputs, e.g. libx264, ffv1, mpeg4 (default: the first of libx264,
     /// libx265, ffv1, mpeg4 that keeps the frames' pixel format and bit depth).
@@ -285,8 +356,9 @@ pub fn parse_key_value(s: &str) -> Result<(String, String), String> {
     }
 }
 
-/// CUDA schedule options.
+/// CUDA schedule options: how the filter runs on the GPU, never what it computes.
 #[derive(Args, Clone)]
+#[command(next_help_heading = "CUDA schedule")]
 pub struct GpuArgs {
     /// CUDA memory variant: auto, global, constant, shared, shared-constant, texture,
     /// separable-global, separable-shared or fast.
@@ -361,6 +433,7 @@ pub enum BenchCommand {
     },
 }
 
+/// The experiments' arguments (`bench separable`, `threads`, `memory`, …, `all`).
 #[derive(Args)]
 pub struct SuiteArgs {
     /// Parallel backends to compare with cpu-seq (cuda rows are left out without a GPU).
@@ -377,7 +450,7 @@ pub struct SuiteArgs {
     /// Time budget in seconds for the whole run (split evenly over the experiments).
     #[arg(long, default_value_t = 480.0)]
     pub budget: f64,
-    /// Timed passes per point (default 5; 2 with --quick).
+    /// Timed passes per point (default 5; 2 with --quick, their median is their mean).
     #[arg(long)]
     pub runs: Option<usize>,
     /// Untimed passes first (default 1; 0 with --quick).
@@ -386,19 +459,21 @@ pub struct SuiteArgs {
     /// cpu-par threads outside the threads experiment (0 = one per logical CPU).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// CUDA device ordinal (`convflow info` lists them).
     #[arg(long, default_value_t = 0)]
     pub device: usize,
     /// Write every row as CSV.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE.csv")]
     pub csv: Option<PathBuf>,
     /// Write metadata, method, every row and the chart list as JSON.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE.json")]
     pub json: Option<PathBuf>,
     /// Draw the charts (SVG, and PNG where a font is available) into this directory.
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
 }
 
+/// `convflow bench pipeline`'s arguments.
 #[derive(Args)]
 pub struct BenchPipelineArgs {
     /// Backends: cuda runs once per --schedules entry; cpu-seq and cpu-par run once.
@@ -418,13 +493,26 @@ pub struct BenchPipelineArgs {
         value_parser = choice::<Copies>(),
     )]
     pub schedules: Vec<Copies>,
+    /// A small run in seconds: 720p gray and RGB, k = 3, 120 frames, 3 runs (options given
+    /// explicitly still win).
+    #[arg(long)]
+    pub quick: bool,
+    /// cpu-par worker threads (0 = one per logical CPU).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// CUDA variant of the filter stage (auto: the fastest for each point).
     #[arg(long, default_value = "auto", value_parser = variant())]
     pub variant: VariantArg,
+    /// CUDA device ordinal (`convflow info` lists them).
     #[arg(long, default_value_t = 0)]
     pub device: usize,
-    #[arg(long, value_delimiter = ',', default_value = "1080p,4k")]
+    /// Frame sizes, comma-separated: vga, 720p, 1080p, 1440p, 4k, 8k, 10k or WxH.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1080p,4k",
+        default_value_if("quick", "true", Some("720p"))
+    )]
     pub sizes: Vec<String>,
     /// Pixel formats (gray, rgb, rgba, yuv420p, nv12, and deeper ones: gray16, rgb48,
     /// yuv420p10, p010, …)
@@ -435,23 +523,36 @@ pub struct BenchPipelineArgs {
         value_parser = PixelFormat::parse,
     )]
     pub formats: Vec<PixelFormat>,
-    #[arg(long, value_delimiter = ',', default_value = "3,15")]
+    /// Kernel sizes k of the gaussian:k filter, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "3,15",
+        default_value_if("quick", "true", Some("3"))
+    )]
     pub ks: Vec<usize>,
     /// Frames per run (the first 4·inflight+4 are warm-up).
-    #[arg(long, default_value_t = 600)]
+    #[arg(
+        long,
+        default_value = "600",
+        default_value_if("quick", "true", Some("120"))
+    )]
     pub frames: usize,
-    /// Runs per point (median reported with min and max).
+    /// Runs per point (the median is reported with min and max).
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
+    /// Frame buffers per pool and frames queued between stages (as `filter --inflight`).
     #[arg(long, default_value_t = 3)]
     pub inflight: usize,
     /// Also write every point as CSV.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE.csv")]
     pub csv: Option<PathBuf>,
 }
 
+/// `convflow bench kernels`'s arguments.
 #[derive(Args)]
 pub struct BenchKernelsArgs {
+    /// Backends to measure, comma-separated: cpu-seq, cpu-par, cuda (one row per CUDA variant).
     #[arg(
         long,
         value_delimiter = ',',
@@ -459,6 +560,11 @@ pub struct BenchKernelsArgs {
         value_parser = choice::<BackendKind>(),
     )]
     pub backend: Vec<BackendKind>,
+    /// A small grid in seconds: VGA gray and RGB, k = 3 and 5, 5 runs after 1 warm-up
+    /// (options given explicitly still win).
+    #[arg(long)]
+    pub quick: bool,
+    /// cpu-par worker threads (0 = one per logical CPU).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
     /// CUDA variants to measure (each a separate row; default: every variant but auto).
@@ -472,9 +578,16 @@ pub struct BenchKernelsArgs {
     /// CUDA block shape WxH.
     #[arg(long, value_parser = parse_block)]
     pub block: Option<(u32, u32)>,
+    /// CUDA device ordinal (`convflow info` lists them).
     #[arg(long, default_value_t = 0)]
     pub device: usize,
-    #[arg(long, value_delimiter = ',', default_value = "1080p,4k")]
+    /// Frame sizes, comma-separated: vga, 720p, 1080p, 1440p, 4k, 8k, 10k or WxH.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1080p,4k",
+        default_value_if("quick", "true", Some("vga"))
+    )]
     pub sizes: Vec<String>,
     /// Pixel formats (gray, rgb, rgba, yuv420p, nv12, and deeper ones: gray16, rgb48,
     /// yuv420p10, p010, …)
@@ -485,11 +598,18 @@ pub struct BenchKernelsArgs {
         value_parser = PixelFormat::parse,
     )]
     pub formats: Vec<PixelFormat>,
-    #[arg(long, value_delimiter = ',', default_value = "3,5,7,9,15,25")]
+    /// Kernel sizes k, comma-separated (each measured as --family:k).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "3,5,7,9,15,25",
+        default_value_if("quick", "true", Some("3,5"))
+    )]
     pub ks: Vec<usize>,
     /// Kernel measured at each size k: `gaussian:k` (default σ), `box:k` or `binomial:k`.
-    #[arg(long, default_value = "gaussian")]
-    pub family: convflow::bench::kernels::Family,
+    #[arg(long, default_value = "gaussian", value_parser = choice::<Family>())]
+    pub family: Family,
+    /// Decompositions, comma-separated: full (every tap) and/or separable (row then column).
     #[arg(
         long,
         value_delimiter = ',',
@@ -497,16 +617,64 @@ pub struct BenchKernelsArgs {
         value_parser = choice::<Mode>(),
     )]
     pub modes: Vec<Mode>,
+    /// Border mode of the measured filter.
     #[arg(long, default_value = "clamp", value_parser = choice::<Border>())]
     pub border: Border,
-    #[arg(long, default_value_t = 2)]
+    /// Untimed runs per point before the timed ones.
+    #[arg(
+        long,
+        default_value = "2",
+        default_value_if("quick", "true", Some("1"))
+    )]
     pub warmup: usize,
-    #[arg(long, default_value_t = 20)]
+    /// Timed runs per point (the median is reported with min and max).
+    #[arg(
+        long,
+        default_value = "20",
+        default_value_if("quick", "true", Some("5"))
+    )]
     pub runs: usize,
     /// Seconds of timed runs per point at most (at least one run is always made).
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(
+        long,
+        default_value = "10",
+        default_value_if("quick", "true", Some("1"))
+    )]
     pub budget: f64,
     /// Also write every point as CSV.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE.csv")]
     pub csv: Option<PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    /// Every command and every argument of every command says what it is in `--help`.
+    #[test]
+    fn every_command_and_option_is_described() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            let path = format!("{path} {}", cmd.get_name());
+            if cmd.get_about().is_none() && cmd.get_long_about().is_none() {
+                missing.push(path.clone());
+            }
+            for arg in cmd.get_arguments() {
+                if arg.is_hide_set() || ["help", "version"].contains(&arg.get_id().as_str()) {
+                    continue;
+                }
+                if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path} --{}", arg.get_id()));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &path, missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "", &mut missing);
+        assert!(missing.is_empty(), "without help text: {missing:?}");
+        Cli::command().debug_assert();
+    }
 }

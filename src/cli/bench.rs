@@ -229,7 +229,7 @@ pub fn suite(name: &str, a: SuiteArgs) -> Result<()> {
     } else {
         "not measured".into()
     };
-    let meta = suite::Meta::collect(gpu);
+    let meta = suite::Meta::collect(gpu.clone());
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
@@ -249,6 +249,17 @@ pub fn suite(name: &str, a: SuiteArgs) -> Result<()> {
     let mut write_err = None;
     let mut result = suite::run(&cfg, &experiments, |e, rows| {
         let mut w = || -> std::io::Result<()> {
+            if rows.is_empty() {
+                // No empty tables: say why there is nothing (the GPU rows of a host without one,
+                // or a budget spent before the experiment's first point).
+                writeln!(
+                    out,
+                    "## {}\n\nNothing measured: every point needs a backend not available here \
+                     (gpu: {gpu}) or was left out for the time budget.\n",
+                    e.name()
+                )?;
+                return out.flush();
+            }
             writeln!(out, "## {}\n\n{}", e.name(), suite::TABLE_HEADER)?;
             for r in rows {
                 writeln!(out, "{}", suite::table_row(r))?;

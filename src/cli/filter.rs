@@ -87,6 +87,16 @@ pub fn run(a: FilterArgs) -> Result<()> {
     // output names one image file.
     let many = a.input.is_dir() || (own_stream && !io::has_image_extension(&a.output));
     let output = Output::classify(&a.output, &a.input, many);
+    if let Output::Dir(dir) = &output {
+        if io::has_image_extension(dir) && !dir.is_dir() {
+            return Err(usage(format!(
+                "output '{}' names an image file, but {} gives many frames: name a directory \
+                 (-o frames/), a video file (.mkv, .mp4, .webm, …) or a .y4m file",
+                convflow::quote::path(dir),
+                convflow::quote::path(&a.input)
+            )));
+        }
+    }
     let mut stream = source.stream_info();
     if stream.is_none() && matches!(output, Output::Video(_) | Output::Y4m(_)) {
         stream = source.declare_stream(a.video.fps.unwrap_or((25, 1)))?;
@@ -102,6 +112,13 @@ pub fn run(a: FilterArgs) -> Result<()> {
             source = convert(source, to)?;
             stream = source.stream_info();
         }
+    }
+    if let Some(fields) = stream.as_ref().and_then(|s| s.interlacing()) {
+        notes.push(format!(
+            "{} is interlaced ({fields}): each frame is filtered whole, its two fields \
+             together (deinterlace first, e.g. ffmpeg -vf bwdif, to keep fields apart)",
+            convflow::quote::path(&a.input)
+        ));
     }
     protect_inputs(&a, source.as_ref(), &output)?;
     // The report's file is created now, so that a place it cannot be written (a read-only file
@@ -199,7 +216,8 @@ pub fn run(a: FilterArgs) -> Result<()> {
         } else {
             format!("{} | {}", plan.describe(), stats.backend)
         };
-        report::print(&stats, &startup(&stats), &a.input, &sink_name, &what);
+        let full = a.verbose || a.report.is_some() || stats.frames >= report::SHORT_RUN_FRAMES;
+        report::print(&stats, &startup(&stats), &a.input, &sink_name, &what, full);
     }
     if let Some(sig) = signals::received() {
         bail!(

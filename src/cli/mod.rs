@@ -60,8 +60,8 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            say!("convflow: error: {}", one_line(&e));
-            if e.chain().any(|c| c.is::<UsageError>()) {
+            say!("convflow: error: {}{}", one_line(&e), no_gpu_hint(&e));
+            if e.chain().any(is_usage) {
                 ExitCode::from(2)
             } else {
                 ExitCode::FAILURE
@@ -115,11 +115,39 @@ fn usage_error(e: clap::Error) -> ExitCode {
         line.push_str(p);
     }
     let line = line.strip_prefix("error: ").unwrap_or(&line);
+    let line = format!("{line}{}", usage_hint(&e));
     say!(
         "convflow: error: {}",
-        convflow::quote::escape_controls(line)
+        convflow::quote::escape_controls(&line)
     );
     ExitCode::from(2)
+}
+
+/// True for the errors that mean the command was called wrongly (exit status 2): ours, and an
+/// output the library finds unsuitable for the input from the arguments alone.
+fn is_usage(e: &(dyn std::error::Error + 'static)) -> bool {
+    e.is::<UsageError>()
+        || matches!(
+            e.downcast_ref::<io::IoError>(),
+            Some(io::IoError::Unsuitable { .. })
+        )
+}
+
+/// A tip for the usage mistakes clap cannot name: `convflow filter in.png out.png` (the output
+/// is an option) gets "name the output with -o".
+fn usage_hint(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let in_filter = e
+        .get(ContextKind::Usage)
+        .is_some_and(|u| u.to_string().contains("convflow filter"));
+    match (e.kind(), e.get(ContextKind::InvalidArg)) {
+        (ErrorKind::UnknownArgument, Some(ContextValue::String(arg)))
+            if in_filter && !arg.starts_with('-') =>
+        {
+            format!("; tip: the output is an option: -o {arg}")
+        }
+        _ => String::new(),
+    }
 }
 
 /// The first panic outside the decoders, with where it happened.
@@ -162,6 +190,23 @@ fn run_catching(cli: Cli) -> Result<()> {
     }
 }
 
+/// The fix for a run that asked for the GPU where there is none (no driver, no device, no
+/// NVRTC): the CPU backend.
+fn no_gpu_hint(e: &anyhow::Error) -> &'static str {
+    let unavailable = e.chain().any(|c| {
+        c.downcast_ref::<convflow::backend::BackendError>()
+            .is_some_and(|b| b.is_unavailable())
+            || matches!(
+                c.downcast_ref::<convflow::bench::BenchError>(),
+                Some(convflow::bench::BenchError::Backend(b)) if b.is_unavailable()
+            )
+    });
+    match unavailable {
+        true => " (no usable GPU here: --backend cpu-par runs on the CPU)",
+        false => "",
+    }
+}
+
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
@@ -184,6 +229,8 @@ fn run(cli: Cli) -> Result<()> {
             inspect::kernels(spec.as_deref(), kernel_file.as_deref())
         }
         Command::Info => inspect::info(),
+        Command::Completions { shell } => inspect::completions(shell),
+        Command::Man => inspect::man(),
         Command::Bench { which } => {
             signals::install_aborting()?;
             // CSV, JSON and charts are committed together (see `io::atomic::Run`).

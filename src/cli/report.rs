@@ -55,15 +55,21 @@ pub fn progress_bar(len: Option<usize>) -> Option<indicatif::ProgressBar> {
     let (bar, template) = match len {
         Some(n) => (
             indicatif::ProgressBar::new(n as u64),
-            "{bar:40} {pos}/{len} frames  {per_sec}  ETA {eta}",
+            "{bar:40} {pos}/{len} frames  {fps}  ETA {eta}",
         ),
         None => (
             indicatif::ProgressBar::no_length(),
-            "{pos} frames  {per_sec}  {elapsed}",
+            "{pos} frames  {fps}  {elapsed}",
         ),
     };
     if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
-        bar.set_style(style);
+        // indicatif's own {per_sec} prints "40.8928/s".
+        bar.set_style(style.with_key(
+            "fps",
+            |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{:.1} fps", state.per_sec());
+            },
+        ));
     }
     bar.set_draw_target(indicatif::ProgressDrawTarget::term_like_with_hz(
         Box::new(OwnTerminal),
@@ -138,26 +144,53 @@ impl indicatif::TermLike for OwnTerminal {
     }
 }
 
-/// The end-of-run report on stderr: one line per stage, then totals and latency.
-pub fn print(stats: &pipeline::RunStats, startup: &Startup, input: &Path, sink: &str, what: &str) {
+/// Runs shorter than this many frames (a still, a short clip) print one summary line unless
+/// `-v` or `--report` asks for the stage report.
+pub const SHORT_RUN_FRAMES: usize = 100;
+
+/// A stage rate (fps, MB/s) is shown only for a stage that spent at least this long per frame:
+/// below it (the null sink) the rate says nothing about the stage.
+const RATED_BUSY_PER_FRAME: Duration = Duration::from_micros(1);
+
+/// The end-of-run report on stderr: with `full`, one line per stage, then device time,
+/// startup, totals and latency; otherwise one summary line.
+pub fn print(
+    stats: &pipeline::RunStats,
+    startup: &Startup,
+    input: &Path,
+    sink: &str,
+    what: &str,
+    full: bool,
+) {
     let wall = stats.wall.as_secs_f64().max(1e-9);
+    let checked = if stats.checked {
+        " | --check: identical to cpu-seq"
+    } else {
+        ""
+    };
+    let frames = match stats.frames {
+        1 => "1 frame".to_string(),
+        n => format!("{n} frames"),
+    };
+    if !full {
+        let rate = match stats.frames {
+            0 | 1 => String::new(),
+            n => format!(", {:.1} fps", n as f64 / wall),
+        };
+        say!(
+            "convflow: {frames} {} -> {sink} | {what}{checked} | {}{rate}",
+            convflow::quote::path(input),
+            duration(stats.wall),
+        );
+        skipped(stats);
+        return;
+    }
     say!(
-        "convflow: {} frame(s) {} -> {} | {what}{}",
-        stats.frames,
+        "convflow: {frames} {} -> {} | {what}{checked}",
         convflow::quote::path(input),
         sink,
-        if stats.checked {
-            " | --check: identical to cpu-seq"
-        } else {
-            ""
-        }
     );
-    if stats.skipped > 0 {
-        say!("  skipped {} bad frame(s) (--skip-bad):", stats.skipped);
-        for m in &stats.skip_messages {
-            say!("    {m}");
-        }
-    }
+    skipped(stats);
     if stats.frames == 0 {
         return;
     }
@@ -165,13 +198,18 @@ pub fn print(stats: &pipeline::RunStats, startup: &Startup, input: &Path, sink: 
     for s in &stats.stages {
         let busy = s.busy.as_secs_f64();
         let h = &s.per_frame;
+        let rated = s.busy >= RATED_BUSY_PER_FRAME * s.frames.max(1) as u32;
+        let rate = |v: f64| match rated {
+            true => format!("{v:.1}"),
+            false => "-".to_string(),
+        };
         say!(
-            "  {:<8} {:>7} {:>9.1} {:>8.1} {:>8.1} {:>4.0}%  {}/{}/{}",
+            "  {:<8} {:>7} {:>9.1} {:>8} {:>8} {:>4.0}%  {}/{}/{}",
             s.name,
             s.frames,
             busy * 1e3,
-            s.frames as f64 / busy.max(1e-9),
-            s.bytes as f64 / busy.max(1e-9) / 1e6,
+            rate(s.frames as f64 / busy.max(1e-9)),
+            rate(s.bytes as f64 / busy.max(1e-9) / 1e6),
             100.0 * busy / wall,
             h.value_at_quantile(0.5),
             h.value_at_quantile(0.99),
@@ -225,4 +263,26 @@ pub fn print(stats: &pipeline::RunStats, startup: &Startup, input: &Path, sink: 
         l.max(),
         stats.bottleneck().name
     );
+}
+
+/// The frames `--skip-bad` skipped, with why (the first ten).
+fn skipped(stats: &pipeline::RunStats) {
+    if stats.skipped > 0 {
+        say!("  skipped {} bad frame(s) (--skip-bad):", stats.skipped);
+        for m in &stats.skip_messages {
+            say!("    {m}");
+        }
+    }
+}
+
+/// A wall time as people read it: 41 ms, 1.20 s, 2 min 05 s.
+fn duration(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 1.0 {
+        format!("{:.0} ms", s * 1e3)
+    } else if s < 120.0 {
+        format!("{s:.2} s")
+    } else {
+        format!("{} min {:02.0} s", (s / 60.0).floor(), s % 60.0)
+    }
 }

@@ -43,9 +43,13 @@ const UNIT_ROUNDOFF: f64 = 1.0 / (1u64 << 24) as f64;
 /// (`|·|` only with `--abs`), weights full and row-major in the contract's tap order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IntegerForm {
+    /// Kernel width in taps.
     pub width: usize,
+    /// Kernel height in taps.
     pub height: usize,
+    /// `width × height` integer weights, row-major (a separable plan's outer product).
     pub weights: Vec<i32>,
+    /// The common divisor `D` (≥ 1).
     pub divisor: u32,
     /// The plan's offset times the divisor.
     pub offset: i32,
@@ -61,6 +65,9 @@ pub struct Ratios {
 }
 
 impl Ratios {
+    /// Searches the ratios of `weights` (the plan's taps, laid out as `decomposition` reads
+    /// them); `None` when a part has no divisor up to [`MAX_DIVISOR`] with numerators up to
+    /// [`MAX_NUMERATOR`], or the kernel has more than [`MAX_TAPS`] taps.
     pub fn of(decomposition: &Decomposition, weights: &[f32]) -> Option<Ratios> {
         let parts = match decomposition {
             Decomposition::Full if weights.len() <= MAX_TAPS => vec![rational(weights)?],

@@ -132,14 +132,17 @@ impl Kernel {
         Ok(self)
     }
 
+    /// The same kernel under another display name.
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
         self
     }
 
+    /// Columns (taps per row).
     pub fn width(&self) -> usize {
         self.width
     }
+    /// Rows.
     pub fn height(&self) -> usize {
         self.height
     }
@@ -147,6 +150,7 @@ impl Kernel {
     pub fn weights(&self) -> &[f32] {
         &self.weights
     }
+    /// The constant added to every sum (0 unless set by [`Kernel::with_offset`]).
     pub fn offset(&self) -> f32 {
         self.offset
     }
@@ -160,9 +164,11 @@ impl Kernel {
             .as_ref()
             .map(|(c, r)| (c.as_slice(), r.as_slice()))
     }
+    /// True when the kernel is rank 1 (has factors).
     pub fn is_separable(&self) -> bool {
         self.factors.is_some()
     }
+    /// Sum of the weights in f64 (1 for a normalised blur, 0 for an edge detector).
     pub fn sum(&self) -> f64 {
         self.weights.iter().map(|&w| w as f64).sum()
     }

@@ -63,6 +63,8 @@ pub fn binomial_1d(n: usize) -> Vec<f64> {
     row.into_iter().map(|v| v / sum).collect()
 }
 
+/// A `w × h` Gaussian, the outer product of two [`gaussian_1d`] factors (σ shared; `None`
+/// takes each side's OpenCV default).
 pub fn gaussian(
     w: usize,
     h: usize,
@@ -72,10 +74,12 @@ pub fn gaussian(
     Kernel::from_factors(name, &gaussian_1d(h, sigma), &gaussian_1d(w, sigma))
 }
 
+/// A `w × h` box (mean) filter: every weight 1/(w·h), built from factors 1/h and 1/w.
 pub fn box_filter(w: usize, h: usize, name: String) -> Result<Kernel, FilterError> {
     Kernel::from_factors(name, &vec![1.0 / h as f64; h], &vec![1.0 / w as f64; w])
 }
 
+/// A `w × h` binomial filter, the outer product of two [`binomial_1d`] rows.
 pub fn binomial(w: usize, h: usize, name: String) -> Result<Kernel, FilterError> {
     Kernel::from_factors(name, &binomial_1d(h), &binomial_1d(w))
 }
@@ -135,6 +139,30 @@ pub fn stencil(name: &str) -> Option<[f32; 9]> {
         "sobel-y" => [-1., -2., -1., 0., 0., 0., 1., 2., 1.],
         _ => return None,
     })
+}
+
+/// The kernel names of the spec grammar (`box`, `gaussian`, …, `custom`), from [`CATALOGUE`].
+pub fn names() -> impl Iterator<Item = &'static str> {
+    CATALOGUE
+        .iter()
+        .map(|(form, _)| form.split([':', ' ']).next().unwrap_or(form))
+}
+
+/// The kernel names closest to a mistyped one (`gausian` → `gaussian`, `sobel` → `sobel-x`
+/// and `sobel-y`), if any is close enough to be what was meant (Jaro–Winkler similarity ≥ 0.8,
+/// as clap's own suggestions); names scoring equally are all given, in catalogue order.
+pub fn suggest(name: &str) -> Vec<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    let scored: Vec<(f64, &str)> = names()
+        .map(|n| (strsim::jaro_winkler(&lower, n), n))
+        .filter(|(score, _)| *score >= 0.8)
+        .collect();
+    let best = scored.iter().map(|s| s.0).fold(0.0, f64::max);
+    scored
+        .into_iter()
+        .filter(|s| s.0 == best)
+        .map(|s| s.1)
+        .collect()
 }
 
 /// Every spec form with a one-line description, for `convflow kernels`.

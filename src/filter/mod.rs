@@ -32,19 +32,32 @@ pub use kernel::Kernel;
 use crate::border::Border;
 use crate::frame::{Family, PixelFormat};
 
+/// Why a kernel could not be built or planned.
 #[derive(Debug, thiserror::Error)]
 pub enum FilterError {
+    /// A `--kernel` spec does not parse or names an unknown kernel.
     #[error("kernel spec '{spec}': {msg}")]
-    Spec { spec: String, msg: String },
+    Spec {
+        /// The spec as given, quoted for printing.
+        spec: String,
+        /// What is wrong with it.
+        msg: String,
+    },
+    /// A kernel file could not be read or parsed.
     #[error("kernel file {path}{}: {msg}", if *line > 0 { format!(" line \
         {line}") } else { String::new() })]
     File {
+        /// The file's name (quoted for printing) or the origin given to the text parser.
         path: String,
+        /// 1-based line of the problem; 0 when it concerns the whole file.
         line: usize,
+        /// What is wrong.
         msg: String,
     },
+    /// Weights, size or offset out of range (empty, over the limits, not finite).
     #[error("{0}")]
     Invalid(String),
+    /// `--mode separable` was forced on a kernel of rank > 1 (holds the kernel's name).
     #[error("kernel '{0}' is not separable (rank > 1); use --mode full or auto")]
     NotSeparable(String),
 }
@@ -68,7 +81,9 @@ pub enum Mode {
     /// Separable when the kernel is rank 1 and larger than 1 in both directions, else full.
     #[default]
     Auto,
+    /// Always the full 2D sum, one FMA per tap.
     Full,
+    /// Row pass then column pass; refused ([`FilterError::NotSeparable`]) for rank > 1.
     Separable,
 }
 
@@ -90,6 +105,7 @@ pub enum Mode {
 pub enum PlaneSel {
     /// Only Y; chroma is copied through.
     Luma,
+    /// Every plane, chroma included.
     #[default]
     All,
 }
@@ -113,21 +129,29 @@ pub enum AlphaMode {
     /// Alpha passes through unfiltered.
     #[default]
     Keep,
+    /// Alpha is filtered like the color channels.
     Filter,
 }
 
 /// The user's filter: plain data.
 #[derive(Clone, Debug)]
 pub struct Filter {
+    /// The weights and offset.
     pub kernel: Kernel,
+    /// How samples outside the frame are read (`--border`).
     pub border: Border,
+    /// Which decomposition to run (`--mode`).
     pub mode: Mode,
+    /// Take `|acc + offset|` before rounding (`--abs`), e.g. for edge magnitudes.
     pub abs: bool,
+    /// Which planes of a YUV frame are filtered (`--planes`).
     pub planes: PlaneSel,
+    /// What happens to an alpha channel (`--alpha`).
     pub alpha: AlphaMode,
 }
 
 impl Filter {
+    /// `kernel` with the defaults: clamp border, auto mode, no abs, all planes, alpha kept.
     pub fn new(kernel: Kernel) -> Self {
         Filter {
             kernel,
@@ -171,12 +195,16 @@ impl Filter {
     }
 }
 
+/// How a plan sums: the whole 2D kernel, or its rank-1 factors in two passes.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Decomposition {
+    /// One 2D pass over every tap, row-major.
     Full,
     /// `col` is applied vertically (length = kernel height), `row` horizontally (= width).
     Separable {
+        /// Vertical factor, one weight per kernel row.
         col: Vec<f32>,
+        /// Horizontal factor, one weight per kernel column.
         row: Vec<f32>,
     },
 }
@@ -193,11 +221,17 @@ impl fmt::Display for Decomposition {
 /// A resolved filter, ready for any backend.
 #[derive(Clone, Debug)]
 pub struct Plan {
+    /// The filter's kernel (its offset is the contract's `offset`).
     pub kernel: Kernel,
+    /// The decomposition resolved from the kernel and the mode.
     pub decomposition: Decomposition,
+    /// How samples outside the frame are read.
     pub border: Border,
+    /// Take `|acc + offset|` before rounding.
     pub abs: bool,
+    /// Which planes of a YUV frame are filtered.
     pub planes: PlaneSel,
+    /// Whether an alpha channel is filtered or kept.
     pub alpha: AlphaMode,
     /// The weights as kernels read them: full, row-major; separable, column then row factor.
     taps: Vec<f32>,
@@ -217,6 +251,7 @@ impl Plan {
         self.ratios.as_ref()
     }
 
+    /// True when the plan runs the two-pass separable path.
     pub fn is_separable(&self) -> bool {
         matches!(self.decomposition, Decomposition::Separable { .. })
     }

@@ -209,10 +209,18 @@ fn parse_spec_inner(spec: &str) -> Result<Kernel, FilterError> {
         }
         _ => Err(spec_err(
             spec,
-            format!(
-                "unknown kernel '{}' (run 'convflow kernels' for the list)",
-                quote(name)
-            ),
+            match library::suggest(name).as_slice() {
+                [] => format!(
+                    "unknown kernel '{}' (run 'convflow kernels' for the list)",
+                    quote(name)
+                ),
+                near => format!(
+                    "unknown kernel '{}': did you mean '{}'? (run 'convflow kernels' for the \
+                     list)",
+                    quote(name),
+                    near.join("' or '")
+                ),
+            },
         )),
     }
 }

@@ -14,10 +14,12 @@ pub struct Depth {
 }
 
 impl Depth {
+    /// 8 bits in one byte.
     pub const U8: Depth = Depth {
         bits: 8,
         msb: false,
     };
+    /// 16 bits in a little-endian word.
     pub const U16: Depth = Depth {
         bits: 16,
         msb: false,
@@ -88,6 +90,7 @@ impl Depth {
 /// How a format arranges its planes and channels (the sample depth aside).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Family {
+    /// One plane of luma only.
     Gray,
     /// Interleaved R, G, B.
     Rgb,
@@ -115,19 +118,32 @@ pub struct PixelFormat {
 
 #[allow(non_upper_case_globals)]
 impl PixelFormat {
+    /// `gray`: 8-bit luma.
     pub const Gray8: PixelFormat = PixelFormat::new(Family::Gray, Depth::U8);
+    /// `rgb` (FFmpeg's `rgb24`): 8-bit interleaved R, G, B.
     pub const Rgb8: PixelFormat = PixelFormat::new(Family::Rgb, Depth::U8);
+    /// `rgba`: 8-bit interleaved R, G, B, A.
     pub const Rgba8: PixelFormat = PixelFormat::new(Family::Rgba, Depth::U8);
+    /// `yuv420p`: 8-bit planar YUV, chroma halved both ways.
     pub const Yuv420p: PixelFormat = PixelFormat::new(Family::Yuv420, Depth::U8);
+    /// `yuv422p`: 8-bit planar YUV, chroma halved horizontally.
     pub const Yuv422p: PixelFormat = PixelFormat::new(Family::Yuv422, Depth::U8);
+    /// `yuv444p`: 8-bit planar YUV, chroma at full resolution.
     pub const Yuv444p: PixelFormat = PixelFormat::new(Family::Yuv444, Depth::U8);
+    /// `nv12`: 8-bit Y plane and one interleaved UV plane at half resolution.
     pub const Nv12: PixelFormat = PixelFormat::new(Family::Nv12, Depth::U8);
+    /// `gray16`: 16-bit luma.
     pub const Gray16: PixelFormat = PixelFormat::new(Family::Gray, Depth::U16);
+    /// `rgb48`: 16-bit interleaved R, G, B.
     pub const Rgb16: PixelFormat = PixelFormat::new(Family::Rgb, Depth::U16);
+    /// `rgba64`: 16-bit interleaved R, G, B, A.
     pub const Rgba16: PixelFormat = PixelFormat::new(Family::Rgba, Depth::U16);
+    /// `yuv420p10`: 10 bits in the low bits of 16-bit words, planar 4:2:0.
     pub const Yuv420p10: PixelFormat = PixelFormat::new(Family::Yuv420, Depth::new(10));
+    /// `p010`: NV12 layout, 10 bits in the high bits of 16-bit words.
     pub const P010: PixelFormat = PixelFormat::new(Family::Nv12, Depth::msb(10));
 
+    /// `family` at `depth`, unchecked: [`PixelFormat::all`] lists the combinations that exist.
     pub const fn new(family: Family, depth: Depth) -> Self {
         PixelFormat { family, depth }
     }
@@ -156,10 +172,12 @@ impl PixelFormat {
         }
     }
 
+    /// How the planes and channels are arranged.
     pub fn family(self) -> Family {
         self.family
     }
 
+    /// How each sample is stored.
     pub fn depth(self) -> Depth {
         self.depth
     }
@@ -214,6 +232,7 @@ impl PixelFormat {
             })
     }
 
+    /// Planes in a frame: 1 for gray and RGB(A), 2 for NV12/P0xx, 3 for planar YUV.
     pub fn plane_count(self) -> usize {
         match self.family {
             Family::Gray | Family::Rgb | Family::Rgba => 1,
@@ -244,6 +263,7 @@ impl PixelFormat {
         }
     }
 
+    /// True for the YUV families, which have more than one plane (NV12/P0xx included).
     pub fn is_planar_yuv(self) -> bool {
         self.plane_count() > 1
     }

@@ -17,41 +17,70 @@ use std::sync::atomic::{AtomicU64, Ordering};
 mod format;
 pub use format::{Depth, Family, PixelFormat};
 
+/// Why a frame could not be built: a bad size, a stride or buffer that does not fit the
+/// format's layout, or a failed allocation.
 #[derive(Debug, thiserror::Error)]
 pub enum FrameError {
+    /// Width or height (in that order) is zero.
     #[error("frame size {0}x{1} is empty")]
     Empty(usize, usize),
+    /// A side exceeds [`MAX_SIDE`].
     #[error("frame size {w}x{h} is too large")]
-    TooLarge { w: usize, h: usize },
+    TooLarge {
+        /// Requested width in pixels.
+        w: usize,
+        /// Requested height in pixels.
+        h: usize,
+    },
+    /// A plane's stride is shorter than one row of its pixels.
     #[error("plane {plane}: stride {stride} is smaller than a row of {row} bytes")]
     Stride {
+        /// Index of the offending plane.
         plane: usize,
+        /// The stride given, in bytes.
         stride: usize,
+        /// Bytes of pixels in one row of that plane (the least stride allowed).
         row: usize,
     },
     /// Samples of more than one byte sit at addresses that are multiples of their size (as
     /// FFmpeg's, image decoders' and GPU loads need).
     #[error("plane {plane}: stride {stride} is not a multiple of the {bytes}-byte sample size")]
     Unaligned {
+        /// Index of the offending plane.
         plane: usize,
+        /// The stride given, in bytes.
         stride: usize,
+        /// Bytes per sample of the format (2 for 16-bit depths).
         bytes: usize,
     },
+    /// The buffer is shorter than the layout needs, or the number of strides given differs
+    /// from the format's plane count.
     #[error("{format} frame {w}x{h} needs {need} bytes, the buffer has {have}")]
     Buffer {
+        /// The frame's pixel format.
         format: PixelFormat,
+        /// Width in pixels.
         w: usize,
+        /// Height in pixels.
         h: usize,
+        /// Bytes the planes span with the given strides.
         need: usize,
+        /// Bytes the buffer holds.
         have: usize,
     },
+    /// Two frames expected to match do not; holds both descriptions (format and size).
     #[error("frames differ: {0} vs {1}")]
     Mismatch(String, String),
+    /// The pixel buffer could not be allocated (sizes from input files may be huge).
     #[error("cannot allocate {bytes} bytes for a {format} {w}x{h} frame (out of memory)")]
     Alloc {
+        /// The frame's pixel format.
         format: PixelFormat,
+        /// Width in pixels.
         w: usize,
+        /// Height in pixels.
         h: usize,
+        /// Bytes requested.
         bytes: usize,
     },
 }
@@ -59,11 +88,15 @@ pub enum FrameError {
 /// Where a plane lives inside a frame's buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PlaneLayout {
+    /// Byte offset of the plane's first row from the start of the buffer.
     pub offset: usize,
+    /// Width in pixels (chroma planes of subsampled formats are narrower than the frame).
     pub width: usize,
+    /// Height in rows.
     pub height: usize,
     /// Bytes between the starts of consecutive rows.
     pub stride: usize,
+    /// Interleaved samples per pixel (1 for a planar plane, 2 for NV12's UV, 3 or 4 for RGB).
     pub channels: usize,
     /// How each sample is stored.
     pub depth: Depth,
@@ -87,7 +120,9 @@ impl PlaneLayout {
 /// Host memory that is not a plain `Vec`: page-locked buffers a backend's copy engines read and
 /// write directly (see `Backend::offload`).
 pub trait HostMemory: Send + Sync {
+    /// The whole buffer, read-only.
     fn bytes(&self) -> &[u8];
+    /// The whole buffer, writable.
     fn bytes_mut(&mut self) -> &mut [u8];
     /// Short description for reports, e.g. "pinned".
     fn kind(&self) -> &'static str;
@@ -116,15 +151,20 @@ impl Storage {
 /// The size and plane layout of a frame, without its pixels (device frames carry one).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Shape {
+    /// The frame's pixel format.
     pub format: PixelFormat,
+    /// Width in pixels.
     pub width: usize,
+    /// Height in pixels.
     pub height: usize,
+    /// One layout per plane, in the format's plane order.
     pub planes: Vec<PlaneLayout>,
     /// Bytes the planes span.
     pub len: usize,
 }
 
 impl Shape {
+    /// "format WxH", e.g. "yuv420p 1920x1080", for messages.
     pub fn describe(&self) -> String {
         format!("{} {}x{}", self.format, self.width, self.height)
     }
@@ -331,9 +371,8 @@ impl Frame {
         Ok(Self::layout(format, width, height, &Self::packed_strides(format, width))?.1)
     }
 
-    /// A frame of the same format, size and strides, zero-filled, in heap memory.
-    /// [`Frame::like`] that reports a failed allocation instead of aborting (for frame sizes
-    /// that come from input files).
+    /// [`Frame::like`] (same format, size and strides, zero-filled, in heap memory) that reports
+    /// a failed allocation instead of aborting (for frame sizes that come from input files).
     pub fn try_like(other: &Frame) -> Result<Frame, FrameError> {
         Ok(Frame {
             format: other.format,
@@ -350,6 +389,8 @@ impl Frame {
         })
     }
 
+    /// A frame of the same format, size and strides as `other`, zero-filled, in heap memory
+    /// (a new id). Aborts if the allocation fails; see [`Frame::try_like`].
     pub fn like(other: &Frame) -> Frame {
         Frame {
             format: other.format,
@@ -395,24 +436,31 @@ impl Frame {
         }
     }
 
+    /// The pixel format.
     pub fn format(&self) -> PixelFormat {
         self.format
     }
+    /// Width in pixels (of plane 0; chroma planes may be smaller).
     pub fn width(&self) -> usize {
         self.width
     }
+    /// Height in pixels (of plane 0).
     pub fn height(&self) -> usize {
         self.height
     }
+    /// The plane layouts, in the format's plane order.
     pub fn planes(&self) -> &[PlaneLayout] {
         &self.planes
     }
+    /// The whole buffer, stride padding included (it may run past the last plane).
     pub fn data(&self) -> &[u8] {
         self.data.bytes()
     }
+    /// The whole buffer, writable.
     pub fn data_mut(&mut self) -> &mut [u8] {
         self.data.bytes_mut()
     }
+    /// The buffer as a `Vec`: heap storage is returned as is, foreign memory is copied.
     pub fn into_data(self) -> Vec<u8> {
         match self.data {
             Storage::Heap(v) => v,
@@ -428,10 +476,12 @@ impl Frame {
             && self.planes == other.planes
     }
 
+    /// "format WxH", e.g. "yuv420p 1920x1080", for messages.
     pub fn describe(&self) -> String {
         format!("{} {}x{}", self.format, self.width, self.height)
     }
 
+    /// A read-only view of plane `p`. Panics if `p` is not below the plane count.
     pub fn plane(&self, p: usize) -> PlaneRef<'_> {
         let l = self.planes[p];
         PlaneRef {
@@ -440,6 +490,7 @@ impl Frame {
         }
     }
 
+    /// A writable view of plane `p`. Panics if `p` is not below the plane count.
     pub fn plane_mut(&mut self, p: usize) -> PlaneMut<'_> {
         let l = self.planes[p];
         PlaneMut {
@@ -454,6 +505,7 @@ impl Frame {
         &self.data()[l.offset + y * l.stride..][..l.row_bytes()]
     }
 
+    /// Row `y` of plane `p`, writable, without the stride padding.
     pub fn row_mut(&mut self, p: usize, y: usize) -> &mut [u8] {
         let l = self.planes[p];
         &mut self.data_mut()[l.offset + y * l.stride..][..l.row_bytes()]
@@ -484,11 +536,14 @@ impl Frame {
 /// of its last row.
 #[derive(Clone, Copy, Debug)]
 pub struct PlaneRef<'a> {
+    /// The plane's bytes, from its first row to the end of its last row's pixels.
     pub data: &'a [u8],
+    /// The plane's layout (its `offset` is relative to the frame, not to `data`).
     pub layout: PlaneLayout,
 }
 
 impl PlaneRef<'_> {
+    /// Row `y`, without the stride padding.
     pub fn row(&self, y: usize) -> &[u8] {
         &self.data[y * self.layout.stride..][..self.layout.row_bytes()]
     }
@@ -497,11 +552,14 @@ impl PlaneRef<'_> {
 /// A writable view of one plane.
 #[derive(Debug)]
 pub struct PlaneMut<'a> {
+    /// The plane's bytes, from its first row to the end of its last row's pixels.
     pub data: &'a mut [u8],
+    /// The plane's layout (its `offset` is relative to the frame, not to `data`).
     pub layout: PlaneLayout,
 }
 
 impl PlaneMut<'_> {
+    /// Row `y`, writable, without the stride padding.
     pub fn row_mut(&mut self, y: usize) -> &mut [u8] {
         let rb = self.layout.row_bytes();
         &mut self.data[y * self.layout.stride..][..rb]

@@ -92,6 +92,8 @@ pub fn list_frames(dir: &Path) -> Result<Vec<PathBuf>, IoError> {
     Ok(names.into_iter().map(|n| dir.join(n)).collect())
 }
 
+/// Reads a directory's image files in natural order, one frame each, names kept for a
+/// directory output.
 pub struct DirSource {
     dir: PathBuf,
     files: Vec<PathBuf>,
@@ -103,6 +105,8 @@ pub struct DirSource {
 }
 
 impl DirSource {
+    /// Lists `dir`'s frame files ([`list_frames`]); no image is decoded yet. An error when the
+    /// directory cannot be read or holds no image files.
     pub fn open(dir: &Path) -> Result<Self, IoError> {
         Ok(DirSource {
             dir: dir.to_path_buf(),

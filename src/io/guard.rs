@@ -59,24 +59,40 @@ fn canonical(path: &Path) -> PathBuf {
     }
 }
 
+/// Why [`check`] refused the outputs of a run.
 #[derive(Debug, thiserror::Error)]
 pub enum GuardError {
+    /// An output is (or would write over) one of the inputs.
     #[error(
         "{what} '{path}' is the input {input}: convflow never writes over its input \
          (write to a new name, then rename it if you want it in place)"
     )]
     SameAsInput {
+        /// What the output is ("output", "report", "output directory", …).
         what: String,
+        /// The output path, quoted.
         path: String,
+        /// The input it matches, as labelled when added.
         input: String,
     },
+    /// An existing entry of an output directory that the run would write cannot be replaced.
     #[error("{what} directory: {msg}")]
-    NotReplaceable { what: String, msg: String },
+    NotReplaceable {
+        /// What the output is.
+        what: String,
+        /// Why the entry cannot be replaced.
+        msg: String,
+    },
+    /// Two outputs would write the same file.
     #[error("{what} '{path}' and {other} '{other_path}' would write the same file")]
     Twice {
+        /// What the first output is.
         what: String,
+        /// The first output's path, quoted.
         path: String,
+        /// What the second output is.
         other: String,
+        /// The second output's path, quoted.
         other_path: String,
     },
 }
@@ -95,6 +111,7 @@ pub struct Inputs {
 }
 
 impl Inputs {
+    /// No inputs yet.
     pub fn new() -> Self {
         Self::default()
     }
@@ -133,11 +150,19 @@ impl Inputs {
 /// Something a run writes.
 pub enum Output<'a> {
     /// One file (`what` names it in messages: "output", "report", "csv").
-    File { what: &'a str, path: &'a Path },
+    File {
+        /// What the file is, for messages.
+        what: &'a str,
+        /// Where it is written.
+        path: &'a Path,
+    },
     /// A directory receiving files whose names satisfy `writes`.
     Dir {
+        /// What the directory is, for messages.
         what: &'a str,
+        /// The directory.
         dir: &'a Path,
+        /// True for the entry names the run will write there.
         writes: &'a dyn Fn(&OsStr) -> bool,
     },
     /// Standard output.

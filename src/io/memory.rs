@@ -10,6 +10,7 @@ use crate::frame::Frame;
 /// Discards frames (`-o null`), counting them.
 #[derive(Default)]
 pub struct NullSink {
+    /// Frames written so far.
     pub frames: usize,
 }
 
@@ -38,6 +39,7 @@ pub struct VecSink {
 }
 
 impl VecSink {
+    /// A sink with an empty list of its own.
     pub fn new() -> Self {
         Self::default()
     }

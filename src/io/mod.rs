@@ -26,27 +26,69 @@ use crate::device::{DeviceFrame, Offload};
 use crate::frame::{Frame, PixelFormat};
 pub use memory::{NullSink, VecSink};
 
+/// Errors of sources and sinks. Paths are printed quoted.
 #[derive(Debug, thiserror::Error)]
 pub enum IoError {
+    /// The input path does not exist.
     #[error("input '{}' does not exist", crate::quote::path(.0))]
     MissingInput(PathBuf),
+    /// An input could not be read or parsed.
     #[error("{}: {msg}", crate::quote::path(path))]
-    Read { path: PathBuf, msg: String },
+    Read {
+        /// The input, or a placeholder such as `<source>` or `<frame buffer>`.
+        path: PathBuf,
+        /// What went wrong.
+        msg: String,
+    },
+    /// An image file could not be decoded.
     #[error("{}: not a readable image ({msg})", crate::quote::path(path))]
-    Decode { path: PathBuf, msg: String },
+    Decode {
+        /// The image file.
+        path: PathBuf,
+        /// The decoder's message.
+        msg: String,
+    },
+    /// An output could not be written.
     #[error("{}: {msg}", crate::quote::path(path))]
-    Write { path: PathBuf, msg: String },
+    Write {
+        /// The file being written.
+        path: PathBuf,
+        /// What went wrong.
+        msg: String,
+    },
+    /// An image in a sequence differs in size or format from the first.
     #[error(
         "{}: image is {got} but earlier frames are {want}",
         crate::quote::path(path)
     )]
     MixedSizes {
+        /// The odd image.
         path: PathBuf,
+        /// Its format and size.
         got: String,
+        /// The format and size of the earlier frames.
         want: String,
     },
+    /// An output that cannot be used as asked (refused before any work: it would overwrite an
+    /// input, its directory is missing, its format cannot hold the frames, …).
     #[error("output '{}': {msg}", crate::quote::path(path))]
-    Output { path: PathBuf, msg: String },
+    Output {
+        /// The output path.
+        path: PathBuf,
+        /// Why it is refused.
+        msg: String,
+    },
+    /// An output that cannot hold what the input gives (a stream of frames into one image
+    /// file, RGB frames into y4m, …): decided from the arguments alone, so the command line
+    /// reports it as a usage error.
+    #[error("output '{}': {msg}", crate::quote::path(path))]
+    Unsuitable {
+        /// The output path.
+        path: PathBuf,
+        /// What it cannot hold, and what can.
+        msg: String,
+    },
+    /// An input directory has no image files.
     #[error("directory '{}' holds no image files", crate::quote::path(.0))]
     EmptyDir(PathBuf),
     /// The reader of our standard output went away (e.g. `| head`): not a failure of ours.
@@ -55,17 +97,28 @@ pub enum IoError {
     /// One frame could not be read, but the source can go on with the next (`--skip-bad`).
     #[error("{input}: frame {index}: {msg}")]
     BadFrame {
+        /// The input's path, quoted for printing.
         input: String,
+        /// 0-based index of the lost frame.
         index: usize,
+        /// Why it could not be read.
         msg: String,
     },
+    /// FFmpeg could not open, decode or encode a video.
     #[error("{}: {msg}", crate::quote::path(path))]
-    Video { path: PathBuf, msg: String },
+    Video {
+        /// The video file.
+        path: PathBuf,
+        /// FFmpeg's message and what was being done.
+        msg: String,
+    },
     /// The pipeline stopped while a source waited for a free frame buffer (another stage failed).
     #[error("pipeline stopped")]
     Stopped,
+    /// Frame buffers would exceed the memory budget.
     #[error(transparent)]
     Memory(#[from] crate::memory::MemoryError),
+    /// A frame of the stream's size and format cannot be built.
     #[error(transparent)]
     Frame(#[from] crate::frame::FrameError),
 }
@@ -86,8 +139,11 @@ impl IoError {
 /// What a sink needs to know about the stream before the first frame.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StreamInfo {
+    /// Pixel format of every frame.
     pub format: PixelFormat,
+    /// Frame width in pixels.
     pub width: usize,
+    /// Frame height in pixels.
     pub height: usize,
     /// Frames per second as a fraction.
     pub rate: (i32, i32),
@@ -101,6 +157,28 @@ pub struct StreamInfo {
     /// tags, side data, chapters, metadata.
     #[cfg(feature = "video")]
     pub carry: Option<video::Carry>,
+}
+
+impl StreamInfo {
+    /// How the input says its frames are interlaced — `Some("top field first")`,
+    /// `Some("bottom field first")` or `Some("mixed")` — from a y4m header's `I` tag or a
+    /// video's field order; `None` for progressive or unknown. convflow filters every frame
+    /// whole (the two fields together), which a user deinterlacing later should know.
+    pub fn interlacing(&self) -> Option<&'static str> {
+        let tag = match &self.y4m {
+            Some(h) => h.tags().interlace,
+            #[cfg(feature = "video")]
+            None => self.carry.as_ref().and_then(|c| c.y4m_tags().interlace),
+            #[cfg(not(feature = "video"))]
+            None => None,
+        };
+        match tag {
+            Some(b't') => Some("top field first"),
+            Some(b'b') => Some("bottom field first"),
+            Some(b'm') => Some("mixed"),
+            _ => None,
+        }
+    }
 }
 
 /// Frame buffers a source fills: recycled ones when free (page-locked when a GPU copies them).
@@ -153,7 +231,9 @@ pub struct FrameMeta {
 /// A frame as a source delivers it: in host memory, or already in the device's memory (a
 /// hardware decoder's output), which the pipeline filters without any host copy.
 pub enum Payload {
+    /// A frame in host memory.
     Host(Frame),
+    /// A frame already in the backend's device memory.
     Device(DeviceFrame),
 }
 
@@ -200,7 +280,9 @@ pub trait Source: Send {
 
 /// Consumes frames in order.
 pub trait Sink: Send {
+    /// What is being written, for messages.
     fn describe(&self) -> String;
+    /// Writes the next frame; `meta` carries its name, timestamps and side data.
     fn write_frame(&mut self, frame: &Frame, meta: &FrameMeta) -> Result<(), IoError>;
     /// Makes the output visible under its final name.
     fn finish(self: Box<Self>) -> Result<(), IoError>;
@@ -237,7 +319,10 @@ pub fn has_image_extension(path: &Path) -> bool {
 
 /// True for paths a video sink writes: the container comes from the extension.
 pub fn is_video_output(path: &Path) -> bool {
-    has_extension(path, &["mp4", "m4v", "mov", "mkv", "avi", "ts", "nut"])
+    has_extension(
+        path,
+        &["mp4", "m4v", "mov", "mkv", "webm", "avi", "ts", "nut"],
+    )
 }
 
 /// How outputs are written: the encoder of video outputs, and the image format of frames
@@ -355,7 +440,7 @@ pub fn open_sink(
     stream: Option<&StreamInfo>,
     video: &OutputOptions,
 ) -> Result<Box<dyn Sink>, IoError> {
-    let needs_stream = |path: &Path, what: &str| IoError::Output {
+    let needs_stream = |path: &Path, what: &str| IoError::Unsuitable {
         path: path.to_path_buf(),
         msg: format!(
             "{what} output needs a video, y4m or synthetic input (stills and directories hold \
@@ -365,17 +450,17 @@ pub fn open_sink(
     // Image files hold gray, RGB and RGBA frames of 8 or 16 bits; a stream of frames goes to
     // one image file only through a directory.
     let image_frames = |path: &Path, many: bool| match stream {
-        Some(_) if !many => Err(IoError::Output {
+        Some(_) if !many => Err(IoError::Unsuitable {
             path: path.to_path_buf(),
             msg: "a stream of frames goes to a directory, y4m ('-' or a .y4m file), a video \
-                  file (.mp4, .mkv, .mov, .avi, .ts, .nut) or null, not to one image file"
+                  file (.mkv, .mp4, .webm, …) or null, not to one image file"
                 .into(),
         }),
-        Some(s) if !s.format.is_image() => Err(IoError::Output {
+        Some(s) if !s.format.is_image() => Err(IoError::Unsuitable {
             path: path.to_path_buf(),
             msg: format!(
-                "{} frames can be written as y4m ('-' or a .y4m file), a video file (.mp4, \
-                    .mkv, .mov, .avi, .ts, .nut) or null; --pix-fmt converts them for images",
+                "{} frames can be written as y4m ('-' or a .y4m file), a video file (.mkv, \
+                    .mp4, .webm, …) or null; --pix-fmt converts them for images",
                 s.format
             ),
         }),
@@ -387,7 +472,7 @@ pub fn open_sink(
             let s = stream.ok_or_else(|| needs_stream(path, "y4m"))?;
             let header = match &s.y4m {
                 Some(h) => h.clone(),
-                None => y4m::Y4mHeader::for_stream(s).ok_or_else(|| IoError::Output {
+                None => y4m::Y4mHeader::for_stream(s).ok_or_else(|| IoError::Unsuitable {
                     path: path.to_path_buf(),
                     msg: format!(
                         "y4m holds gray and planar YUV frames (yuv420p, yuv444p10, …), not {}",

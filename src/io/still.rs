@@ -254,6 +254,7 @@ pub struct StillSource {
 }
 
 impl StillSource {
+    /// A source for the image at `path`; the file is opened when the frame is read.
     pub fn new(path: &Path) -> Self {
         StillSource {
             path: path.to_path_buf(),

@@ -66,9 +66,11 @@ impl SyntheticSource {
         })
     }
 
+    /// The frames' pixel format.
     pub fn format(&self) -> PixelFormat {
         self.format
     }
+    /// The frames' (width, height) in pixels.
     pub fn size(&self) -> (usize, usize) {
         (self.width, self.height)
     }

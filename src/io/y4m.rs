@@ -28,8 +28,11 @@ const MAX_FRAME_LINE: u64 = 4096;
 /// A y4m stream header. The parameters are kept as written so an output repeats them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Y4mHeader {
+    /// Frame width (`W`).
     pub width: usize,
+    /// Frame height (`H`).
     pub height: usize,
+    /// Pixel format from the `C` tag (`420jpeg`, 8-bit 4:2:0, when there is none).
     pub format: PixelFormat,
     /// Every parameter after the magic, in order, as written (`W320`, `F25:1`, `C420mpeg2`,
     /// `XYSCSS=420MPEG2`, …).
@@ -248,6 +251,7 @@ fn parse_ratio(v: &[u8]) -> Option<(i32, i32)> {
 pub struct Y4mTags {
     /// `p` progressive, `t` top field first, `b` bottom field first.
     pub interlace: Option<u8>,
+    /// Pixel aspect ratio as (numerator, denominator), from `A`.
     pub aspect: Option<(i32, i32)>,
     /// `420jpeg` (centred), `420mpeg2` (left), `420paldv` (top-left).
     pub siting_420: Option<&'static str>,
@@ -282,6 +286,7 @@ impl Y4mSource {
         Self::from_reader(path, Box::new(BufReader::with_capacity(1 << 20, read)))
     }
 
+    /// Reads and parses the header from `reader`; `origin` names the stream in errors.
     pub fn from_reader(
         origin: &Path,
         mut reader: Box<dyn BufRead + Send>,
@@ -300,6 +305,7 @@ impl Y4mSource {
         })
     }
 
+    /// The stream's header.
     pub fn header(&self) -> &Y4mHeader {
         &self.header
     }
@@ -436,6 +442,8 @@ pub struct Y4mSink {
 }
 
 impl Y4mSink {
+    /// A sink writing `header` then each frame to `path` (`-` for standard output); the header
+    /// is written with the first frame. A file output is checked and created up front.
     pub fn create(path: &Path, header: Y4mHeader) -> Result<Self, IoError> {
         let out = if path.as_os_str() == "-" {
             Out::Stdout(std::io::BufWriter::with_capacity(

@@ -12,9 +12,9 @@
 //! backpressure. Host buffers of a device backend are page-locked (write-combined on the way
 //! up). One worker per stage and FIFO channels keep frame order.
 //!
-//! The topology is here; [`stages`] holds what each stage does and their shared bookkeeping
-//! (timing net of buffer waits), [`pool`] the recycled buffers, [`check`] the `--check`
-//! comparison, [`stats`] what a run did and its JSON report.
+//! The topology is here; `stages` holds what each stage does and their shared bookkeeping
+//! (timing net of buffer waits), `pool` the recycled buffers, `check` the `--check`
+//! comparison, `stats` what a run did and its JSON report ([`RunStats`], [`Report`]).
 //!
 //! Any error stops every stage (channels disconnect), the sink is aborted so nothing that looks
 //! finished remains, and a successful run has written exactly as many frames as it read. A frame
@@ -49,29 +49,53 @@ use stages::{
 };
 pub use stats::{Percentiles, Report, RunStats, StageReport, StageStats};
 
+/// Why a pipeline run failed.
 #[derive(Debug, thiserror::Error)]
 pub enum PipelineError {
+    /// Reading, writing or allocating a frame failed.
     #[error(transparent)]
     Io(#[from] IoError),
+    /// The backend (or a device copy) failed on a frame.
     #[error("frame {index}: {source}")]
-    Backend { index: usize, source: BackendError },
+    Backend {
+        /// 0-based index of the frame in the stream.
+        index: usize,
+        /// What the backend reported.
+        source: BackendError,
+    },
+    /// Before any frame: the backend refused the plan, or its transfer side or copy queues
+    /// could not be set up.
     #[error("{0}")]
     Setup(BackendError),
+    /// `--check`: the backend's output differs from cpu-seq's.
     #[error(
         "frame {index}: --check found {count} samples that differ from cpu-seq (first at \
         plane {plane}, row {row}, sample {col}: {got} vs {want})"
     )]
     CheckMismatch {
+        /// 0-based index of the frame.
         index: usize,
+        /// Samples that differ in the whole frame.
         count: usize,
+        /// Plane of the first difference.
         plane: usize,
+        /// Row of the first difference.
         row: usize,
+        /// Sample (pixel × channels + channel) of the first difference within its row.
         col: usize,
+        /// The backend's value there.
         got: u16,
+        /// cpu-seq's value there.
         want: u16,
     },
+    /// The write stage wrote fewer or more frames than were read.
     #[error("{read} frames read but {written} written")]
-    FrameCount { read: usize, written: usize },
+    FrameCount {
+        /// Frames read.
+        read: usize,
+        /// Frames written.
+        written: usize,
+    },
     #[error(
         "{}; nothing was written",
         if *interrupted {
@@ -82,9 +106,17 @@ pub enum PipelineError {
             "the input holds no frames".to_string()
         }
     )]
-    NoFrames { interrupted: bool, skipped: usize },
+    /// No frame was read, so no output is left (an empty video cannot even be read back).
+    NoFrames {
+        /// A stop request came before the first frame.
+        interrupted: bool,
+        /// Bad frames skipped (all of the input, when nonzero).
+        skipped: usize,
+    },
+    /// A stage thread panicked.
     #[error("a pipeline stage panicked")]
     Panicked,
+    /// A stage thread could not be started (names the stage and the system's error).
     #[error("could not start a thread for {0}")]
     Spawn(String),
 }
@@ -113,6 +145,8 @@ pub struct Options<'a> {
 pub type OnComplete<'a> = dyn FnMut(&RunStats) -> Result<(), PipelineError> + 'a;
 
 impl<'a> Options<'a> {
+    /// `inflight` frames per pool, stopped by `stop`; no check, no progress, no hook, no
+    /// skipping, filtering on.
     pub fn new(inflight: usize, stop: &'a AtomicBool) -> Self {
         Options {
             inflight,

@@ -15,7 +15,9 @@ pub(super) fn histogram() -> Histogram<u64> {
 /// One stage's totals.
 #[derive(Clone, Debug)]
 pub struct StageStats {
+    /// `read`, `upload`, `filter`, `download` or `write`.
     pub name: &'static str,
+    /// Frames this stage handled.
     pub frames: usize,
     /// Time spent working (not waiting on channels or for free buffers).
     pub busy: Duration,
@@ -29,6 +31,7 @@ pub struct StageStats {
     /// Upload / kernel / download device times inside this stage (a filter stage that runs the
     /// transfers itself: `--sync`), when `measured`.
     pub split: DeviceTimes,
+    /// The backend reported device times for this stage's frames (`split` is meaningful).
     pub measured: bool,
 }
 
@@ -63,13 +66,18 @@ pub struct RunStats {
     pub frames: usize,
     /// Frames the source reported bad and `skip_bad` skipped, with the first few messages.
     pub skipped: usize,
+    /// The messages of the first 10 skipped frames.
     pub skip_messages: Vec<String>,
+    /// Pixels read (frame width × height, summed over frames), in millions.
     pub megapixels: f64,
+    /// Wall time of the whole run.
     pub wall: Duration,
-    /// read, [upload,] filter, [download,] write.
+    /// In order: read, upload, filter, download, write (upload and download only when the
+    /// transfers run in stages of their own).
     pub stages: Vec<StageStats>,
     /// Per-frame latency from the start of its read to the end of its write, in µs.
     pub latency: Histogram<u64>,
+    /// Every frame was compared with cpu-seq's output (`--check`).
     pub checked: bool,
     /// Reading stopped early because `stop` was raised (Ctrl-C).
     pub interrupted: bool,
@@ -92,6 +100,7 @@ impl RunStats {
             .map(|(n, t)| n as f64 / t.as_secs_f64().max(1e-9))
     }
 
+    /// The stage called `name`, if the run had one.
     pub fn stage(&self, name: &str) -> Option<&StageStats> {
         self.stages.iter().find(|s| s.name == name)
     }
@@ -164,9 +173,13 @@ impl RunStats {
 /// Latency percentiles in µs.
 #[derive(Clone, Debug, Serialize)]
 pub struct Percentiles {
+    /// Median.
     pub p50: u64,
+    /// 90th percentile.
     pub p90: u64,
+    /// 99th percentile.
     pub p99: u64,
+    /// Largest value recorded.
     pub max: u64,
 }
 
@@ -184,51 +197,81 @@ impl Percentiles {
 /// One stage in the report.
 #[derive(Clone, Debug, Serialize)]
 pub struct StageReport {
+    /// The stage's name (`read`, `upload`, `filter`, `download`, `write`).
     pub name: &'static str,
+    /// Frames it handled.
     pub frames: usize,
+    /// Seconds spent working, waits excluded.
     pub busy_s: f64,
+    /// Frames per busy second: the rate this stage alone could sustain.
     pub fps: f64,
+    /// Megabytes (10⁶) of frame data per busy second.
     pub mb_per_s: f64,
+    /// Busy time over the run's wall time (0…1).
     pub utilisation: f64,
+    /// Device seconds of its work (0 where not measured).
     pub device_s: f64,
+    /// Percentiles of its per-frame busy time.
     pub latency_us: Percentiles,
 }
 
 /// Device time per frame, µs.
 #[derive(Clone, Debug, Serialize)]
 pub struct DeviceSplit {
+    /// Host-to-device copy.
     pub h2d: f64,
+    /// Filter kernels.
     pub kernel: f64,
+    /// Device-to-host copy.
     pub d2h: f64,
 }
 
 /// Device times of the run.
 #[derive(Clone, Debug, Serialize)]
 pub struct DeviceReport {
+    /// Host-to-device copies, seconds in total.
     pub h2d_s: f64,
+    /// Filter kernels, seconds in total.
     pub kernel_s: f64,
+    /// Device-to-host copies, seconds in total.
     pub d2h_s: f64,
+    /// The same times per frame.
     pub per_frame_us: DeviceSplit,
 }
 
 /// The run report (`--report FILE.json`; the CLI adds what was run to it).
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// Frames read and written.
     pub frames: usize,
+    /// Bad frames skipped.
     pub skipped: usize,
+    /// The messages of the first 10 skipped frames.
     pub skip_messages: Vec<String>,
+    /// Pixels read, in millions.
     pub megapixels: f64,
+    /// Wall time of the run, seconds.
     pub wall_s: f64,
+    /// Frames over wall time, warm-up included.
     pub fps: f64,
+    /// Frames per second after the warm-up ([`RunStats::steady_fps`]).
     pub steady_fps: Option<f64>,
     /// Seconds from the start of the run to the first frame written.
     pub first_frame_s: Option<f64>,
+    /// Reading stopped early on a stop request (Ctrl-C).
     pub interrupted: bool,
+    /// Every frame was compared with cpu-seq's output (`--check`).
     pub checked_against_cpu_seq: bool,
+    /// Name of the stage with the most busy time.
     pub bottleneck: &'static str,
+    /// Transfers ran in their own stages.
     pub overlapped_transfers: bool,
+    /// [`RunStats::overlap`]: summed stage busy time over wall time.
     pub overlap_efficiency: f64,
+    /// One entry per stage, in pipeline order.
     pub stages: Vec<StageReport>,
+    /// Percentiles of the per-frame latency, read start to write end.
     pub latency_us: Percentiles,
+    /// Device times, when the backend measured them.
     pub device: Option<DeviceReport>,
 }

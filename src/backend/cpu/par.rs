@@ -4,8 +4,8 @@
 //! f32 and padded horizontally by the border rule; for the separable path, horizontal-pass
 //! results.
 //! Border handling thus happens once per row, outside the hot loop, and the hot loop is a plain
-//! multiply-add over contiguous f32 (all channels interleaved alike), blocked [`LANES`] samples
-//! wide so the accumulators stay in vector registers, for [`GROUP`] output rows at a time so the
+//! multiply-add over contiguous f32 (all channels interleaved alike), blocked `LANES` samples
+//! wide so the accumulators stay in vector registers, for `GROUP` output rows at a time so the
 //! rows they share are read from L1. The per-sample tap order is the contract's
 //! row-major order, so vectorizing across samples changes no result.
 //!
@@ -31,6 +31,7 @@ const LANES: usize = 64;
 /// Output rows computed together, sharing the rows they read while those are in L1.
 const GROUP: usize = 8;
 
+/// The `cpu-par` backend: a rayon pool of its own, filtering each plane in row bands.
 pub struct CpuPar {
     pool: rayon::ThreadPool,
 }
@@ -46,6 +47,7 @@ impl CpuPar {
         Ok(CpuPar { pool })
     }
 
+    /// Threads in the pool.
     pub fn threads(&self) -> usize {
         self.pool.current_num_threads()
     }

@@ -5,10 +5,12 @@ use crate::backend::{filter_planes, Backend, BackendError, PlaneFilter};
 use crate::filter::{finish, Decomposition, Plan};
 use crate::frame::{Frame, PlaneMut, PlaneRef};
 
+/// The `cpu-seq` backend: single-threaded, stateless, the reference the others must match.
 #[derive(Debug, Default)]
 pub struct CpuSeq;
 
 impl CpuSeq {
+    /// The backend (it holds no state).
     pub fn new() -> Self {
         CpuSeq
     }

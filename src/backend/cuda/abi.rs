@@ -26,22 +26,29 @@ use crate::border::Border;
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct PlaneParams {
+    /// Device address of the source plane's first row.
     pub src: u64,
+    /// Device address of the destination plane's first row.
     pub dst: u64,
     /// Pixels.
     pub width: i32,
     /// Rows.
     pub height: i32,
+    /// Bytes between source rows.
     pub src_stride: i32,
+    /// Bytes between destination rows.
     pub dst_stride: i32,
     /// Interleaved samples per pixel.
     pub channels: i32,
     /// Bit c set: channel c is filtered, else copied.
     pub mask: i32,
+    /// Kernel width in taps.
     pub kw: i32,
+    /// Kernel height in taps.
     pub kh: i32,
     /// Anchor (kw/2, kh/2).
     pub ax: i32,
+    /// Anchor row, kh/2.
     pub ay: i32,
     /// `--abs`.
     pub abs_out: i32,

@@ -19,9 +19,13 @@ use crate::frame::{Depth, PlaneLayout};
 /// A compile-time specialization of the `fast` family.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct FastSpec {
+    /// Kernel width in taps.
     pub kw: usize,
+    /// Kernel height in taps.
     pub kh: usize,
+    /// Interleaved channels per pixel of the plane.
     pub ch: usize,
+    /// Border rule, compiled in.
     pub border: Border,
     /// Bytes per stored sample: 1, or 2 for 16-bit words.
     pub sb: usize,
@@ -175,6 +179,8 @@ impl FastSpec {
         (bx as u32, (128 / bx) as u32)
     }
 
+    /// The specialization of `fast_sep` (fused two-pass) for a separable kernel: as
+    /// [`FastSpec::new`], with 2 rows per thread for 3 or more channels, else 4.
     pub fn separable(kw: usize, kh: usize, ch: usize, border: Border) -> FastSpec {
         // Fewer rows per thread for wide pixels keeps the two shared-memory stages small.
         let py = if ch >= 3 { 2 } else { 4 };

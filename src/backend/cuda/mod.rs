@@ -10,9 +10,9 @@
 //!
 //! By concern: [`variants`] (the table of variants and the literature's launches), [`fast`]
 //! (our specialized kernels and their fallback), [`abi`] (what host and kernels share, typed
-//! launches), [`registry`] (NVRTC and the module cache), [`memory`] (buffers, staging),
-//! [`timing`] (events, benchmark measurements), [`offload`] (the pipeline's transfer stages),
-//! [`raw`] (the few driver calls cudarc has no safe API for).
+//! launches), [`registry`] (NVRTC and the module cache), `memory` (buffers, staging),
+//! `timing` (events, benchmark measurements), `offload` (the pipeline's transfer stages),
+//! `raw` (the few driver calls cudarc has no safe API for).
 
 pub mod abi;
 pub mod fast;
@@ -40,28 +40,59 @@ use raw::PinnedBuf;
 use registry::{ModuleKey, Registry};
 pub use variants::Variant;
 
+/// Errors of the CUDA backend: libraries or device missing, driver calls, memory, NVRTC.
 #[derive(Debug, thiserror::Error)]
 pub enum CudaError {
+    /// libcuda could not be loaded.
     #[error("no NVIDIA driver: libcuda could not be loaded")]
     NoDriver,
+    /// libnvrtc could not be loaded, so no kernel can be compiled.
     #[error(
         "NVRTC could not be loaded (libnvrtc.so from the CUDA toolkit or the \
         nvidia-cuda-nvrtc wheel must be on LD_LIBRARY_PATH)"
     )]
     NoNvrtc,
+    /// No device at the requested ordinal, or its context could not be created.
     #[error("no usable CUDA device: {0}")]
     NoDevice(String),
+    /// A driver call failed.
     #[error("{what}: {err}")]
-    Driver { what: String, err: String },
+    Driver {
+        /// What was being done, e.g. "creating a stream".
+        what: String,
+        /// The driver's error, debug-formatted.
+        err: String,
+    },
+    /// A device allocation failed with `CUDA_ERROR_OUT_OF_MEMORY`.
     #[error("GPU out of memory: {bytes} bytes needed for a {frame} frame")]
-    OutOfMemory { bytes: usize, frame: String },
+    OutOfMemory {
+        /// Bytes requested.
+        bytes: usize,
+        /// The frame the buffer was for, described.
+        frame: String,
+    },
+    /// NVRTC could not create or compile a kernel module.
     #[error("NVRTC failed to compile {module}: {log}")]
-    Compile { module: String, log: String },
+    Compile {
+        /// The module's name (with the compile options when compiling failed).
+        module: String,
+        /// NVRTC's log, or its error when the log is empty.
+        log: String,
+    },
+    /// A plan, shape or device frame this backend or variant cannot handle.
     #[error("{0}")]
     Unsupported(String),
 }
 
 impl CudaError {
+    /// True for the errors that mean "no GPU to use here": no driver, no NVRTC, no device.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            CudaError::NoDriver | CudaError::NoNvrtc | CudaError::NoDevice(_)
+        )
+    }
+
     fn driver(what: &str, e: DriverError) -> Self {
         CudaError::Driver {
             what: what.to_string(),
@@ -98,6 +129,8 @@ pub fn nvrtc_present() -> bool {
     unsafe { cudarc::nvrtc::sys::is_culib_present() }
 }
 
+/// The `cuda` backend: one device, one stream, the chosen [`Variant`], its device buffers,
+/// staging and compiled modules, reused across frames.
 pub struct CudaBackend {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
@@ -225,10 +258,12 @@ impl CudaBackend {
         self.offload = offload;
     }
 
+    /// The device's name and architecture, e.g. "NVIDIA H100 80GB HBM3 (sm_90)".
     pub fn device_name(&self) -> &str {
         &self.device
     }
 
+    /// The variant this backend was created with.
     pub fn variant(&self) -> Variant {
         self.variant
     }

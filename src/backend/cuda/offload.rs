@@ -21,6 +21,7 @@ use super::CudaError;
 use crate::backend::LinkBandwidth;
 use crate::device::{CopyQueue, DeviceError, DeviceFrame, Offload};
 use crate::frame::{Frame, PixelFormat, Shape};
+use crate::stats::median;
 
 pub struct CudaOffload {
     ctx: Arc<CudaContext>,
@@ -118,12 +119,6 @@ pub fn link_bandwidth(
         d2h: n / median(down),
         duplex: 2.0 * n / median(both),
     })
-}
-
-/// Median of a list of seconds.
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 impl Offload for CudaOffload {

@@ -27,8 +27,11 @@ const FAST: &str = include_str!("../../../kernels/fast.cu");
 /// Which module: the fixed families, or one `fast` specialization.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ModuleKey {
+    /// kernels/direct.cu: the literature's full 2D variants (global, constant, shared, …).
     Direct,
+    /// kernels/separable.cu: the literature's two-pass variants.
     Separable,
+    /// kernels/fast.cu compiled for one specialization.
     Fast(FastSpec),
 }
 
@@ -198,6 +201,7 @@ pub struct Registry {
 }
 
 impl Registry {
+    /// An empty registry for `ctx`, compiling for compute capability `arch` (e.g. 90).
     pub fn new(ctx: Arc<CudaContext>, arch: u32) -> Self {
         Registry {
             ctx,
@@ -214,6 +218,8 @@ impl Registry {
         self.loading
     }
 
+    /// The loaded module for `key`: cached in this process, else PTX from the disk cache,
+    /// else compiled with NVRTC (and written to the disk cache, best effort).
     pub fn module(&mut self, key: &ModuleKey) -> Result<Arc<CudaModule>, CudaError> {
         if let Some(m) = self.modules.get(key) {
             return Ok(m.clone());
@@ -252,6 +258,7 @@ impl Registry {
         Ok(module)
     }
 
+    /// The entry point `name` of `key`'s module, loading the module first if needed; cached.
     pub fn function(&mut self, key: &ModuleKey, name: &str) -> Result<CudaFunction, CudaError> {
         let k = (key.clone(), name.to_string());
         if let Some(f) = self.functions.get(&k) {

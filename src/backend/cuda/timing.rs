@@ -66,8 +66,7 @@ impl CudaBackend {
                 times.push(start.elapsed_ms(&end).map_err(err)? as f64 / 1e3);
             }
         }
-        times.sort_by(|x, y| x.total_cmp(y));
-        let bw = 2.0 * n as f64 / times[times.len() / 2];
+        let bw = 2.0 * n as f64 / crate::stats::median(times);
         use sys::CUdevice_attribute_enum as A;
         let attr = |a| {
             self.ctx
@@ -81,7 +80,7 @@ impl CudaBackend {
 }
 
 impl Measure for CudaBackend {
-    /// Kernel-only times: the frame is uploaded once, then each run brackets [`TIMED_BATCH`]
+    /// Kernel-only times: the frame is uploaded once, then each run brackets `TIMED_BATCH` (10)
     /// (1 once a pass takes over a millisecond) back-to-back passes over every plane with CUDA
     /// events and reports the mean pass. Batching keeps the GPU busy while the host enqueues
     /// the next launches, so host-side launch overhead does not show up as idle GPU time.

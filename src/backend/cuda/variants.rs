@@ -24,6 +24,7 @@ type Launch = fn(&mut CudaBackend, &Plan, &PlaneParams, PlaneLayout) -> Result<(
 
 /// One CUDA variant.
 pub struct VariantSpec {
+    /// The name `--variant` takes, e.g. `shared-constant`.
     pub name: &'static str,
     /// One line for `convflow info` and the README's table.
     pub about: &'static str,
@@ -102,12 +103,15 @@ impl Variant {
     fn spec(self) -> &'static VariantSpec {
         &VARIANTS[self.0]
     }
+    /// The name `--variant` takes.
     pub fn name(self) -> &'static str {
         self.spec().name
     }
+    /// One line saying what the variant does.
     pub fn about(self) -> &'static str {
         self.spec().about
     }
+    /// Which decompositions it runs.
     pub fn runs(self) -> Support {
         self.spec().runs
     }

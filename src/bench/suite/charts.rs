@@ -39,9 +39,60 @@ pub fn charts(rows: &[Row], dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
     Ok(names.iter().map(|n| dir.join(n)).collect())
 }
 
+/// What a speedup chart divides by: the deliberately naive cpu-seq (the literature's
+/// baseline), or cpu-par with the run's thread count (the honest one for a GPU row).
+#[derive(Clone, Copy)]
+enum Baseline {
+    CpuSeq,
+    CpuPar,
+}
+
+impl Baseline {
+    const ALL: [Baseline; 2] = [Baseline::CpuSeq, Baseline::CpuPar];
+
+    /// The baseline's name in titles: `cpu-seq`, `cpu-par (8 threads)`.
+    fn name(self, threads: usize) -> String {
+        match self {
+            Baseline::CpuSeq => "cpu-seq".into(),
+            Baseline::CpuPar => format!("cpu-par ({threads} threads)"),
+        }
+    }
+
+    /// The chart file's suffix after its stem.
+    fn suffix(self) -> &'static str {
+        match self {
+            Baseline::CpuSeq => "",
+            Baseline::CpuPar => "-vs-cpu-par",
+        }
+    }
+
+    /// The rows a chart over this baseline draws: not the baseline itself.
+    fn rows<'a>(self, rows: &[&'a Row]) -> Vec<&'a Row> {
+        let own = match self {
+            Baseline::CpuSeq => BackendKind::CpuSeq,
+            Baseline::CpuPar => BackendKind::CpuPar,
+        };
+        rows.iter().copied().filter(|r| r.backend != own).collect()
+    }
+
+    fn speedup(self, r: &Row) -> Option<f64> {
+        match self {
+            Baseline::CpuSeq => r.speedup_vs_cpu_seq,
+            Baseline::CpuPar => r.speedup_vs_cpu_par,
+        }
+    }
+}
+
 /// Draws every chart the rows allow into the existing directory `dir`.
 fn draw(rows: &[Row], dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
     let mut out = Vec::new();
+    // The cpu-par thread count of the rows outside the threads experiment.
+    let threads = rows
+        .iter()
+        .filter(|r| r.backend == BackendKind::CpuPar && r.experiment != Experiment::Threads)
+        .map(|r| r.threads)
+        .max()
+        .unwrap_or_else(|| resolve_threads(0));
     let mut add = |files: Result<Vec<PathBuf>, plot::PlotError>| -> Result<(), BenchError> {
         out.extend(files.map_err(|e| BenchError::Run(e.to_string()))?);
         Ok(())
@@ -75,28 +126,31 @@ fn draw(rows: &[Row], dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
         let rows: Vec<&Row> = of(Experiment::Separable)
             .filter(|r| r.size == size && r.backend != BackendKind::CpuSeq)
             .collect();
-        let s = series(
-            rows,
-            &|r| format!("{} ({})", r.label(), r.kernel),
-            &|r| r.k as f64,
-            &|r| r.speedup_vs_cpu_seq,
-        );
-        let title = format!(
-            "Speedup over cpu-seq vs kernel size, {size} gray (gaussian: separable, log: full 2D)"
-        );
-        add(plot::lines(
-            dir,
-            "separable-speedup",
-            &plot::Lines {
-                title: &title,
-                x_label: "kernel size k (k×k)",
-                y_label: "speedup over cpu-seq (×)",
-                log_x: false,
-                log_y: true,
-                series: s,
-                reference: None,
-            },
-        ))?;
+        for base in Baseline::ALL {
+            let s = series(
+                base.rows(&rows),
+                &|r| format!("{} ({})", r.label(), r.kernel),
+                &|r| r.k as f64,
+                &|r| base.speedup(r),
+            );
+            let title = format!(
+                "Speedup over {} vs kernel size, {size} gray (gaussian: separable, log: full 2D)",
+                base.name(threads)
+            );
+            add(plot::lines(
+                dir,
+                &format!("separable-speedup{}", base.suffix()),
+                &plot::Lines {
+                    title: &title,
+                    x_label: "kernel size k (k×k)",
+                    y_label: &format!("speedup over {} (×)", base.name(threads)),
+                    log_x: false,
+                    log_y: true,
+                    series: s,
+                    reference: None,
+                },
+            ))?;
+        }
     }
     if of(Experiment::Threads).next().is_some() {
         let k = of(Experiment::Threads).map(|r| r.k).max().unwrap_or(3);
@@ -110,7 +164,9 @@ fn draw(rows: &[Row], dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
             .map(|r| r.threads)
             .max()
             .unwrap_or(1) as f64;
-        let cores = resolve_threads(0) as f64;
+        // The experiment runs up to twice the core count of the host that measured it (which
+        // need not be the one drawing the chart from its JSON).
+        let cores = (max_t / 2.0).max(1.0);
         let ideal = vec![(1.0, 1.0), (cores, cores), (max_t.max(cores), cores)];
         let title =
             format!("cpu-par thread scaling, {k}×{k} Gaussian (full 2D), speedup over 1 thread");
@@ -134,24 +190,28 @@ fn draw(rows: &[Row], dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
                 r.size == size && r.backend != BackendKind::CpuSeq && r.measure != Timed::Total
             })
             .collect();
-        let s = series(rows, &|r| r.label(), &|r| r.k as f64, &|r| {
-            r.speedup_vs_cpu_seq
-        });
-        let title =
-            format!("Memory variants: speedup over cpu-seq (kernel only), {size} gray Gaussian");
-        add(plot::lines(
-            dir,
-            "memory-speedup",
-            &plot::Lines {
-                title: &title,
-                x_label: "kernel size k",
-                y_label: "speedup over cpu-seq (×)",
-                log_x: false,
-                log_y: true,
-                series: s,
-                reference: None,
-            },
-        ))?;
+        for base in Baseline::ALL {
+            let s = series(base.rows(&rows), &|r| r.label(), &|r| r.k as f64, &|r| {
+                base.speedup(r)
+            });
+            let title = format!(
+                "Memory variants: speedup over {} (kernel only), {size} gray Gaussian",
+                base.name(threads)
+            );
+            add(plot::lines(
+                dir,
+                &format!("memory-speedup{}", base.suffix()),
+                &plot::Lines {
+                    title: &title,
+                    x_label: "kernel size k",
+                    y_label: &format!("speedup over {} (×)", base.name(threads)),
+                    log_x: false,
+                    log_y: true,
+                    series: s,
+                    reference: None,
+                },
+            ))?;
+        }
         let totals: Vec<&Row> = of(Experiment::Memory)
             .chain(of(Experiment::Pinned))
             .filter(|r| r.split().is_some() && r.measure == Timed::Total)
@@ -271,25 +331,30 @@ fn draw(rows: &[Row], dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
         let rows: Vec<&Row> = of(Experiment::BigKernels)
             .filter(|r| r.backend != BackendKind::CpuSeq)
             .collect();
-        let s = series(
-            rows,
-            &|r| format!("{} {}", r.label(), r.size),
-            &|r| r.k as f64,
-            &|r| r.speedup_vs_cpu_seq,
-        );
-        add(plot::lines(
-            dir,
-            "big-kernels",
-            &plot::Lines {
-                title: "Big kernels (full 2D Gaussian): speedup over cpu-seq",
-                x_label: "kernel size k",
-                y_label: "speedup over cpu-seq (×)",
-                log_x: false,
-                log_y: true,
-                series: s,
-                reference: None,
-            },
-        ))?;
+        for base in Baseline::ALL {
+            let s = series(
+                base.rows(&rows),
+                &|r| format!("{} {}", r.label(), r.size),
+                &|r| r.k as f64,
+                &|r| base.speedup(r),
+            );
+            add(plot::lines(
+                dir,
+                &format!("big-kernels{}", base.suffix()),
+                &plot::Lines {
+                    title: &format!(
+                        "Big kernels (full 2D Gaussian): speedup over {}",
+                        base.name(threads)
+                    ),
+                    x_label: "kernel size k",
+                    y_label: &format!("speedup over {} (×)", base.name(threads)),
+                    log_x: false,
+                    log_y: true,
+                    series: s,
+                    reference: None,
+                },
+            ))?;
+        }
     }
     if of(Experiment::Pipeline).next().is_some() {
         let rows: Vec<&Row> = of(Experiment::Pipeline).collect();

@@ -1,16 +1,18 @@
 //! The benchmark suite: the classic experiments of the parallel-convolution literature in one
 //! command (`convflow bench <experiment>`, `convflow bench all`), as rows of one schema
-//! ([`rows`]), markdown tables, CSV/JSON with the machine's metadata, and charts ([`charts`]).
+//! ([`rows`]), markdown tables, CSV/JSON with the machine's metadata, and charts
+//! ([`charts`](mod@charts)).
 //!
 //! This module is the runner: backends created on demand and kept (CUDA modules stay compiled
 //! across points), each point timed within its share of the budget. The experiments themselves
-//! and their grids are in [`experiments`]. Method (also printed with every run): see
+//! and their grids are in `experiments`. Method (also printed with every run): see
 //! [`rows::METHOD`]. cpu-seq on large frames is sampled: a strip of rows costing about 5·10⁷
 //! multiply-adds is timed and the time scaled by the row count (clock `wall-sampled`).
 //! `bench all` gives each experiment an even share of the budget left; points past an
 //! experiment's share are skipped and listed. Speedups divide the cpu-seq (or cpu-par) time of
 //! the same frame and kernel by the row's.
 
+#[cfg(feature = "cli")]
 pub mod charts;
 mod experiments;
 pub mod rows;
@@ -23,29 +25,37 @@ use super::{fill_random, median_duration, parse_size, time_filter, BenchError, C
 use crate::backend::{self, Backend, BackendKind, Schedule, Support};
 use crate::filter::{library, Filter, Mode, Plan};
 use crate::frame::{Frame, PixelFormat};
+#[cfg(feature = "cli")]
 pub use charts::charts;
 pub use rows::{table_row, Experiment, Memory, Meta, Row, SuiteRun, Timed, METHOD, TABLE_HEADER};
 
+/// How to run the suite: which backends, how long, how many runs per point.
 #[derive(Clone, Debug)]
 pub struct SuiteConfig {
     /// Parallel backends to measure (cpu-par, cuda); cpu-seq is always the baseline.
     pub backends: Vec<BackendKind>,
+    /// Smaller grids (fewer sizes, kernels, block shapes, thread counts) for a fast pass.
     pub quick: bool,
     /// Time budget of the whole run (split evenly over the experiments run).
     pub budget: Duration,
+    /// Untimed runs before each point.
     pub warmup: usize,
+    /// Timed runs per point, at most (fewer once the point's share of the budget is spent).
     pub runs: usize,
     /// cpu-par threads for the experiments other than `threads` (0 = one per logical CPU).
     pub threads: usize,
+    /// CUDA device ordinal.
     pub device: usize,
 }
 
 /// Everything a run produced.
 #[derive(Debug, Default)]
 pub struct SuiteResult {
+    /// Every measured point.
     pub rows: Vec<Row>,
     /// Points left out, with why (no GPU, budget spent).
     pub skipped: Vec<String>,
+    /// Chart files written (SVG and PNG); filled in by the caller from [`charts()`].
     pub charts: Vec<PathBuf>,
 }
 

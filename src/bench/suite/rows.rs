@@ -26,19 +26,30 @@ use crate::frame::PixelFormat;
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
 pub enum Experiment {
+    /// Separable Gaussian (two passes) against the full 2D LoG, over kernel sizes.
     Separable,
+    /// cpu-par scaling over thread counts, with parallel efficiency.
     Threads,
+    /// The CUDA memory variants (global, constant, shared, texture, …), and pageable against
+    /// page-locked copies.
     Memory,
+    /// CUDA block shapes, square and one-row, per variant.
     Blocks,
+    /// Frame sizes at a 3×3 kernel, then kernel sizes at one resolution.
     Resolution,
+    /// Large full kernels on the global, shared and fast variants.
     BigKernels,
+    /// Upload + kernels + download from pageable against page-locked memory.
     Pinned,
+    /// Sustained fps through the whole pipeline: overlapped, synchronous and host schedules.
     Pipeline,
 }
 
 impl Experiment {
+    /// Every experiment, in run order.
     pub const ALL: &'static [Experiment] = <Self as strum::VariantArray>::VARIANTS;
 
+    /// The kebab-case name `convflow bench` takes (`big-kernels`).
     pub fn name(self) -> &'static str {
         self.into()
     }
@@ -68,7 +79,9 @@ pub enum Timed {
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
 pub enum Memory {
+    /// Page-locked host buffers.
     Pinned,
+    /// Ordinary (pageable) host memory.
     Pageable,
     /// No copies (CPU rows, kernel-only rows).
     #[serde(rename = "-")]
@@ -79,7 +92,9 @@ pub enum Memory {
 /// One measured point. Times are per frame.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Row {
+    /// The experiment the point belongs to.
     pub experiment: Experiment,
+    /// The backend measured.
     pub backend: BackendKind,
     /// CUDA variant, "-" for CPU backends.
     pub variant: String,
@@ -87,28 +102,48 @@ pub struct Row {
     pub threads: usize,
     /// CUDA block shape, or "default".
     pub block: String,
+    /// What the time covers.
     pub measure: Timed,
+    /// The host memory the copies used.
     pub memory: Memory,
+    /// How the time was taken.
     pub clock: Clock,
+    /// The size as given (`1080p`, `WxH`).
     pub size: String,
+    /// Frame width in pixels.
     pub width: usize,
+    /// Frame height in pixels.
     pub height: usize,
+    /// Pixel format of the frames.
     pub format: PixelFormat,
+    /// The kernel family (`gaussian`, `log`).
     pub kernel: String,
     /// "full" or "separable".
     pub path: String,
+    /// Kernel side: a k×k kernel.
     pub k: usize,
+    /// Timed runs taken.
     pub runs: usize,
+    /// Median time per frame, µs.
     pub median_us: f64,
+    /// Fastest run, µs per frame.
     pub min_us: f64,
+    /// Slowest run, µs per frame.
     pub max_us: f64,
     /// Device split of a total: upload, kernels, download (µs per frame).
     pub upload_us: Option<f64>,
+    /// Kernel part of the device split, µs per frame.
     pub kernel_us: Option<f64>,
+    /// Download part of the device split, µs per frame.
     pub download_us: Option<f64>,
+    /// Megapixels per second at the median.
     pub mpix_per_s: f64,
+    /// Frames per second at the median.
     pub fps: f64,
+    /// cpu-seq's median on the same size, format and kernel over this row's.
     pub speedup_vs_cpu_seq: Option<f64>,
+    /// The widest cpu-par's median over this row's (for the threads experiment: cpu-par on
+    /// one thread's); not set on other cpu-par rows.
     pub speedup_vs_cpu_par: Option<f64>,
     /// Parallel efficiency (threads experiment): speedup over 1 thread / threads.
     pub efficiency: Option<f64>,
@@ -180,6 +215,7 @@ impl Row {
     }
 }
 
+/// Header and separator lines of the markdown table whose rows [`table_row`] writes.
 pub const TABLE_HEADER: &str =
     "| backend | threads | block | measure | memory | size | format | kernel | path | k \
 | runs | median µs | min µs | max µs | MPix/s | × cpu-seq | × cpu-par | efficiency |\n\
@@ -228,14 +264,23 @@ after the warm-up through synthetic source -> null sink.";
 /// The machine and build a run was made on.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Meta {
+    /// When the run started, RFC 3339 to the second, UTC.
     pub date_utc: String,
+    /// convflow's version.
     pub convflow: String,
+    /// The git revision convflow was built from.
     pub git_revision: String,
+    /// The command line, arguments joined by spaces.
     pub command: String,
+    /// CPU model name from /proc/cpuinfo ("unknown" if unread).
     pub cpu: String,
+    /// Logical CPUs available to the process.
     pub logical_cpus: usize,
+    /// The instruction set cpu-par's loops ran with (`avx2+fma`, `baseline`).
     pub cpu_par: String,
+    /// The GPU measured, or why there was none.
     pub gpu: String,
+    /// "CUDA major.minor", or "none (why)".
     pub driver: String,
 }
 
@@ -271,10 +316,16 @@ impl Meta {
 /// A whole run as `--json` writes it (and `bench plot --from` reads it).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SuiteRun {
+    /// The machine and build.
     pub meta: Meta,
+    /// The methodology paragraph ([`METHOD`]).
     pub method: String,
+    /// The experiments run, in order.
     pub experiments: Vec<Experiment>,
+    /// Every measured point.
     pub rows: Vec<Row>,
+    /// Points left out, with why.
     pub skipped: Vec<String>,
+    /// Paths of the chart files written.
     pub charts: Vec<String>,
 }

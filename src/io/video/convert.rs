@@ -16,7 +16,9 @@ use crate::io::{FrameMeta, FrameSlots, HeapSlots, IoError, Source, StreamInfo};
 /// A swscale context between two formats of one size.
 pub struct Converter {
     ctx: ff::software::scaling::Context,
+    /// FFmpeg format of the frames converted from.
     pub from: Pixel,
+    /// FFmpeg format of the frames converted to.
     pub to: Pixel,
 }
 
@@ -99,6 +101,8 @@ impl Converter {
         Ok(Converter { ctx, from, to })
     }
 
+    /// Converts `src` into `dst` (both of the converter's formats and size); the error says
+    /// what swscale reported.
     pub fn run(
         &mut self,
         src: &ff::frame::Video,
@@ -197,6 +201,7 @@ pub struct ConvertSource {
 }
 
 impl ConvertSource {
+    /// Wraps `inner` so every frame comes out as `to`; fails only if FFmpeg cannot start.
     pub fn new(inner: Box<dyn Source>, to: PixelFormat) -> Result<Self, IoError> {
         super::init().map_err(|e| IoError::Read {
             path: inner.describe().into(),

@@ -26,9 +26,11 @@ pub(super) fn lossless_twins(p: ff::format::Pixel) -> &'static [ff::format::Pixe
 }
 
 /// The encoder an output gets unless `--codec` says otherwise: the first of libx264, libx265,
-/// ffv1 and mpeg4 (ffv1 first for gray and RGB, which the others turn into YUV) that takes the
-/// frames' own pixel format (so bit depth and chroma format are kept: libx264 High 10 / 4:2:2 /
-/// 4:4:4 where the linked x264 has them) and that the container (`muxer`) can hold.
+/// ffv1 and mpeg4 (ffv1 first for gray and RGB, which the others turn into YUV), then for
+/// containers that hold none of them (WebM) libvpx-vp9, libsvtav1, libaom-av1, librav1e and
+/// libvpx, that takes the frames' own pixel format (so bit depth and chroma format are kept:
+/// libx264 High 10 / 4:2:2 / 4:4:4 where the linked x264 has them) and that the container
+/// (`muxer`) can hold.
 pub(super) fn default_encoder(
     candidates: &[ff::format::Pixel],
     own: ff::format::Pixel,
@@ -50,8 +52,17 @@ pub(super) fn default_encoder(
     } else {
         ["libx264", "libx265", "ffv1", "mpeg4"]
     };
+    // WebM holds VP8, VP9 and AV1 alone: the first of these the linked FFmpeg has.
+    let web = [
+        "libvpx-vp9",
+        "libsvtav1",
+        "libaom-av1",
+        "librav1e",
+        "libvpx",
+    ];
     order
         .into_iter()
+        .chain(web)
         .filter_map(ff::encoder::find_by_name)
         .find(|c| {
             let takes = c
@@ -71,6 +82,31 @@ pub(super) fn default_encoder(
                 };
             takes && holds
         })
+}
+
+/// The options an encoder opens with: the user's `--codec-opt`s, after defaults that make
+/// FFmpeg's own match what users expect of a filter's output. libvpx (VP8/VP9) alone needs
+/// them: without a rate it encodes at 256 kbit/s whatever the frame size, so it gets constant
+/// quality (`crf=31`, `b=0`, the setting FFmpeg's VP9 guide recommends for 1080p) and row
+/// multithreading, unless the user set a rate or quality (`b`, `crf`, `qmin`/`qmax`, `lossless`).
+pub(super) fn with_encoder_defaults(
+    encoder: &str,
+    user: &[(String, String)],
+) -> Vec<(String, String)> {
+    let rate_keys = ["b", "crf", "qmin", "qmax", "lossless", "minrate", "maxrate"];
+    let user_sets_rate = user.iter().any(|(k, _)| rate_keys.contains(&k.as_str()));
+    let mut options: Vec<(String, String)> = match encoder {
+        "libvpx-vp9" | "libvpx" if !user_sets_rate => [("crf", "31"), ("b", "0")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        _ => Vec::new(),
+    };
+    if encoder == "libvpx-vp9" && !user.iter().any(|(k, _)| k == "row-mt") {
+        options.push(("row-mt".into(), "1".into()));
+    }
+    options.extend(user.iter().cloned());
+    options
 }
 
 /// Opens `enc` with `options`: every option must be one the encoder (or its private options)

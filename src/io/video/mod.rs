@@ -10,14 +10,14 @@
 //! request.
 //!
 //! Frames stay in their native pixel format, 8 to 16 bits (gray, rgb24/rgb48, rgba/rgba64,
-//! planar YUV, nv12/p010/p016; [`map_pixel`]); planar GBR and other RGB channel orders are
+//! planar YUV, nv12/p010/p016; `map_pixel`); planar GBR and other RGB channel orders are
 //! repacked losslessly, and `--pix-fmt` converts through swscale ([`convert`]). Decoder and
 //! encoder threading are on. Everything in the input besides the filtered pixels (other
 //! streams, colour tags, side data, metadata, chapters, timestamps) is gathered by the source
 //! into a [`Carry`] and put back by the sink. Outputs are written under a temporary name that
 //! is renamed only when the run succeeds (removed on any failure).
 //!
-//! FFmpeg's own log goes through [`log_callback`]: nothing reaches stderr by default, the first
+//! FFmpeg's own log goes through `log_callback`: nothing reaches stderr by default, the first
 //! error FFmpeg logged about a failing frame is folded into convflow's one-line error, and
 //! [`set_verbose`] prints every message (warnings included) as FFmpeg logs it.
 

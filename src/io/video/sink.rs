@@ -20,7 +20,7 @@ use super::carry::{
     add_passengers, muxer_name, put_file_tags, put_video_tags, Carried, Carry, FRAME_SIDE_DATA,
 };
 use super::convert::{to_ff, Converter};
-use super::encoder::{default_encoder, lossless_twins, open_encoder};
+use super::encoder::{default_encoder, lossless_twins, open_encoder, with_encoder_defaults};
 use super::{
     ff_pixel, first_line, init, map_pixel, touches_files, with_stderr_captured, IO_BUFFER,
 };
@@ -62,6 +62,7 @@ fn container(path: &Path) -> Option<&'static str> {
         "mp4" | "m4v" => "mp4",
         "mov" => "mov",
         "mkv" => "matroska",
+        "webm" => "webm",
         "avi" => "avi",
         "ts" => "mpegts",
         "nut" => "nut",
@@ -114,6 +115,11 @@ pub struct VideoSink {
 }
 
 impl VideoSink {
+    /// Opens an encoder and the container named by `path`'s extension for frames as `info`
+    /// describes them (`opts`: codec and its options), carrying over what `info.carry` holds.
+    /// Everything is checked before the first frame: an unknown container, an encoder that
+    /// cannot take the frames' format, or options that would write files are
+    /// [`IoError::Output`]. The file is written under a temporary name until `finish`.
     pub fn create(path: &Path, info: &StreamInfo, opts: &OutputOptions) -> Result<Self, IoError> {
         let err = |msg: String| IoError::Output {
             path: path.to_path_buf(),
@@ -121,7 +127,7 @@ impl VideoSink {
         };
         init().map_err(|e| err(format!("FFmpeg did not start: {e}")))?;
         let muxer = container(path).ok_or_else(|| {
-            err("unknown video container (use .mp4, .mkv, .mov, .avi, .ts or .nut)".into())
+            err("unknown video container (use .mp4, .mkv, .webm, .mov, .avi, .ts or .nut)".into())
         })?;
         file_target(path)?;
         let own = ff_pixel(info.format);
@@ -278,7 +284,8 @@ impl VideoSink {
         if global_header {
             enc.set_flags(ff::codec::Flags::GLOBAL_HEADER);
         }
-        let encoder = open_encoder(enc, codec, &opts.codec_opts).map_err(err)?;
+        let options = with_encoder_defaults(codec.name(), &opts.codec_opts);
+        let encoder = open_encoder(enc, codec, &options).map_err(err)?;
         ost.set_parameters(&encoder);
         ost.set_time_base(enc_tb);
         ost.set_avg_frame_rate(rate);
