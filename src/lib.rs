@@ -17,7 +17,7 @@
 //! use convflow::{backend, filter::spec, BackendKind, Filter, Frame, PixelFormat, Schedule};
 //!
 //! let plan = Filter::new(spec::parse_spec("gaussian:5")?).plan()?;
-//! let mut src = Frame::new(PixelFormat::Gray, 64, 48)?;
+//! let mut src = Frame::new(PixelFormat::Gray8, 64, 48)?;
 //! for (i, b) in src.data_mut().iter_mut().enumerate() {
 //!     *b = (i * 37 % 251) as u8;
 //! }
