@@ -430,14 +430,10 @@ fn webm_outputs_get_vp9_or_av1_when_ffmpeg_has_an_encoder() {
         .output()
         .unwrap();
     let encoders = String::from_utf8_lossy(&encoders.stdout);
-    let web = [
-        "libvpx-vp9",
-        "libsvtav1",
-        "libaom-av1",
-        "librav1e",
-        "libvpx",
-    ];
-    if web.iter().any(|e| encoders.contains(&format!(" {e} "))) {
+    if convflow::io::video::WEB_ENCODERS
+        .iter()
+        .any(|e| encoders.contains(&format!(" {e} ")))
+    {
         assert!(o.status.success(), "{}", text(&o));
         let codec = probe(&out, "stream=codec_name");
         assert!(["vp9", "av1", "vp8"].contains(&codec.as_str()), "{codec}");

@@ -83,6 +83,58 @@ impl Baseline {
     }
 }
 
+/// Rows grouped into named series of (x, y) points, each sorted by x; rows without a y are
+/// left out.
+fn series(
+    rows: Vec<&Row>,
+    name: &dyn Fn(&Row) -> String,
+    x: &dyn Fn(&Row) -> f64,
+    y: &dyn Fn(&Row) -> Option<f64>,
+) -> Vec<(String, Vec<(f64, f64)>)> {
+    let mut m: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for r in rows {
+        if let Some(v) = y(r) {
+            m.entry(name(r)).or_default().push((x(r), v));
+        }
+    }
+    let mut v: Vec<(String, Vec<(f64, f64)>)> = m.into_iter().collect();
+    for s in &mut v {
+        s.1.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    v
+}
+
+/// One speedup chart per [`Baseline`] over kernel size k (log y): `stem.svg` over cpu-seq,
+/// `stem-vs-cpu-par.svg` over cpu-par; `title` gets the baseline's name.
+fn speedup_charts(
+    dir: &Path,
+    stem: &str,
+    title: &dyn Fn(&str) -> String,
+    x_label: &str,
+    rows: &[&Row],
+    name: &dyn Fn(&Row) -> String,
+    threads: usize,
+) -> Result<Vec<PathBuf>, plot::PlotError> {
+    let mut files = Vec::new();
+    for base in Baseline::ALL {
+        let base_name = base.name(threads);
+        files.extend(plot::lines(
+            dir,
+            &format!("{stem}{}", base.suffix()),
+            &plot::Lines {
+                title: &title(&base_name),
+                x_label,
+                y_label: &format!("speedup over {base_name} (×)"),
+                log_x: false,
+                log_y: true,
+                series: series(base.rows(rows), name, &|r| r.k as f64, &|r| base.speedup(r)),
+                reference: None,
+            },
+        )?);
+    }
+    Ok(files)
+}
+
 /// Draws every chart the rows allow into the existing directory `dir`.
 fn draw(rows: &[Row], dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
     let mut out = Vec::new();
@@ -104,53 +156,25 @@ fn draw(rows: &[Row], dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
             .max()
             .map(|m| m.1)
     };
-    // Group rows into named series of (x, y) points.
-    let series = |it: Vec<&Row>,
-                  name: &dyn Fn(&Row) -> String,
-                  x: &dyn Fn(&Row) -> f64,
-                  y: &dyn Fn(&Row) -> Option<f64>| {
-        let mut m: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-        for r in it {
-            if let Some(v) = y(r) {
-                m.entry(name(r)).or_default().push((x(r), v));
-            }
-        }
-        let mut v: Vec<(String, Vec<(f64, f64)>)> = m.into_iter().collect();
-        for s in &mut v {
-            s.1.sort_by(|a, b| a.0.total_cmp(&b.0));
-        }
-        v
-    };
 
     if let Some(size) = largest(Experiment::Separable) {
         let rows: Vec<&Row> = of(Experiment::Separable)
             .filter(|r| r.size == size && r.backend != BackendKind::CpuSeq)
             .collect();
-        for base in Baseline::ALL {
-            let s = series(
-                base.rows(&rows),
-                &|r| format!("{} ({})", r.label(), r.kernel),
-                &|r| r.k as f64,
-                &|r| base.speedup(r),
-            );
-            let title = format!(
-                "Speedup over {} vs kernel size, {size} gray (gaussian: separable, log: full 2D)",
-                base.name(threads)
-            );
-            add(plot::lines(
-                dir,
-                &format!("separable-speedup{}", base.suffix()),
-                &plot::Lines {
-                    title: &title,
-                    x_label: "kernel size k (k×k)",
-                    y_label: &format!("speedup over {} (×)", base.name(threads)),
-                    log_x: false,
-                    log_y: true,
-                    series: s,
-                    reference: None,
-                },
-            ))?;
-        }
+        add(speedup_charts(
+            dir,
+            "separable-speedup",
+            &|base| {
+                format!(
+                    "Speedup over {base} vs kernel size, {size} gray (gaussian: separable, log: \
+                     full 2D)"
+                )
+            },
+            "kernel size k (k×k)",
+            &rows,
+            &|r| format!("{} ({})", r.label(), r.kernel),
+            threads,
+        ))?;
     }
     if of(Experiment::Threads).next().is_some() {
         let k = of(Experiment::Threads).map(|r| r.k).max().unwrap_or(3);
@@ -190,28 +214,17 @@ fn draw(rows: &[Row], dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
                 r.size == size && r.backend != BackendKind::CpuSeq && r.measure != Timed::Total
             })
             .collect();
-        for base in Baseline::ALL {
-            let s = series(base.rows(&rows), &|r| r.label(), &|r| r.k as f64, &|r| {
-                base.speedup(r)
-            });
-            let title = format!(
-                "Memory variants: speedup over {} (kernel only), {size} gray Gaussian",
-                base.name(threads)
-            );
-            add(plot::lines(
-                dir,
-                &format!("memory-speedup{}", base.suffix()),
-                &plot::Lines {
-                    title: &title,
-                    x_label: "kernel size k",
-                    y_label: &format!("speedup over {} (×)", base.name(threads)),
-                    log_x: false,
-                    log_y: true,
-                    series: s,
-                    reference: None,
-                },
-            ))?;
-        }
+        add(speedup_charts(
+            dir,
+            "memory-speedup",
+            &|base| {
+                format!("Memory variants: speedup over {base} (kernel only), {size} gray Gaussian")
+            },
+            "kernel size k",
+            &rows,
+            &|r| r.label(),
+            threads,
+        ))?;
         let totals: Vec<&Row> = of(Experiment::Memory)
             .chain(of(Experiment::Pinned))
             .filter(|r| r.split().is_some() && r.measure == Timed::Total)
@@ -331,30 +344,15 @@ fn draw(rows: &[Row], dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
         let rows: Vec<&Row> = of(Experiment::BigKernels)
             .filter(|r| r.backend != BackendKind::CpuSeq)
             .collect();
-        for base in Baseline::ALL {
-            let s = series(
-                base.rows(&rows),
-                &|r| format!("{} {}", r.label(), r.size),
-                &|r| r.k as f64,
-                &|r| base.speedup(r),
-            );
-            add(plot::lines(
-                dir,
-                &format!("big-kernels{}", base.suffix()),
-                &plot::Lines {
-                    title: &format!(
-                        "Big kernels (full 2D Gaussian): speedup over {}",
-                        base.name(threads)
-                    ),
-                    x_label: "kernel size k",
-                    y_label: &format!("speedup over {} (×)", base.name(threads)),
-                    log_x: false,
-                    log_y: true,
-                    series: s,
-                    reference: None,
-                },
-            ))?;
-        }
+        add(speedup_charts(
+            dir,
+            "big-kernels",
+            &|base| format!("Big kernels (full 2D Gaussian): speedup over {base}"),
+            "kernel size k",
+            &rows,
+            &|r| format!("{} {}", r.label(), r.size),
+            threads,
+        ))?;
     }
     if of(Experiment::Pipeline).next().is_some() {
         let rows: Vec<&Row> = of(Experiment::Pipeline).collect();

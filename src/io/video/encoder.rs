@@ -25,6 +25,16 @@ pub(super) fn lossless_twins(p: ff::format::Pixel) -> &'static [ff::format::Pixe
     }
 }
 
+/// The encoders tried for containers that hold none of the usual ones (WebM holds VP8, VP9 and
+/// AV1 alone), in order of preference.
+pub const WEB_ENCODERS: [&str; 5] = [
+    "libvpx-vp9",
+    "libsvtav1",
+    "libaom-av1",
+    "librav1e",
+    "libvpx",
+];
+
 /// The encoder an output gets unless `--codec` says otherwise: the first of libx264, libx265,
 /// ffv1 and mpeg4 (ffv1 first for gray and RGB, which the others turn into YUV), then for
 /// containers that hold none of them (WebM) libvpx-vp9, libsvtav1, libaom-av1, librav1e and
@@ -52,17 +62,9 @@ pub(super) fn default_encoder(
     } else {
         ["libx264", "libx265", "ffv1", "mpeg4"]
     };
-    // WebM holds VP8, VP9 and AV1 alone: the first of these the linked FFmpeg has.
-    let web = [
-        "libvpx-vp9",
-        "libsvtav1",
-        "libaom-av1",
-        "librav1e",
-        "libvpx",
-    ];
     order
         .into_iter()
-        .chain(web)
+        .chain(WEB_ENCODERS)
         .filter_map(ff::encoder::find_by_name)
         .find(|c| {
             let takes = c

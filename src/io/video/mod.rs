@@ -24,6 +24,7 @@
 mod carry;
 pub mod convert;
 mod encoder;
+pub use encoder::WEB_ENCODERS;
 mod sink;
 mod source;
 
