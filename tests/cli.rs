@@ -1195,3 +1195,94 @@ fn interlaced_input_is_said_once() {
     ]);
     assert!(!err.contains("interlaced"), "{err}");
 }
+
+#[test]
+fn devices_lists_are_checked_and_cpu_backends_run_once() {
+    let t = Scratch::new("cli");
+    let o = t.path("o.y4m");
+    let base = [
+        "filter",
+        "synthetic:64x36:yuv420p:30",
+        "-o",
+        s(&o),
+        "-k",
+        "box:3",
+    ];
+    for (bad, needle) in [
+        ("0,0", "listed twice"),
+        ("x", "bad device list"),
+        ("1,", "bad device list"),
+    ] {
+        let (code, err) = code_and_err(&[&base[..], &["--devices", bad]].concat());
+        assert_eq!(code, Some(2), "{bad}: {err}");
+        assert!(err.contains(needle), "{bad}: {err}");
+    }
+    let (code, err) = code_and_err(&[&base[..], &["--devices", "0", "--device", "1"]].concat());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("cannot be used with"), "{err}");
+    assert!(!o.exists());
+    // A CPU backend has no devices: it runs once, and says so.
+    let out = run(&[
+        &base[..],
+        &["--backend", "cpu-par", "--devices", "all", "-v"],
+    ]
+    .concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("--devices is for CUDA"), "{err}");
+    assert!(o.is_file());
+}
+
+/// `--devices all --check` through the CLI on every format: on a GPU machine every GPU takes
+/// part (a per-GPU line each with several), the output equals cpu-seq's; without one it is the
+/// clear no-GPU error.
+#[test]
+fn devices_all_with_check_on_every_format() {
+    for format in [
+        "gray",
+        "rgb",
+        "rgba",
+        "yuv420p",
+        "yuv422p",
+        "yuv444p",
+        "nv12",
+        "gray16",
+        "rgb48",
+        "yuv420p10",
+        "p010",
+    ] {
+        let spec = format!("synthetic:160x90:{format}:40");
+        let args = [
+            "filter",
+            &spec,
+            "-o",
+            "null",
+            "-k",
+            "gaussian:9",
+            "--backend",
+            "cuda",
+            "--devices",
+            "all",
+            "--check",
+            "-v",
+        ];
+        let out = run(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        if !out.status.success() {
+            assert_eq!(out.status.code(), Some(1), "{format}: {err}");
+            assert!(
+                std::env::var("CONVFLOW_REQUIRE_GPU").map_or(true, |v| v != "1"),
+                "CONVFLOW_REQUIRE_GPU=1: {err}"
+            );
+            assert!(err.contains("cuda"), "{err}");
+            return;
+        }
+        assert!(err.contains("identical to cpu-seq"), "{format}: {err}");
+        let gpus = convflow::backend::device_count();
+        if gpus > 1 {
+            for g in 0..gpus {
+                assert!(err.contains(&format!("GPU {g}: ")), "{format}: {err}");
+            }
+        }
+    }
+}

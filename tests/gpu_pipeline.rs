@@ -14,7 +14,7 @@ use convflow::filter::{spec::parse_spec, Filter};
 use convflow::frame::{Frame, PixelFormat, Shape};
 use convflow::io::synthetic::SyntheticSource;
 use convflow::io::VecSink;
-use convflow::pipeline::{run, Options};
+use convflow::pipeline::{run, run_on, Options};
 
 fn gpu(offload: bool, pageable: bool) -> Option<CudaBackend> {
     match CudaBackend::new(0, Default::default(), None) {
@@ -27,6 +27,61 @@ fn gpu(offload: bool, pageable: bool) -> Option<CudaBackend> {
             common::skip_without_gpu(e);
             None
         }
+    }
+}
+
+/// `--devices all`: one lane per GPU of the machine (one lane on a one-GPU machine), every
+/// format, `--check` against cpu-seq, order and counts kept, every lane used.
+#[test]
+fn every_gpu_of_the_machine_in_one_run_equals_cpu_seq_for_every_format() {
+    if gpu(true, false).is_none() {
+        return;
+    }
+    let count = convflow::backend::device_count();
+    let devices: Vec<usize> = (0..count).collect();
+    let schedule = convflow::backend::Schedule::default();
+    let mut backends =
+        convflow::backend::create_on(convflow::backend::BackendKind::Cuda, &schedule, &devices)
+            .unwrap();
+    assert_eq!(backends.len(), count);
+    let mut lanes: Vec<&mut dyn Backend> = Vec::new();
+    for b in backends.iter_mut() {
+        lanes.push(b.as_mut());
+    }
+    let stop = AtomicBool::new(false);
+    let deep = [
+        PixelFormat::Gray16,
+        PixelFormat::Rgb16,
+        PixelFormat::Yuv420p10,
+        PixelFormat::P010,
+    ];
+    let eight = PixelFormat::all().iter().filter(|f| f.depth().bits() == 8);
+    for &format in eight.chain(&deep) {
+        let plan = Filter::new(parse_spec("gaussian:9").unwrap())
+            .plan()
+            .unwrap();
+        let sink = VecSink::new();
+        let got = sink.frames();
+        let mut check = CpuSeq::new();
+        let mut opts = Options::new(2, &stop);
+        opts.check = Some(&mut check);
+        let n = 8 * count + 3;
+        let mut src = SyntheticSource::parse(&format!("synthetic:641x363:{format}:{n}")).unwrap();
+        let stats = run_on(&mut src, Box::new(sink), &mut lanes, &plan, opts)
+            .unwrap_or_else(|e| panic!("{format} on {count} GPUs: {e}"));
+        let got = got.lock().unwrap();
+        assert_eq!(
+            got.iter().map(|g| g.0.index).collect::<Vec<_>>(),
+            (0..n).collect::<Vec<_>>(),
+            "{format}"
+        );
+        assert!(stats.checked);
+        assert_eq!(stats.lanes.len(), count);
+        assert!(
+            stats.lanes.iter().all(|l| l.frames > 0),
+            "{format}: every GPU filtered frames: {:?}",
+            stats.lanes.iter().map(|l| l.frames).collect::<Vec<_>>()
+        );
     }
 }
 

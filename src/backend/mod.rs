@@ -330,6 +330,93 @@ pub fn check_shapes(src: &Frame, dst: &Frame) -> Result<(), BackendError> {
     Ok(())
 }
 
+/// `--devices`: the GPUs one run uses, each with its own stages (see [`crate::pipeline::run_on`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Devices {
+    /// Every CUDA device of the machine.
+    All,
+    /// These ordinals, in this order.
+    List(Vec<usize>),
+}
+
+impl Devices {
+    /// Parses `all` or a comma-separated list of distinct ordinals (`0,1,3`).
+    pub fn parse(s: &str) -> Result<Self, String> {
+        if s.trim().eq_ignore_ascii_case("all") {
+            return Ok(Devices::All);
+        }
+        let bad = || {
+            format!(
+                "bad device list '{}' (write all, or ordinals such as 0,1)",
+                crate::quote::quote(s)
+            )
+        };
+        let mut list = Vec::new();
+        for part in s.split(',') {
+            let d: usize = part.trim().parse().map_err(|_| bad())?;
+            if list.contains(&d) {
+                return Err(format!(
+                    "device {d} is listed twice in '{}'",
+                    crate::quote::quote(s)
+                ));
+            }
+            list.push(d);
+        }
+        Ok(Devices::List(list))
+    }
+
+    /// The ordinals: for `All`, every CUDA device found (an error when there is none).
+    pub fn resolve(&self) -> Result<Vec<usize>, BackendError> {
+        match self {
+            Devices::List(l) => Ok(l.clone()),
+            Devices::All => match device_count() {
+                0 => Err(BackendError::Unavailable(
+                    "cuda",
+                    "--devices all found no CUDA device".into(),
+                )),
+                n => Ok((0..n).collect()),
+            },
+        }
+    }
+}
+
+/// CUDA devices usable here (0 without a driver or without the `cuda` feature).
+pub fn device_count() -> usize {
+    #[cfg(feature = "cuda")]
+    return cuda::device_count();
+    #[cfg(not(feature = "cuda"))]
+    0
+}
+
+/// One backend per device in `devices` for `kind` (CUDA), else the one CPU backend (they have
+/// no devices): what [`crate::pipeline::run_on`] takes. `Auto` without a usable GPU is cpu-par.
+pub fn create_on(
+    kind: BackendKind,
+    schedule: &Schedule,
+    devices: &[usize],
+) -> Result<Vec<Box<dyn Backend>>, BackendError> {
+    let on = |d: usize| Schedule {
+        device: d,
+        ..schedule.clone()
+    };
+    let Some((&first, rest)) = devices.split_first() else {
+        return Ok(vec![create(kind, schedule)?]);
+    };
+    let lead = match kind {
+        BackendKind::CpuSeq | BackendKind::CpuPar => return Ok(vec![create(kind, schedule)?]),
+        BackendKind::Auto => match create(BackendKind::Cuda, &on(first)) {
+            Ok(b) => b,
+            Err(_) => return Ok(vec![Box::new(CpuPar::new(schedule.threads)?)]),
+        },
+        BackendKind::Cuda => create(BackendKind::Cuda, &on(first))?,
+    };
+    let mut all = vec![lead];
+    for &d in rest {
+        all.push(create(BackendKind::Cuda, &on(d))?);
+    }
+    Ok(all)
+}
+
 /// Creates the backend `kind` with `schedule`. `Auto` falls back to cpu-par when no GPU is
 /// usable (or CUDA support is not built in).
 pub fn create(kind: BackendKind, schedule: &Schedule) -> Result<Box<dyn Backend>, BackendError> {

@@ -23,7 +23,7 @@ use crate::filter::{FilterError, Plan};
 use crate::frame::Frame;
 
 pub use kernels::{run_kernels, KernelBench, Sample};
-pub use pipeline::{measure_link, run_pipeline, PipelineBench, PipelineSample};
+pub use pipeline::{measure_links, run_pipeline, PipelineBench, PipelineSample};
 
 /// Why a benchmark could not run or record its rows.
 #[derive(Debug, thiserror::Error)]

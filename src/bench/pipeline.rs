@@ -57,6 +57,9 @@ pub struct PipelineBench {
     pub runs: usize,
     /// Frames in flight through the pipeline (`--inflight`).
     pub inflight: usize,
+    /// GPU sets every CUDA backend runs on, one after the other (`--devices`: the first 1,
+    /// 2, … GPUs); empty: its schedule's one device.
+    pub devices: Vec<Vec<usize>>,
 }
 
 /// One measured pipeline point.
@@ -88,6 +91,10 @@ pub struct PipelineSample {
     pub overlap: f64,
     /// Bytes of one frame (each way).
     pub frame_bytes: usize,
+    /// GPUs the run used (1 for one GPU or a CPU backend).
+    pub gpus: usize,
+    /// Median fps over the same point's median on one GPU, for runs on several.
+    pub scaling: Option<f64>,
 }
 
 impl PipelineSample {
@@ -111,21 +118,60 @@ impl PipelineSample {
     }
 }
 
-/// The bandwidth of the first offloading backend in `cfg` (pinned memory unless it is pageable),
-/// 256 MiB each way, median of 5.
-pub fn measure_link(cfg: &PipelineBench) -> Result<Option<LinkBandwidth>, BenchError> {
+/// The copy bandwidth of the first offloading backend in `cfg` (pinned memory unless it is
+/// pageable), 256 MiB each way, median of 5: for each GPU count of `cfg.devices` (or the one
+/// device) with all of those GPUs copying at once, summed — what the host sustains for them
+/// together. Empty when no backend offloads.
+pub fn measure_links(cfg: &PipelineBench) -> Result<Vec<(usize, LinkBandwidth)>, BenchError> {
     for (kind, schedule, _) in &cfg.backends {
         let mut s = schedule.clone();
         s.sync = false;
-        let mut b = backend::create(*kind, &s)?;
-        if b.offload()?.is_none() {
-            continue;
+        let one = vec![vec![schedule.device]];
+        let sets = if cfg.devices.is_empty() {
+            &one
+        } else {
+            &cfg.devices
+        };
+        let mut links = Vec::new();
+        for set in sets {
+            let mut backends = backend::create_on(*kind, &s, set)?;
+            if backends[0].offload()?.is_none() {
+                break;
+            }
+            let each: Vec<Option<Result<LinkBandwidth, BenchError>>> =
+                std::thread::scope(|scope| {
+                    let running: Vec<_> = backends
+                        .iter_mut()
+                        .map(|b| {
+                            scope.spawn(move || {
+                                b.measure().map(|m| {
+                                    m.link_bandwidth(256 << 20, 5).map_err(BenchError::from)
+                                })
+                            })
+                        })
+                        .collect();
+                    running
+                        .into_iter()
+                        .map(|h| {
+                            h.join().unwrap_or_else(|_| {
+                                Some(Err(BenchError::Run("the bandwidth probe panicked".into())))
+                            })
+                        })
+                        .collect()
+                });
+            let mut sum = LinkBandwidth::default();
+            for l in each.into_iter().flatten() {
+                let l = l?;
+                (sum.h2d, sum.d2h, sum.duplex) =
+                    (sum.h2d + l.h2d, sum.d2h + l.d2h, sum.duplex + l.duplex);
+            }
+            links.push((set.len(), sum));
         }
-        if let Some(m) = b.measure() {
-            return Ok(Some(m.link_bandwidth(256 << 20, 5)?));
+        if !links.is_empty() {
+            return Ok(links);
         }
     }
-    Ok(None)
+    Ok(Vec::new())
 }
 
 /// Runs every configured point `cfg.runs` times through the pipeline (synthetic source,
@@ -134,68 +180,43 @@ pub fn run_pipeline(
     cfg: &PipelineBench,
     mut report: impl FnMut(&PipelineSample),
 ) -> Result<Vec<PipelineSample>, BenchError> {
-    use crate::io::synthetic::SyntheticSource;
-    use crate::io::NullSink;
-    use crate::pipeline::{self, Options};
     let stop = std::sync::atomic::AtomicBool::new(false);
     let mut out = Vec::new();
     for (kind, schedule, label) in &cfg.backends {
-        let mut b = backend::create(*kind, schedule)?;
-        for size in &cfg.sizes {
-            let (w, h) = parse_size(size)?;
-            for &format in &cfg.formats {
-                for &k in &cfg.ks {
-                    let filter =
-                        Filter::new(library::gaussian(k, k, None, format!("gaussian:{k}"))?);
-                    let plan = filter.plan()?;
-                    let mut sample = PipelineSample {
-                        backend: b.name(),
-                        schedule: label.clone(),
-                        size: size.clone(),
-                        width: w,
-                        height: h,
-                        format,
-                        k,
-                        frames: cfg.frames,
-                        fps: Vec::new(),
-                        device_us: None,
-                        bottleneck: String::new(),
-                        overlap: 0.0,
-                        frame_bytes: Frame::packed_len(format, w, h)?,
-                    };
-                    let mut runs = Vec::new();
-                    for _ in 0..cfg.runs.max(1) {
-                        let spec = format!("synthetic:{w}x{h}:{format}:{}", cfg.frames);
-                        let mut src = SyntheticSource::parse(&spec)
-                            .map_err(|e| BenchError::Run(format!("pipeline run: {e}")))?;
-                        let stats = pipeline::run(
-                            &mut src,
-                            Box::<NullSink>::default(),
-                            b.as_mut(),
-                            &plan,
-                            Options::new(cfg.inflight, &stop),
-                        )
-                        .map_err(|e| BenchError::Run(format!("pipeline run: {e}")))?;
-                        let fps = stats
-                            .steady_fps()
-                            .unwrap_or(stats.frames as f64 / stats.wall.as_secs_f64().max(1e-9));
-                        runs.push((fps, stats));
+        let one = vec![vec![schedule.device]];
+        let sets = match kind {
+            BackendKind::CpuSeq | BackendKind::CpuPar => &one,
+            _ if cfg.devices.is_empty() => &one,
+            _ => &cfg.devices,
+        };
+        for set in sets {
+            let mut backends = backend::create_on(*kind, schedule, set)?;
+            let mut lanes: Vec<&mut dyn crate::backend::Backend> = Vec::new();
+            for b in backends.iter_mut() {
+                lanes.push(b.as_mut());
+            }
+            for size in &cfg.sizes {
+                let (w, h) = parse_size(size)?;
+                for &format in &cfg.formats {
+                    for &k in &cfg.ks {
+                        let sample =
+                            run_point(cfg, &mut lanes, label, size, (w, h, format, k), &stop)?;
+                        let sample = PipelineSample {
+                            scaling: (sample.gpus > 1)
+                                .then(|| {
+                                    out.iter().find(|o: &&PipelineSample| {
+                                        o.gpus == 1
+                                            && (&o.schedule, &o.size, o.format, o.k)
+                                                == (&sample.schedule, &sample.size, format, k)
+                                    })
+                                })
+                                .flatten()
+                                .map(|o| sample.median() / o.median().max(1e-9)),
+                            ..sample
+                        };
+                        report(&sample);
+                        out.push(sample);
                     }
-                    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    sample.fps = runs.iter().map(|r| r.0).collect();
-                    let mid = &runs[runs.len() / 2].1;
-                    let n = mid.frames.max(1) as f64;
-                    sample.device_us = mid.device.map(|d| {
-                        (
-                            d.h2d.as_secs_f64() * 1e6 / n,
-                            d.kernel.as_secs_f64() * 1e6 / n,
-                            d.d2h.as_secs_f64() * 1e6 / n,
-                        )
-                    });
-                    sample.bottleneck = mid.bottleneck().name.to_string();
-                    sample.overlap = mid.overlap();
-                    report(&sample);
-                    out.push(sample);
                 }
             }
         }
@@ -203,13 +224,82 @@ pub fn run_pipeline(
     Ok(out)
 }
 
+/// One point of [`run_pipeline`]: `cfg.runs` runs of `gaussian:k` over synthetic `w`×`h`
+/// frames of `format` on `lanes`.
+fn run_point(
+    cfg: &PipelineBench,
+    lanes: &mut [&mut dyn crate::backend::Backend],
+    label: &str,
+    size: &str,
+    (w, h, format, k): (usize, usize, PixelFormat, usize),
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<PipelineSample, BenchError> {
+    use crate::io::synthetic::SyntheticSource;
+    use crate::io::NullSink;
+    use crate::pipeline::{self, Options};
+    let filter = Filter::new(library::gaussian(k, k, None, format!("gaussian:{k}"))?);
+    let plan = filter.plan()?;
+    let mut sample = PipelineSample {
+        backend: String::new(),
+        schedule: label.to_string(),
+        size: size.to_string(),
+        width: w,
+        height: h,
+        format,
+        k,
+        frames: cfg.frames,
+        fps: Vec::new(),
+        device_us: None,
+        bottleneck: String::new(),
+        overlap: 0.0,
+        frame_bytes: Frame::packed_len(format, w, h)?,
+        gpus: lanes.len(),
+        scaling: None,
+    };
+    let mut runs = Vec::new();
+    for _ in 0..cfg.runs.max(1) {
+        let spec = format!("synthetic:{w}x{h}:{format}:{}", cfg.frames);
+        let mut src = SyntheticSource::parse(&spec)
+            .map_err(|e| BenchError::Run(format!("pipeline run: {e}")))?;
+        let stats = pipeline::run_on(
+            &mut src,
+            Box::<NullSink>::default(),
+            lanes,
+            &plan,
+            Options::new(cfg.inflight, stop),
+        )
+        .map_err(|e| BenchError::Run(format!("pipeline run: {e}")))?;
+        let fps = stats
+            .steady_fps()
+            .unwrap_or(stats.frames as f64 / stats.wall.as_secs_f64().max(1e-9));
+        runs.push((fps, stats));
+    }
+    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    sample.fps = runs.iter().map(|r| r.0).collect();
+    let mid = &runs[runs.len() / 2].1;
+    sample.backend = mid.backend.clone();
+    let n = mid.frames.max(1) as f64;
+    // Device time per frame of one GPU: the lanes' totals over their frames.
+    sample.device_us = mid.device.map(|d| {
+        (
+            d.h2d.as_secs_f64() * 1e6 / n,
+            d.kernel.as_secs_f64() * 1e6 / n,
+            d.d2h.as_secs_f64() * 1e6 / n,
+        )
+    });
+    sample.bottleneck = mid.bottleneck().name.to_string();
+    sample.overlap = mid.overlap();
+    Ok(sample)
+}
+
 /// Header and separator lines of the markdown table whose rows [`table_row`] writes.
 pub const TABLE_HEADER: &str =
-    "| backend | schedule | size | format | k | frames | fps median | fps min | fps max | GB/s \
-each way | upload µs | kernels µs | download µs | overlap | bottleneck | % of duplex bound \
-|\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
+    "| backend | schedule | GPUs | size | format | k | frames | fps median | fps min | fps max | \
+GB/s each way | upload µs | kernels µs | download µs | overlap | bottleneck | % of duplex bound \
+| × one GPU |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
 
-/// One markdown table row; the share of the duplex bound is `-` without a measured `link`.
+/// One markdown table row; the share of the duplex bound is `-` without a measured `link` (the
+/// bandwidth of the row's GPUs copying at once).
 pub fn table_row(s: &PipelineSample, link: Option<&LinkBandwidth>) -> String {
     let dev = |f: fn(&(f64, f64, f64)) -> f64| {
         s.device_us
@@ -217,10 +307,11 @@ pub fn table_row(s: &PipelineSample, link: Option<&LinkBandwidth>) -> String {
             .map_or("-".into(), |d| format!("{:.1}", f(d)))
     };
     format!(
-        "| {} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.2} | {} | {} | {} | {:.2} | \
-        {} | {} |",
+        "| {} | {} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.2} | {} | {} | {} | \
+        {:.2} | {} | {} | {} |",
         s.backend,
         s.schedule,
+        s.gpus,
         s.size,
         s.format,
         s.k,
@@ -237,7 +328,8 @@ pub fn table_row(s: &PipelineSample, link: Option<&LinkBandwidth>) -> String {
         link.map_or("-".into(), |l| format!(
             "{:.0}%",
             100.0 * s.median() / s.duplex_bound(l)
-        ))
+        )),
+        s.scaling.map_or("-".into(), |x| format!("{x:.2}×"))
     )
 }
 
@@ -248,6 +340,10 @@ pub struct PipelineRow {
     pub backend: String,
     /// The schedule's label.
     pub schedule: String,
+    /// GPUs the run used.
+    pub gpus: usize,
+    /// Median fps over one GPU's, for runs on several.
+    pub scaling: Option<f64>,
     /// The size as configured.
     pub size: String,
     /// Frame width in pixels.
@@ -295,6 +391,8 @@ impl PipelineSample {
         PipelineRow {
             backend: self.backend.clone(),
             schedule: self.schedule.clone(),
+            gpus: self.gpus,
+            scaling: self.scaling,
             size: self.size.clone(),
             width: self.width,
             height: self.height,

@@ -9,11 +9,12 @@ use anyhow::{bail, Result};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 
-use convflow::backend::{parse_block, BackendKind, Schedule};
+use convflow::backend::{parse_block, BackendKind, Devices, Schedule};
 use convflow::bench::kernels::Family;
 use convflow::bench::pipeline::Copies;
 use convflow::filter::{spec, AlphaMode, Kernel, Mode, PlaneSel};
 use convflow::frame::PixelFormat;
+use convflow::io::segment::Segment;
 use convflow::Border;
 
 /// A clap parser for a named choice of the library (border, mode, backend, pixel format, …):
@@ -122,6 +123,24 @@ pub enum Command {
     /// Filter a video file, a y4m stream, a frame directory, an image or synthetic frames.
     #[command(after_help = FILTER_EXAMPLES)]
     Filter(FilterArgs),
+    /// Join the outputs of `filter --segment` runs (video files, y4m files or frame
+    /// directories) into one, without re-encoding.
+    #[command(
+        after_help = "Examples:\n  convflow concat part0.mkv part1.mkv part2.mkv -o \
+            whole.mkv\n  convflow concat out-*.y4m -o whole.y4m   (parts in order: 0, 1, … 9, \
+            10 sort right only with the same number of digits)\n  convflow concat frames0/ \
+            frames1/ -o frames/"
+    )]
+    Concat {
+        /// The parts, in order: video files with the same streams and codec settings, y4m
+        /// files with the same header, or frame directories.
+        #[arg(required = true)]
+        parts: Vec<PathBuf>,
+        /// The joined output: a video file (container from its extension), a .y4m file, or a
+        /// directory for frame directories.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
     /// List the kernel library, or print the weights of one kernel.
     #[command(
         after_help = "Examples:\n  convflow kernels\n  convflow kernels gaussian:5\n  convflow \
@@ -206,6 +225,16 @@ pub struct FilterArgs {
     /// discard the frames.
     #[arg(short, long, help_heading = "Input and output")]
     pub output: PathBuf,
+    /// Filter part I of N equal parts of the input, counted from 0 (0/4 … 3/4): a video by
+    /// time, frames (a directory, a .y4m file, synthetic) by index; `convflow concat` joins
+    /// the parts' outputs. For job arrays: --segment $SLURM_ARRAY_TASK_ID/4.
+    #[arg(
+        long,
+        value_name = "I/N",
+        value_parser = Segment::parse,
+        help_heading = "Input and output"
+    )]
+    pub segment: Option<Segment>,
     #[command(flatten)]
     pub kernel: KernelChoice,
     /// Border mode: clamp (replicate), zero, reflect (reflect-101) or wrap.
@@ -370,6 +399,10 @@ pub struct GpuArgs {
     /// CUDA device ordinal.
     #[arg(long, default_value_t = 0)]
     pub device: usize,
+    /// CUDA: several GPUs in one run, `all` or ordinals (`0,1`): each gets its own upload,
+    /// filter and download stages, and frames are written in order (CPU backends ignore it).
+    #[arg(long, value_name = "LIST|all", value_parser = Devices::parse, conflicts_with = "device")]
+    pub devices: Option<Devices>,
     /// CUDA: keep frames in pageable (ordinary) host memory instead of page-locked buffers.
     #[arg(long)]
     pub pageable: bool,
@@ -380,6 +413,14 @@ pub struct GpuArgs {
 }
 
 impl GpuArgs {
+    /// The device ordinals of the run: `--devices` resolved, else `--device`.
+    pub fn device_list(&self) -> Result<Vec<usize>, convflow::backend::BackendError> {
+        match &self.devices {
+            Some(d) => d.resolve(),
+            None => Ok(vec![self.device]),
+        }
+    }
+
     pub fn schedule(&self, threads: usize, variant: VariantArg) -> Schedule {
         #[cfg(not(feature = "cuda"))]
         let _ = variant;
@@ -506,6 +547,10 @@ pub struct BenchPipelineArgs {
     /// CUDA device ordinal (`convflow info` lists them).
     #[arg(long, default_value_t = 0)]
     pub device: usize,
+    /// CUDA: scaling over several GPUs, `all` or ordinals (`0,1,2`): the overlap schedule runs
+    /// on the first 1, 2, … of them, each row with its speedup over one GPU.
+    #[arg(long, value_name = "LIST|all", value_parser = Devices::parse, conflicts_with = "device")]
+    pub devices: Option<Devices>,
     /// Frame sizes, comma-separated: vga, 720p, 1080p, 1440p, 4k, 8k, 10k or WxH.
     #[arg(
         long,

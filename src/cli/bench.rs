@@ -22,6 +22,7 @@ fn gpu(block: Option<(u32, u32)>, device: usize) -> GpuArgs {
         variant: VariantArg::default(),
         block,
         device,
+        devices: None,
         pageable: false,
         sync: false,
     }
@@ -106,25 +107,38 @@ pub fn pipeline(a: BenchPipelineArgs) -> Result<()> {
         frames: a.frames,
         runs: a.runs,
         inflight: a.inflight.max(1),
+        devices: match &a.devices {
+            // The first 1, 2, … of the GPUs, for the scaling.
+            Some(d) => {
+                let list = d.resolve()?;
+                (1..=list.len()).map(|n| list[..n].to_vec()).collect()
+            }
+            None => Vec::new(),
+        },
     };
-    let link = bench::measure_link(&cfg)?;
+    let links = bench::measure_links(&cfg)?;
+    let link = |gpus: usize| links.iter().find(|l| l.0 == gpus).map(|l| &l.1);
     let mut out = std::io::stdout().lock();
-    if let Some(l) = &link {
+    for (gpus, l) in &links {
+        let which = match gpus {
+            1 => "host<->device bandwidth".to_string(),
+            n => format!("with {n} GPUs copying at once, in all"),
+        };
         writeln!(
             out,
-            "host<->device bandwidth (page-locked, 256 MiB, median of 5): H2D {:.1} GB/s, D2H \
-            {:.1} GB/s, \
-             both at once {:.1} GB/s\n",
+            "{which} (page-locked, 256 MiB, median of 5): H2D {:.1} GB/s, D2H {:.1} GB/s, both \
+             at once {:.1} GB/s",
             l.h2d / 1e9,
             l.d2h / 1e9,
             l.duplex / 1e9
         )?;
     }
+    writeln!(out)?;
     writeln!(out, "{}", pipeline::TABLE_HEADER)?;
     let mut write_err = None;
     let samples = bench::run_pipeline(&cfg, |s| {
         if let Err(e) =
-            writeln!(out, "{}", pipeline::table_row(s, link.as_ref())).and_then(|()| out.flush())
+            writeln!(out, "{}", pipeline::table_row(s, link(s.gpus))).and_then(|()| out.flush())
         {
             write_err.get_or_insert(e);
         }
@@ -133,7 +147,7 @@ pub fn pipeline(a: BenchPipelineArgs) -> Result<()> {
         return Err(e.into());
     }
     if let Some(path) = a.csv {
-        let rows: Vec<_> = samples.iter().map(|s| s.row(link.as_ref())).collect();
+        let rows: Vec<_> = samples.iter().map(|s| s.row(link(s.gpus))).collect();
         write_file(&path, &bench::csv_bytes(&rows)?)?;
     }
     Ok(())

@@ -53,10 +53,16 @@ pub fn run(a: FilterArgs) -> Result<()> {
     }
     let schedule = a.gpu.schedule(a.threads, a.gpu.variant);
     let t_backend = Instant::now();
-    let mut backend =
-        backend::create(a.backend, &schedule).with_context(|| format!("backend {}", a.backend))?;
+    // CPU backends have no devices, and auto without a GPU is cpu-par: one lane.
+    let (devices, on_cpu) = match (a.backend, a.gpu.device_list()) {
+        (BackendKind::Cuda, r) => (r.with_context(|| format!("backend {}", a.backend))?, false),
+        (BackendKind::Auto, Ok(d)) => (d, backend::device_count() == 0),
+        _ => (vec![a.gpu.device], true),
+    };
+    let mut backends = backend::create_on(a.backend, &schedule, &devices)
+        .with_context(|| format!("backend {}", a.backend))?;
     if !a.passthrough {
-        backend.check_plan(&plan).map_err(usage)?;
+        backends[0].check_plan(&plan).map_err(usage)?;
     }
     let mut check = if a.check {
         Some(backend::create(BackendKind::CpuSeq, &schedule)?)
@@ -72,7 +78,33 @@ pub fn run(a: FilterArgs) -> Result<()> {
         }
         Err(e) => return Err(e.into()),
     };
+    if let Some(seg) = a.segment {
+        // A video's parts are cut by time and number their frames from 0: as frame files they
+        // would share names.
+        let by_time = source.stream_info().is_some_and(|s| s.time_base.is_some());
+        let kind = Output::classify(&a.output, &a.input, true);
+        if by_time && matches!(kind, Output::Dir(_) | Output::Still(_)) {
+            return Err(usage(format!(
+                "--segment {seg} of a video writes a video file or y4m per part (then `convflow \
+                 concat`), not frame files"
+            )));
+        }
+        source.segment(seg)?;
+        if source.len_hint() == Some(0) {
+            return Err(usage(format!(
+                "--segment {seg}: this part of {} holds no frames (it has fewer frames than \
+                 parts)",
+                source.describe()
+            )));
+        }
+    }
     let mut notes = Vec::new();
+    if a.gpu.devices.is_some() && (on_cpu || backends.len() < devices.len()) {
+        notes.push(format!(
+            "--devices is for CUDA: {} runs on the CPU",
+            backends[0].name()
+        ));
+    }
     if let Some(to) = a.video.pix_fmt {
         source = convert(source, to)?;
     }
@@ -192,7 +224,11 @@ pub fn run(a: FilterArgs) -> Result<()> {
     opts.passthrough = a.passthrough;
     opts.progress = Some(&tick);
     opts.on_complete = Some(&mut prepare_report);
-    let stats = pipeline::run(source.as_mut(), sink, backend.as_mut(), &plan, opts);
+    let mut lanes: Vec<&mut dyn convflow::Backend> = Vec::new();
+    for b in backends.iter_mut() {
+        lanes.push(b.as_mut());
+    }
+    let stats = pipeline::run_on(source.as_mut(), sink, &mut lanes, &plan, opts);
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
@@ -217,7 +253,8 @@ pub fn run(a: FilterArgs) -> Result<()> {
             format!("{} | {}", plan.describe(), stats.backend)
         };
         let full = a.verbose || a.report.is_some() || stats.frames >= report::SHORT_RUN_FRAMES;
-        report::print(&stats, &startup(&stats), &a.input, &sink_name, &what, full);
+        let lanes = (&stats, &devices[..]);
+        report::print(lanes, &startup(&stats), &a.input, &sink_name, &what, full);
     }
     if let Some(sig) = signals::received() {
         bail!(
@@ -336,4 +373,49 @@ pub fn check_file_output(what: &str, path: &Path) -> Result<()> {
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// `convflow concat`: the parts joined into `output`, which may be none of them (usage error).
+pub fn concat(parts: &[std::path::PathBuf], output: &Path) -> Result<()> {
+    let mut inputs = guard::Inputs::new();
+    for p in parts {
+        inputs.add(p);
+        if p.is_dir() {
+            for f in io::dir::list_frames(p).unwrap_or_default() {
+                inputs.add(&f);
+            }
+        }
+    }
+    let writes = |_: &OsStr| true;
+    let out = if parts.iter().all(|p| p.is_dir()) {
+        guard::Output::Dir {
+            what: "output",
+            dir: output,
+            writes: &writes,
+        }
+    } else {
+        guard::Output::File {
+            what: "output",
+            path: output,
+        }
+    };
+    guard::check(&inputs, &[out]).map_err(usage)?;
+    let t = Instant::now();
+    let joined = io::concat::concat(parts, output)?;
+    convflow::say!(
+        "convflow: joined {} {} ({} {} in all: {}) -> {} | {:.2} s",
+        parts.len(),
+        joined.kind,
+        joined.per_part.iter().sum::<usize>(),
+        joined.unit,
+        joined
+            .per_part
+            .iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join(" + "),
+        convflow::quote::path(output),
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
 }

@@ -129,7 +129,7 @@ fn is_usage(e: &(dyn std::error::Error + 'static)) -> bool {
     e.is::<UsageError>()
         || matches!(
             e.downcast_ref::<io::IoError>(),
-            Some(io::IoError::Unsuitable { .. })
+            Some(io::IoError::Unsuitable { .. } | io::IoError::Unsplittable { .. })
         )
 }
 
@@ -229,6 +229,11 @@ fn run(cli: Cli) -> Result<()> {
             inspect::kernels(spec.as_deref(), kernel_file.as_deref())
         }
         Command::Info => inspect::info(),
+        Command::Concat { parts, output } => {
+            // A signal removes the unfinished output and exits.
+            signals::install_aborting()?;
+            filter::concat(&parts, &output)
+        }
         Command::Completions { shell } => inspect::completions(shell),
         Command::Man => inspect::man(),
         Command::Bench { which } => {

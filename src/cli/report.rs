@@ -152,10 +152,11 @@ pub const SHORT_RUN_FRAMES: usize = 100;
 /// below it (the null sink) the rate says nothing about the stage.
 const RATED_BUSY_PER_FRAME: Duration = Duration::from_micros(1);
 
-/// The end-of-run report on stderr: with `full`, one line per stage, then device time,
-/// startup, totals and latency; otherwise one summary line.
+/// The end-of-run report on stderr: with `full`, one line per stage (per lane summed), one
+/// line per device when several ran (`devices`: their ordinals), then device time, startup,
+/// totals and latency; otherwise one summary line.
 pub fn print(
-    stats: &pipeline::RunStats,
+    (stats, devices): (&pipeline::RunStats, &[usize]),
     startup: &Startup,
     input: &Path,
     sink: &str,
@@ -194,9 +195,14 @@ pub fn print(
     if stats.frames == 0 {
         return;
     }
-    say!("  stage     frames   busy ms      fps     MB/s  util  frame µs p50/p99/max");
+    say!("  stage       frames   busy ms      fps     MB/s  util  frame µs p50/p99/max");
     for s in &stats.stages {
-        let busy = s.busy.as_secs_f64();
+        // A stage of several lanes: its time is the lanes' busy time side by side.
+        let busy = s.busy_per_lane().as_secs_f64();
+        let name = match s.lanes {
+            1 => s.name.to_string(),
+            n => format!("{}×{n}", s.name),
+        };
         let h = &s.per_frame;
         let rated = s.busy >= RATED_BUSY_PER_FRAME * s.frames.max(1) as u32;
         let rate = |v: f64| match rated {
@@ -204,8 +210,8 @@ pub fn print(
             false => "-".to_string(),
         };
         say!(
-            "  {:<8} {:>7} {:>9.1} {:>8} {:>8} {:>4.0}%  {}/{}/{}",
-            s.name,
+            "  {:<10} {:>7} {:>9.1} {:>8} {:>8} {:>4.0}%  {}/{}/{}",
+            name,
             s.frames,
             busy * 1e3,
             rate(s.frames as f64 / busy.max(1e-9)),
@@ -215,6 +221,28 @@ pub fn print(
             h.value_at_quantile(0.99),
             h.max()
         );
+    }
+    if stats.lanes.len() > 1 {
+        for (i, l) in stats.lanes.iter().enumerate() {
+            let device = l.device.map_or(String::new(), |d| {
+                let us = |t: Duration| t.as_secs_f64() * 1e6 / l.frames.max(1) as f64;
+                format!(
+                    "; device µs per frame: upload {:.1}, kernels {:.1}, download {:.1}",
+                    us(d.h2d),
+                    us(d.kernel),
+                    us(d.d2h)
+                )
+            });
+            say!(
+                "  GPU {}: {} frames ({:.0}%), {:.1} fps{device}; bottleneck: {} | {}",
+                devices.get(i).copied().unwrap_or(i),
+                l.frames,
+                100.0 * l.frames as f64 / stats.frames.max(1) as f64,
+                l.frames as f64 / wall,
+                l.bottleneck().map_or("-", |s| s.name),
+                l.backend
+            );
+        }
     }
     if let Some(d) = stats.device {
         let n = stats.frames as f64;

@@ -97,6 +97,9 @@ pub fn list_frames(dir: &Path) -> Result<Vec<PathBuf>, IoError> {
 pub struct DirSource {
     dir: PathBuf,
     files: Vec<PathBuf>,
+    /// The frames read: `start..end` of `files` (all of them, or a `--segment`'s).
+    start: usize,
+    end: usize,
     next: usize,
     first: Option<(usize, usize)>,
     /// The first frame, read early to declare the stream for a video or y4m output.
@@ -108,9 +111,12 @@ impl DirSource {
     /// Lists `dir`'s frame files ([`list_frames`]); no image is decoded yet. An error when the
     /// directory cannot be read or holds no image files.
     pub fn open(dir: &Path) -> Result<Self, IoError> {
+        let files = list_frames(dir)?;
         Ok(DirSource {
             dir: dir.to_path_buf(),
-            files: list_frames(dir)?,
+            start: 0,
+            end: files.len(),
+            files,
             next: 0,
             first: None,
             peeked: None,
@@ -133,7 +139,12 @@ impl Source for DirSource {
         v
     }
     fn len_hint(&self) -> Option<usize> {
-        Some(self.files.len())
+        Some(self.end - self.start)
+    }
+    fn segment(&mut self, seg: super::segment::Segment) -> Result<(), IoError> {
+        let r = seg.range(self.files.len());
+        (self.start, self.next, self.end) = (r.start, r.start, r.end);
+        Ok(())
     }
     fn stream_info(&self) -> Option<StreamInfo> {
         let (f, rate) = (self.peeked.as_ref()?, self.rate?);
@@ -152,10 +163,11 @@ impl Source for DirSource {
     /// Reads the first image now: its format and size are the stream's, at `rate` frames per
     /// second.
     fn declare_stream(&mut self, rate: (i32, i32)) -> Result<Option<StreamInfo>, IoError> {
-        if self.peeked.is_none() && self.next == 0 {
+        if self.peeked.is_none() && self.next == self.start {
             let first = self
                 .files
-                .first()
+                .get(self.start)
+                .filter(|_| self.start < self.end)
                 .ok_or_else(|| IoError::EmptyDir(self.dir.clone()))?;
             self.peeked = Some(load(first)?);
         }
@@ -166,10 +178,10 @@ impl Source for DirSource {
         &mut self,
         slots: &mut dyn FrameSlots,
     ) -> Result<Option<(Frame, FrameMeta)>, IoError> {
-        let Some(path) = self.files.get(self.next) else {
+        let Some(path) = self.files.get(self.next).filter(|_| self.next < self.end) else {
             return Ok(None);
         };
-        let peeked = if self.next == 0 {
+        let peeked = if self.next == self.start {
             self.peeked.take()
         } else {
             None

@@ -9,9 +9,11 @@
 //! work, [`guard`] refuses outputs that would write over an input.
 
 pub mod atomic;
+pub mod concat;
 pub mod dir;
 pub mod guard;
 pub mod memory;
+pub mod segment;
 pub mod still;
 pub mod stop;
 pub mod synthetic;
@@ -86,6 +88,15 @@ pub enum IoError {
         /// The output path.
         path: PathBuf,
         /// What it cannot hold, and what can.
+        msg: String,
+    },
+    /// `--segment` on an input that cannot be split (standard input, a pipe, one image), or a
+    /// part that holds no frame: the command line is wrong, not the input.
+    #[error("{input}: {msg}")]
+    Unsplittable {
+        /// The input, as described.
+        input: String,
+        /// Why, and what to do.
         msg: String,
     },
     /// An input directory has no image files.
@@ -247,6 +258,21 @@ pub trait Source: Send {
     }
     /// Number of frames, when known in advance.
     fn len_hint(&self) -> Option<usize>;
+
+    /// Restricts the source to part `seg` of its frames, before the first is read
+    /// (`--segment`): frames keep the index and timestamps they have in the whole input. The
+    /// default refuses: an input that can only be read from the start (standard input, a pipe)
+    /// or holds one image.
+    fn segment(&mut self, seg: segment::Segment) -> Result<(), IoError> {
+        Err(IoError::Unsplittable {
+            input: self.describe(),
+            msg: format!(
+                "--segment {seg} needs a video file, a y4m file, a frame directory or a synthetic \
+                 input (this one can only be read whole)"
+            ),
+        })
+    }
+
     /// Format, size and timing, when known before the first frame (not for image files).
     fn stream_info(&self) -> Option<StreamInfo> {
         None

@@ -6,7 +6,8 @@
 //! To take the source itself out of the measurement, a frame buffer that this source has
 //! already filled is handed on as it is: the pipeline recycles a fixed set of buffers, so after
 //! the first few frames the source writes nothing (frame `t` then shows whichever of the four
-//! patterns its buffer got first). With fresh buffers every frame, frame `t` is pattern `t % 4`.
+//! patterns its buffer got first). With fresh buffers every frame, frame `t` of a whole run is
+//! pattern `t % 4` (a `--segment` part generates its patterns from its own first frame).
 
 use std::path::Path;
 
@@ -20,6 +21,8 @@ pub struct SyntheticSource {
     width: usize,
     height: usize,
     frames: usize,
+    /// The first frame (0, or a `--segment`'s first).
+    start: usize,
     next: usize,
     cache: Vec<Frame>,
     /// Buffers (by [`Frame::id`]) this source has filled, most recent last.
@@ -60,6 +63,7 @@ impl SyntheticSource {
             width,
             height,
             frames,
+            start: 0,
             next: 0,
             cache: Vec::new(),
             filled: Vec::new(),
@@ -86,7 +90,12 @@ impl Source for SyntheticSource {
         self.spec.clone()
     }
     fn len_hint(&self) -> Option<usize> {
-        Some(self.frames)
+        Some(self.frames - self.start)
+    }
+    fn segment(&mut self, seg: super::segment::Segment) -> Result<(), IoError> {
+        let r = seg.range(self.frames);
+        (self.start, self.next, self.frames) = (r.start, r.start, r.end);
+        Ok(())
     }
     fn stream_info(&self) -> Option<StreamInfo> {
         Some(StreamInfo {

@@ -263,6 +263,8 @@ pub struct Y4mSource {
     reader: Box<dyn BufRead + Send>,
     header: Y4mHeader,
     index: usize,
+    /// The index to stop before (`--segment`).
+    end: Option<usize>,
 }
 
 impl Y4mSource {
@@ -302,6 +304,7 @@ impl Y4mSource {
             reader,
             header,
             index: 0,
+            end: None,
         })
     }
 
@@ -361,7 +364,52 @@ impl Source for Y4mSource {
         }
     }
     fn len_hint(&self) -> Option<usize> {
-        None
+        self.end.map(|e| e - self.index)
+    }
+    /// Finds where every frame starts (reading the FRAME lines only) and goes to the part's
+    /// first: a y4m file can be split, standard input and pipes cannot.
+    fn segment(&mut self, seg: super::segment::Segment) -> Result<(), IoError> {
+        let unsplittable = |msg: &str| IoError::Unsplittable {
+            input: self.describe(),
+            msg: format!("--segment {seg}: {msg}"),
+        };
+        let regular = self.origin.as_os_str() != "-"
+            && std::fs::metadata(&self.origin).is_ok_and(|m| m.is_file());
+        if !regular || self.index > 0 {
+            return Err(unsplittable(
+                "a y4m stream from standard input or a pipe can only be read whole; give the file",
+            ));
+        }
+        let io = |e: std::io::Error| IoError::Read {
+            path: self.origin.clone(),
+            msg: e.to_string(),
+        };
+        let h = &self.header;
+        let frame_len = Frame::packed_len(h.format, h.width, h.height)
+            .map_err(|e| unsplittable(&e.to_string()))? as u64;
+        let file = std::fs::File::open(&self.origin).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        let mut r = BufReader::with_capacity(4096, file);
+        let header = read_line(&mut r, &self.origin, "header", MAX_HEADER)?.unwrap_or_default();
+        let mut at = header.len() as u64 + 1;
+        let mut starts = Vec::new();
+        while at < len {
+            use std::io::Seek;
+            r.seek(std::io::SeekFrom::Start(at)).map_err(io)?;
+            let what = format!("frame {}", starts.len());
+            let Some(line) = read_line(&mut r, &self.origin, &what, MAX_FRAME_LINE)? else {
+                break;
+            };
+            starts.push(at);
+            at += line.len() as u64 + 1 + frame_len;
+        }
+        let part = seg.range(starts.len());
+        let from = starts.get(part.start).copied().unwrap_or(len);
+        let mut file = r.into_inner();
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(from)).map_err(io)?;
+        self.reader = Box::new(BufReader::with_capacity(1 << 20, file));
+        (self.index, self.end) = (part.start, Some(part.end));
+        Ok(())
     }
     fn stream_info(&self) -> Option<StreamInfo> {
         let h = &self.header;
@@ -382,6 +430,9 @@ impl Source for Y4mSource {
         &mut self,
         slots: &mut dyn FrameSlots,
     ) -> Result<Option<(Frame, FrameMeta)>, IoError> {
+        if self.end.is_some_and(|e| self.index >= e) {
+            return Ok(None);
+        }
         let what = format!("frame {}", self.index);
         let err = |msg: String| IoError::Read {
             path: self.origin.clone(),

@@ -2,19 +2,22 @@
 //! byte for byte with what the run produced; the first difference fails the run, naming the
 //! frame, plane, row and byte.
 
+use std::sync::Mutex;
+
 use super::PipelineError;
 use crate::backend::Backend;
 use crate::filter::Plan;
 use crate::frame::Frame;
 
-/// The reference backend and its output buffer (reused while frames keep their shape).
-pub(super) struct Checker<'a> {
-    backend: &'a mut dyn Backend,
+/// The reference backend, shared by the lanes of a run, and this lane's output buffer
+/// (reused while frames keep their shape).
+pub(super) struct Checker<'a, 'b> {
+    backend: &'a Mutex<&'b mut dyn Backend>,
     reference: Option<Frame>,
 }
 
-impl<'a> Checker<'a> {
-    pub fn new(backend: &'a mut dyn Backend) -> Self {
+impl<'a, 'b> Checker<'a, 'b> {
+    pub fn new(backend: &'a Mutex<&'b mut dyn Backend>) -> Self {
         Checker {
             backend,
             reference: None,
@@ -36,6 +39,8 @@ impl<'a> Checker<'a> {
                 .insert(Frame::try_like(input).map_err(|e| PipelineError::Io(e.into()))?),
         };
         self.backend
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
             .filter_frame(plan, input, want)
             .map_err(|source| PipelineError::Backend { index, source })?;
         compare(index, got, want)

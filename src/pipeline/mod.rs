@@ -12,6 +12,11 @@
 //! backpressure. Host buffers of a device backend are page-locked (write-combined on the way
 //! up). One worker per stage and FIFO channels keep frame order.
 //!
+//! With several backends ([`run_on`], one per GPU) each gets its own stages, pools and copy
+//! queues — a lane; the read stage numbers the frames and hands each to the next lane in turn
+//! that has a free host buffer, and the write stage puts them back in that order, holding the
+//! few that arrive early from a faster lane (never more than the lanes' output buffers).
+//!
 //! The topology is here; `stages` holds what each stage does and their shared bookkeeping
 //! (timing net of buffer waits), `pool` the recycled buffers, `check` the `--check`
 //! comparison, `stats` what a run did and its JSON report ([`RunStats`], [`Report`]).
@@ -30,14 +35,14 @@ mod stats;
 mod tests;
 
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::ScopedJoinHandle;
 use std::time::Instant;
 
-use crossbeam_channel::bounded;
+use crossbeam_channel::{bounded, unbounded, Sender};
 
 use crate::backend::{Backend, BackendError};
-use crate::device::{DeviceFrame, DeviceTimes, Offload};
+use crate::device::{CopyQueue, DeviceFrame, DeviceTimes, Offload};
 use crate::filter::Plan;
 use crate::frame::Frame;
 use crate::io::{IoError, Payload, Sink, Source};
@@ -45,9 +50,9 @@ use check::Checker;
 use pool::{HostSlots, Pool};
 use stages::{
     download_stage, filter_device_stage, filter_host_stage, passthrough_stage, read_stage,
-    upload_stage, write_stage, Job, ReadTotals, Stage, StageResult, Written,
+    upload_stage, write_stage, Feed, Job, ReadTotals, Stage, StageResult, Written,
 };
-pub use stats::{Percentiles, Report, RunStats, StageReport, StageStats};
+pub use stats::{LaneReport, LaneStats, Percentiles, Report, RunStats, StageReport, StageStats};
 
 /// Why a pipeline run failed.
 #[derive(Debug, thiserror::Error)]
@@ -169,15 +174,43 @@ pub fn run(
     plan: &Plan,
     opts: Options<'_>,
 ) -> Result<RunStats, PipelineError> {
+    run_on(source, sink, &mut [backend], plan, opts)
+}
+
+/// [`run`] over several backends at once (one per GPU: `--devices`), each with its own stages
+/// and buffers — a *lane*. The read stage hands each frame to the next lane in turn that has a
+/// free buffer, so a faster device takes more frames; the write stage puts them back in read
+/// order, holding at most the lanes' output buffers. With `passthrough` only the first lane
+/// runs (nothing is filtered).
+pub fn run_on(
+    source: &mut dyn Source,
+    sink: Box<dyn Sink>,
+    backends: &mut [&mut dyn Backend],
+    plan: &Plan,
+    opts: Options<'_>,
+) -> Result<RunStats, PipelineError> {
+    let lanes = if opts.passthrough {
+        backends.len().min(1)
+    } else {
+        backends.len()
+    };
     let setup = (|| {
-        if opts.passthrough {
-            return Ok(None);
+        let mut offloads = Vec::new();
+        for b in backends.iter_mut().take(lanes) {
+            if opts.passthrough {
+                offloads.push(None);
+                continue;
+            }
+            b.check_plan(plan)?;
+            offloads.push(b.offload()?);
         }
-        backend.check_plan(plan)?;
-        backend.offload()
+        if offloads.is_empty() {
+            return Err(BackendError::Unsupported("no backend to run".into()));
+        }
+        Ok(offloads)
     })();
     match setup {
-        Ok(offload) => run_stages(source, sink, backend, plan, opts, offload),
+        Ok(offloads) => run_stages(source, sink, &mut backends[..lanes], plan, opts, offloads),
         Err(e) => {
             sink.abort();
             Err(PipelineError::Setup(e))
@@ -185,25 +218,64 @@ pub fn run(
     }
 }
 
-/// Starts stage threads in a scope and keeps their handles. A thread the system cannot start
-/// is an error of the run, not a panic.
+/// Starts stage threads in a scope and keeps their handles, with the lane each belongs to
+/// (None: read). A stage that fails or panics says so on `failing`, which ends the write stage
+/// at once
+/// (frames it holds for a lane that will never deliver the next one would otherwise keep the
+/// other lanes waiting for buffers). A thread the system cannot start is an error of the run,
+/// not a panic.
 struct Spawner<'scope, 'env> {
     scope: &'scope std::thread::Scope<'scope, 'env>,
-    handles: Vec<ScopedJoinHandle<'scope, StageResult>>,
+    handles: Vec<(Option<usize>, ScopedJoinHandle<'scope, StageResult>)>,
     failed: Option<PipelineError>,
+    failing: Sender<()>,
 }
 
 impl<'scope> Spawner<'scope, '_> {
-    fn push(&mut self, name: &str, f: impl FnOnce() -> StageResult + Send + 'scope) {
-        let started = std::thread::Builder::new()
-            .name(format!("convflow-{name}"))
-            .spawn_scoped(self.scope, f);
+    fn push(
+        &mut self,
+        name: &str,
+        lane: Option<usize>,
+        f: impl FnOnce() -> StageResult + Send + 'scope,
+    ) {
+        let thread = match lane {
+            Some(l) if l > 0 => format!("convflow-{name}{l}"),
+            _ => format!("convflow-{name}"),
+        };
+        let mut failing = Failing(Some(self.failing.clone()));
+        let started =
+            std::thread::Builder::new()
+                .name(thread)
+                .spawn_scoped(self.scope, move || {
+                    let r = f();
+                    if r.is_ok() {
+                        failing.disarm();
+                    }
+                    r
+                });
         match started {
-            Ok(h) => self.handles.push(h),
+            Ok(h) => self.handles.push((lane, h)),
             Err(e) => {
                 self.failed
                     .get_or_insert(PipelineError::Spawn(format!("the {name} stage: {e}")));
             }
+        }
+    }
+}
+
+/// Says a stage failed when dropped armed: on an error, and on a panic unwinding the stage.
+struct Failing(Option<Sender<()>>);
+
+impl Failing {
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Failing {
+    fn drop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            let _ = tx.send(());
         }
     }
 }
@@ -213,13 +285,16 @@ fn join(h: ScopedJoinHandle<'_, StageResult>) -> StageResult {
     h.join().unwrap_or(Err(PipelineError::Panicked))
 }
 
+/// The copy queues (upload, download) of a lane with an offload.
+type Queues = (Box<dyn CopyQueue>, Box<dyn CopyQueue>);
+
 fn run_stages(
     source: &mut dyn Source,
     mut sink: Box<dyn Sink>,
-    backend: &mut dyn Backend,
+    backends: &mut [&mut dyn Backend],
     plan: &Plan,
     opts: Options<'_>,
-    offload: Option<Arc<dyn Offload>>,
+    offloads: Vec<Option<Arc<dyn Offload>>>,
 ) -> Result<RunStats, PipelineError> {
     let n = opts.inflight.max(1);
     let start = Instant::now();
@@ -227,122 +302,188 @@ fn run_stages(
     let check = opts.check.filter(|_| !passthrough);
     let on_complete = opts.on_complete;
     let checked = check.is_some();
-    // Host memory per frame size, in frames: the input and output pools, --check's reference
-    // frame, and what the backends allocate while they filter.
-    let host_frames = 2 * n
-        + usize::from(checked)
-        + backend.host_scratch(plan)
+    // Host memory per frame size, in frames: every lane's input and output pools and what its
+    // backend allocates while it filters, --check's reference frames.
+    let host_frames = backends
+        .iter()
+        .map(|b| 2 * n + usize::from(checked) + b.host_scratch(plan))
+        .sum::<usize>()
         + check.as_ref().map_or(0, |c| c.host_scratch(plan));
 
     // Queues are made here so a failure to create one stops the run before any frame moves.
-    let queues = match offload.as_deref() {
-        Some(off) => match (off.queue(), off.queue()) {
-            (Ok(up), Ok(down)) => Some((up, down)),
-            (Err(e), _) | (_, Err(e)) => {
+    let mut queues: Vec<Option<Queues>> = Vec::new();
+    for off in &offloads {
+        let q = match off.as_deref().map(|off| (off.queue(), off.queue())) {
+            Some((Ok(up), Ok(down))) => Some((up, down)),
+            Some((Err(e), _) | (_, Err(e))) => {
                 sink.abort();
                 return Err(PipelineError::Setup(e.into()));
             }
-        },
-        None => None,
-    };
-
-    // Pools: host input (read ← upload/filter, or ← download with --check on a device),
-    // device input (upload ← filter), device output (filter ← download), host output
-    // (filter/download ← write).
-    let (in_pool, in_ret) = Pool::<Frame>::new(n);
-    let (dev_in_pool, dev_in_ret) = Pool::<DeviceFrame>::new(n);
-    let (dev_out_pool, dev_out_ret) = Pool::<DeviceFrame>::new(n);
-    let (out_pool, out_ret) = Pool::<Frame>::new(n);
+            None => None,
+        };
+        queues.push(q);
+    }
     let mut totals = ReadTotals::default();
+    let reference = check.map(Mutex::new);
 
+    let (failing, failed) = unbounded();
     let (results, written) = std::thread::scope(|scope| {
-        let (tx_read, rx_read) = bounded::<Job<Payload>>(n);
-        let (tx_out, rx_out) = bounded::<Job<Frame>>(n);
-        let off = offload.as_deref();
-        let slots = HostSlots::new(in_pool, off, checked, host_frames);
-        let stop_skip = (opts.stop, opts.skip_bad);
-        let totals = &mut totals;
+        let (tx_out, rx_out) = bounded::<Job<Frame>>(n * offloads.len());
         let mut handles = Spawner {
             scope,
             handles: Vec::new(),
             failed: None,
+            failing,
         };
-        handles.push("read", move || {
-            read_stage(source, slots, off, stop_skip, tx_read, totals)
+        let mut feeds = Vec::new();
+        let mut rets = Vec::new();
+        let lanes = backends.iter_mut().zip(&offloads).zip(queues);
+        for (lane, ((backend, off), queues)) in lanes.enumerate() {
+            let (tx_read, rx_read) = bounded::<Job<Payload>>(n);
+            let tx_out = tx_out.clone();
+            // Pools: host input (read ← upload/filter, or ← download with --check on a
+            // device), device input (upload ← filter), device output (filter ← download), host
+            // output (filter/download ← write).
+            let (in_pool, in_ret) = Pool::<Frame>::new(n);
+            let (out_pool, out_ret) = Pool::<Frame>::new(n);
+            let off = off.as_deref();
+            feeds.push(Feed {
+                slots: HostSlots::new(in_pool, off, checked, host_frames),
+                tx: tx_read,
+            });
+            let checker = reference.as_ref().map(Checker::new);
+            let backend = &mut **backend;
+            let at = Some(lane);
+            match (off, queues) {
+                (Some(off), Some((up_q, down_q))) => {
+                    let (dev_in_pool, dev_in_ret) = Pool::<DeviceFrame>::new(n);
+                    let (dev_out_pool, dev_out_ret) = Pool::<DeviceFrame>::new(n);
+                    let (tx_dev, rx_dev) = bounded::<Job<DeviceFrame>>(n);
+                    let (tx_done, rx_done) = bounded::<Job<DeviceFrame>>(n);
+                    // With --check the host input goes back after the comparison in download.
+                    let check = checker.map(|c| (c, in_ret.clone()));
+                    let up = Stage::new("upload", dev_in_pool);
+                    handles.push("upload", at, move || {
+                        upload_stage(rx_read, tx_dev, up, off, up_q, in_ret, checked)
+                    });
+                    let filter = Stage::new("filter", dev_out_pool);
+                    handles.push("filter", at, move || {
+                        filter_device_stage(rx_dev, tx_done, filter, off, backend, plan, dev_in_ret)
+                    });
+                    let down = Stage::new("download", out_pool);
+                    handles.push("download", at, move || {
+                        download_stage(rx_done, tx_out, down, off, down_q, dev_out_ret, check, plan)
+                    });
+                    rets.push(out_ret);
+                }
+                _ if passthrough => {
+                    handles.push("filter", at, move || passthrough_stage(rx_read, tx_out));
+                    rets.push(in_ret);
+                }
+                _ => {
+                    let filter = Stage::new("filter", out_pool);
+                    handles.push("filter", at, move || {
+                        filter_host_stage(rx_read, tx_out, filter, backend, plan, checker, in_ret)
+                    });
+                    rets.push(out_ret);
+                }
+            }
+        }
+        // Only the lanes' stages hold the write stage's channel now: it ends when they do.
+        drop(tx_out);
+        let stop_skip = (opts.stop, opts.skip_bad);
+        let totals = &mut totals;
+        handles.push("read", None, move || {
+            read_stage(source, feeds, stop_skip, totals)
         });
-        let checker = check.map(Checker::new);
-        let write_ret = match (off, queues) {
-            (Some(off), Some((up_q, down_q))) => {
-                let (tx_dev, rx_dev) = bounded::<Job<DeviceFrame>>(n);
-                let (tx_done, rx_done) = bounded::<Job<DeviceFrame>>(n);
-                // With --check the host input goes back after the comparison in download.
-                let check = checker.map(|c| (c, in_ret.clone()));
-                let up = Stage::new("upload", dev_in_pool);
-                handles.push("upload", move || {
-                    upload_stage(rx_read, tx_dev, up, off, up_q, in_ret, checked)
-                });
-                let filter = Stage::new("filter", dev_out_pool);
-                let backend = &mut *backend;
-                handles.push("filter", move || {
-                    filter_device_stage(rx_dev, tx_done, filter, off, backend, plan, dev_in_ret)
-                });
-                let down = Stage::new("download", out_pool);
-                handles.push("download", move || {
-                    download_stage(rx_done, tx_out, down, off, down_q, dev_out_ret, check, plan)
-                });
-                out_ret
-            }
-            _ if passthrough => {
-                handles.push("filter", move || passthrough_stage(rx_read, tx_out));
-                in_ret
-            }
-            _ => {
-                let filter = Stage::new("filter", out_pool);
-                let backend = &mut *backend;
-                handles.push("filter", move || {
-                    filter_host_stage(rx_read, tx_out, filter, backend, plan, checker, in_ret)
-                });
-                out_ret
-            }
-        };
         let written = match handles.failed.take() {
             // A stage thread did not start: its closure (and the channel ends it held) is gone,
             // so the stages that did start end; nothing is written.
             Some(e) => Written::failed(e),
-            None => write_stage(sink.as_mut(), rx_out, write_ret, opts.progress, 4 * n + 4),
+            None => {
+                let to = (rx_out, &failed, &rets[..]);
+                write_stage(sink.as_mut(), to, opts.progress, 4 * n + 4)
+            }
         };
-        // Dropping the write stage's receiver (done) unblocks a stage that is still sending.
-        let results: Vec<StageResult> = handles.handles.into_iter().map(join).collect();
+        // Dropping the write stage's receiver (done) unblocks a stage that is still sending,
+        // and dropping the return channels one that waits for a buffer.
+        drop(rets);
+        let results: Vec<(Option<usize>, StageResult)> = handles
+            .handles
+            .into_iter()
+            .map(|(lane, h)| (lane, join(h)))
+            .collect();
         (results, written)
     });
 
+    let names: Vec<String> = backends.iter().map(|b| b.name()).collect();
+    let overlapped = offloads.iter().any(Option::is_some);
     let outcome = (|| {
-        let mut stages = Vec::new();
-        for r in results {
-            stages.push(r?);
+        let mut read = None;
+        let mut lanes: Vec<LaneStats> = names
+            .iter()
+            .map(|name| LaneStats {
+                backend: name.clone(),
+                frames: 0,
+                stages: Vec::new(),
+                device: None,
+            })
+            .collect();
+        for (lane, r) in results {
+            let st = r?;
+            match lane {
+                Some(l) => lanes[l].stages.push(st),
+                None => read = Some(st),
+            }
         }
+        let read = read.ok_or(PipelineError::Panicked)?;
         let count = written.count?;
-        let read = stages[0].frames;
-        if count != read {
+        if count != read.frames {
             return Err(PipelineError::FrameCount {
-                read,
+                read: read.frames,
                 written: count,
             });
         }
         // An output without a frame is no output (a video container with no frame cannot
         // even be read back).
-        if read == 0 {
+        if read.frames == 0 {
             return Err(PipelineError::NoFrames {
                 interrupted: totals.interrupted,
                 skipped: totals.skipped,
             });
         }
-        Ok(stages)
+        for l in &mut lanes {
+            l.frames = l.stages.last().map_or(0, |s| s.frames);
+            l.device = device_totals(&l.stages, overlapped);
+        }
+        Ok((read, lanes))
     })();
-    let backend_name = backend.name();
-    let stats = outcome.map(|mut stages| {
+    let backend_name = match &names[..] {
+        [one] => one.clone(),
+        [first, ..] if names.iter().all(|n| n == first) => format!("{} × {first}", names.len()),
+        _ => names.join(" + "),
+    };
+    let stats = outcome.map(|(read, lanes)| {
+        // The lanes' stages of one name, summed.
+        let mut stages = vec![read];
+        for (k, st) in lanes[0].stages.iter().enumerate() {
+            let mut sum = st.clone();
+            for l in &lanes[1..] {
+                if let Some(other) = l.stages.get(k) {
+                    sum.merge(other);
+                }
+            }
+            stages.push(sum);
+        }
         stages.push(written.stats);
-        let device = device_totals(&stages, offload.is_some());
+        let device = lanes
+            .iter()
+            .filter_map(|l| l.device)
+            .reduce(|a, b| DeviceTimes {
+                h2d: a.h2d + b.h2d,
+                kernel: a.kernel + b.kernel,
+                d2h: a.d2h + b.d2h,
+            });
         RunStats {
             backend: backend_name,
             frames: stages[0].frames,
@@ -355,9 +496,11 @@ fn run_stages(
             checked,
             interrupted: totals.interrupted,
             device,
-            overlapped: offload.is_some(),
+            overlapped,
             steady: written.steady,
             first_frame: written.first_at.map(|t| t - start),
+            lanes,
+            held_max: written.held_max,
         }
     });
     let prepared = stats.and_then(|stats| match on_complete {
@@ -376,7 +519,7 @@ fn run_stages(
     }
 }
 
-/// The transfer-vs-kernel totals: from the transfer stages when they ran, else from the
+/// A lane's transfer-vs-kernel totals: from the transfer stages when they ran, else from the
 /// filter stage's own measurements (None for CPU backends).
 fn device_totals(stages: &[StageStats], overlapped: bool) -> Option<DeviceTimes> {
     let get = |name: &str| stages.iter().find(|s| s.name == name);

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{unbounded, Receiver, Sender};
+use crossbeam_channel::{unbounded, Receiver, Sender, TryRecvError};
 
 use crate::device::Offload;
 use crate::frame::{Frame, PixelFormat};
@@ -16,6 +16,8 @@ use crate::io::{FrameSlots, IoError};
 /// fills them. At most `cap` exist; once all are out, `get` waits for one to come back.
 pub(super) struct Pool<T> {
     rx: Receiver<T>,
+    /// A returned buffer [`Pool::has_free`] took off the channel, handed out next.
+    spare: Option<T>,
     made: usize,
     cap: usize,
     /// Time spent waiting for a buffer to come back.
@@ -29,6 +31,7 @@ impl<T> Pool<T> {
         (
             Pool {
                 rx,
+                spare: None,
                 made: 0,
                 cap: cap.max(1),
                 waited: Duration::ZERO,
@@ -45,7 +48,9 @@ impl<T> Pool<T> {
         make: impl FnOnce() -> Result<T, E>,
     ) -> Result<Option<T>, E> {
         loop {
-            let item = if self.made < self.cap {
+            let item = if let Some(x) = self.spare.take() {
+                Some(x)
+            } else if self.made < self.cap {
                 self.rx.try_recv().ok()
             } else {
                 let t = Instant::now();
@@ -68,8 +73,32 @@ impl<T> Pool<T> {
         }
     }
 
+    /// True when [`Pool::get`] would not wait: a buffer may still be made, one has come back,
+    /// or the returning stage has gone (then `get` says the run stops).
+    pub fn has_free(&mut self) -> bool {
+        if self.spare.is_some() || self.made < self.cap {
+            return true;
+        }
+        match self.rx.try_recv() {
+            Ok(x) => {
+                self.spare = Some(x);
+                true
+            }
+            Err(TryRecvError::Empty) => false,
+            Err(TryRecvError::Disconnected) => true,
+        }
+    }
+
+    /// The channel buffers come back through, to wait on several pools at once.
+    pub fn returns(&self) -> &Receiver<T> {
+        &self.rx
+    }
+
     /// Counts a buffer made elsewhere as one of this pool's (waiting for room first).
     pub fn admit(&mut self) -> bool {
+        if self.spare.take().is_some() {
+            return true; // the returned buffer is dropped; the adopted one takes its place
+        }
         if self.made < self.cap {
             self.made += 1;
             return true;

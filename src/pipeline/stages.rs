@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::{Receiver, Select, Sender};
 
 use super::check::Checker;
 use super::pool::{HostSlots, Pool};
@@ -19,27 +19,45 @@ use crate::filter::Plan;
 use crate::frame::Frame;
 use crate::io::{FrameMeta, IoError, Payload, Sink, Source};
 
-/// A frame between stages: the payload, its metadata, when its read started, and (with
-/// `--check` on a device backend) the host input kept for the comparison.
+/// A frame between stages: the payload, its metadata, when its read started, its place in the
+/// stream and the lane (device) it went to, and (with `--check` on a device backend) the host
+/// input kept for the comparison.
 pub(super) struct Job<T> {
     pub item: T,
     pub meta: FrameMeta,
     pub t0: Instant,
+    /// 0, 1, 2, … in the order the read stage sent the frames: the write stage's order.
+    pub seq: usize,
+    /// The lane that filters it, whose pools its buffers return to.
+    pub lane: usize,
     pub input: Option<Frame>,
     /// The item came from the source, not from a pool: dropped (back to its owner) when done.
     pub foreign: bool,
 }
 
 impl<T> Job<T> {
-    /// A job read from the source.
-    pub fn read(item: T, meta: FrameMeta, t0: Instant) -> Self {
-        Job {
+    /// The same frame, now held in `item` (pool-owned, the `--check` input kept): the old
+    /// item comes back to be returned to its pool.
+    fn swap<U>(self, item: U) -> (T, Job<U>) {
+        let Job {
+            item: old,
+            meta,
+            t0,
+            seq,
+            lane,
+            input,
+            ..
+        } = self;
+        let job = Job {
             item,
             meta,
             t0,
-            input: None,
+            seq,
+            lane,
+            input,
             foreign: false,
-        }
+        };
+        (old, job)
     }
 }
 
@@ -119,25 +137,60 @@ pub(super) struct ReadTotals {
     pub megapixels: f64,
 }
 
-/// The read stage: pulls frames from the source into the host pool and sends them on.
+/// Where the read stage sends frames for one lane: the lane's host buffers (page-locked for
+/// its device) and the channel to its first stage.
+pub(super) struct Feed<'a> {
+    pub slots: HostSlots<'a>,
+    pub tx: Sender<Job<Payload>>,
+}
+
+/// The lane the next frame goes to: the first from `from` on (round-robin) with a free host
+/// buffer, waiting for one when none has.
+fn pick_lane(feeds: &mut [Feed<'_>], from: usize) -> usize {
+    let n = feeds.len();
+    if n == 1 {
+        return 0;
+    }
+    loop {
+        if let Some(i) = (0..n)
+            .map(|k| (from + k) % n)
+            .find(|&i| feeds[i].slots.pool.has_free())
+        {
+            return i;
+        }
+        let t = Instant::now();
+        let mut sel = Select::new();
+        for f in feeds.iter() {
+            sel.recv(f.slots.pool.returns());
+        }
+        let i = sel.ready();
+        feeds[i].slots.pool.waited += t.elapsed();
+    }
+}
+
+/// The read stage: pulls frames from the source into the host buffers of the lane whose turn
+/// it is (or the next with a free buffer), numbers them and sends them to that lane.
 pub(super) fn read_stage(
     source: &mut dyn Source,
-    mut slots: HostSlots<'_>,
-    device: Option<&dyn Offload>,
+    mut feeds: Vec<Feed<'_>>,
     opts: (&AtomicBool, bool),
-    tx: Sender<Job<Payload>>,
     totals: &mut ReadTotals,
 ) -> StageResult {
     let (stop, skip_bad) = opts;
     let mut st = StageStats::new("read");
+    let waited = |feeds: &[Feed<'_>]| feeds.iter().map(|f| f.slots.pool.waited).sum::<Duration>();
+    let (mut seq, mut next_lane) = (0, 0);
     loop {
         if stop.load(Ordering::Relaxed) {
             totals.interrupted = true;
             break; // stop requested: read no more; frames in flight still drain to the sink
         }
         let t = Instant::now();
-        let waited = slots.pool.waited;
-        let (payload, meta) = match source.next_payload(&mut slots, device) {
+        let waited_before = waited(&feeds);
+        let lane = pick_lane(&mut feeds, next_lane);
+        let feed = &mut feeds[lane];
+        let device = feed.slots.offload;
+        let (payload, meta) = match source.next_payload(&mut feed.slots, device) {
             Ok(Some(x)) => x,
             Ok(None) | Err(IoError::Stopped) => break,
             // After a stop request a failed read — typically a short last frame, the upstream
@@ -160,37 +213,39 @@ pub(super) fn read_stage(
             Payload::Host(f) => (f.data().len(), f.width() * f.height()),
             Payload::Device(d) => (d.shape.len, d.shape.width * d.shape.height),
         };
-        st.add(t.elapsed().saturating_sub(slots.pool.waited - waited), len);
+        st.add(
+            t.elapsed().saturating_sub(waited(&feeds) - waited_before),
+            len,
+        );
         totals.megapixels += pixels as f64 / 1e6;
-        if tx.send(Job::read(payload, meta, t)).is_err() {
+        let job = Job {
+            item: payload,
+            meta,
+            t0: t,
+            seq,
+            lane,
+            input: None,
+            foreign: false,
+        };
+        if feeds[lane].tx.send(job).is_err() {
             break; // a later stage stopped; its error is reported
         }
+        seq += 1;
+        next_lane = (lane + 1) % feeds.len();
     }
     Ok(st)
 }
 
 /// A payload the host path can take (a host frame), or the error for one in device memory.
 fn host_only(job: Job<Payload>) -> Result<Job<Frame>, PipelineError> {
-    let Job {
-        item,
-        meta,
-        t0,
-        input,
-        foreign,
-    } = job;
-    match item {
-        Payload::Host(item) => Ok(Job {
-            item,
-            meta,
-            t0,
-            input,
-            foreign,
-        }),
-        Payload::Device(_) => Err(PipelineError::Io(IoError::Read {
+    let index = job.meta.index;
+    match job.swap(()) {
+        (Payload::Host(item), job) => Ok(job.swap(item).1),
+        (Payload::Device(_), _) => Err(PipelineError::Io(IoError::Read {
             path: "<source>".into(),
             msg: format!(
-                "frame {}: the source delivered device memory but this run filters in host memory",
-                meta.index
+                "frame {index}: the source delivered device memory but this run filters in host \
+                memory"
             ),
         })),
     }
@@ -209,7 +264,8 @@ pub(super) fn upload_stage(
 ) -> StageResult {
     for job in rx {
         let index = job.meta.index;
-        let host = match job.item {
+        let (payload, job) = job.swap(());
+        let host = match payload {
             Payload::Host(f) => f,
             Payload::Device(dev) => {
                 if checked {
@@ -220,13 +276,8 @@ pub(super) fn upload_stage(
                 }
                 // Already on the device: nothing to copy; it goes back to its owner when done.
                 stage.stats.add(Duration::ZERO, 0);
-                let next = Job {
-                    item: dev,
-                    meta: job.meta,
-                    t0: job.t0,
-                    input: None,
-                    foreign: true,
-                };
+                let mut next = job.swap(dev).1;
+                next.foreign = true;
                 if tx.send(next).is_err() {
                     break;
                 }
@@ -242,20 +293,13 @@ pub(super) fn upload_stage(
         let Some(dev) = dev.map_err(device_err(index))? else {
             break;
         };
-        let input = if checked {
-            Some(host)
+        let mut next = job.swap(dev).1;
+        if checked {
+            next.input = Some(host);
         } else {
             let _ = in_ret.send(host);
-            None
-        };
-        let job = Job {
-            item: dev,
-            meta: job.meta,
-            t0: job.t0,
-            input,
-            foreign: false,
-        };
-        if tx.send(job).is_err() {
+        }
+        if tx.send(next).is_err() {
             break;
         }
     }
@@ -288,18 +332,10 @@ pub(super) fn filter_device_stage(
         )?;
         let Some(out) = out else { break };
         let foreign = job.foreign;
-        let input = job.input;
-        let (item, meta, t0) = (job.item, job.meta, job.t0);
+        let (item, next) = job.swap(out);
         if !foreign {
             let _ = dev_in_ret.send(item);
         }
-        let next = Job {
-            item: out,
-            meta,
-            t0,
-            input,
-            foreign: false,
-        };
         if tx.send(next).is_err() {
             break;
         }
@@ -317,7 +353,7 @@ pub(super) fn download_stage(
     off: &dyn Offload,
     mut queue: Box<dyn CopyQueue>,
     dev_out_ret: Sender<DeviceFrame>,
-    mut check: Option<(Checker<'_>, Sender<Frame>)>,
+    mut check: Option<(Checker<'_, '_>, Sender<Frame>)>,
     plan: &Plan,
 ) -> StageResult {
     for job in rx {
@@ -332,19 +368,12 @@ pub(super) fn download_stage(
         let Some(host) = host.map_err(device_err(index))? else {
             break;
         };
-        let (item, meta, t0, input) = (job.item, job.meta, job.t0, job.input);
+        let (item, mut next) = job.swap(host);
         let _ = dev_out_ret.send(item);
-        if let (Some((checker, in_ret)), Some(input)) = (check.as_mut(), input) {
-            checker.verify(plan, index, &input, &host)?;
+        if let (Some((checker, in_ret)), Some(input)) = (check.as_mut(), next.input.take()) {
+            checker.verify(plan, index, &input, &next.item)?;
             let _ = in_ret.send(input);
         }
-        let next = Job {
-            item: host,
-            meta,
-            t0,
-            input: None,
-            foreign: false,
-        };
         if tx.send(next).is_err() {
             break;
         }
@@ -360,7 +389,7 @@ pub(super) fn filter_host_stage(
     mut stage: Stage<Frame>,
     backend: &mut dyn Backend,
     plan: &Plan,
-    mut checker: Option<Checker<'_>>,
+    mut checker: Option<Checker<'_, '_>>,
     in_ret: Sender<Frame>,
 ) -> StageResult {
     for job in rx {
@@ -389,15 +418,8 @@ pub(super) fn filter_host_stage(
             stage.stats.split.d2h += d.d2h;
             stage.stats.measured = true;
         }
-        let (item, meta, t0) = (job.item, job.meta, job.t0);
+        let (item, next) = job.swap(out);
         let _ = in_ret.send(item);
-        let next = Job {
-            item: out,
-            meta,
-            t0,
-            input: None,
-            foreign: false,
-        };
         if tx.send(next).is_err() {
             break;
         }
@@ -427,6 +449,8 @@ pub(super) struct Written {
     pub steady: Option<(usize, Duration)>,
     /// When the first frame was written.
     pub first_at: Option<Instant>,
+    /// The most frames held at once waiting for an earlier one from another lane.
+    pub held_max: usize,
 }
 
 impl Written {
@@ -438,16 +462,19 @@ impl Written {
             latency: stats::histogram(),
             steady: None,
             first_at: None,
+            held_max: 0,
         }
     }
 }
 
-/// The write stage, on the caller's thread (which owns the sink): frames to the sink in order,
-/// their buffers back to `ret`.
+/// The write stage, on the caller's thread (which owns the sink): frames to the sink in the
+/// order they were read — those that arrive early from a faster lane wait in a reorder buffer
+/// (at most the lanes' output buffers) — and their buffers back to their lane's pool (`ret`).
+/// It ends when the stages feeding it have, or at once when one of them reports a failure on
+/// `failed`.
 pub(super) fn write_stage(
     sink: &mut dyn Sink,
-    rx: Receiver<Job<Frame>>,
-    ret: Sender<Frame>,
+    (rx, failed, ret): (Receiver<Job<Frame>>, &Receiver<()>, &[Sender<Frame>]),
     progress: Option<&dyn Fn(usize)>,
     warm: usize,
 ) -> Written {
@@ -455,26 +482,44 @@ pub(super) fn write_stage(
     let mut latency = stats::histogram();
     let (mut warm_at, mut last_at, mut first_at) = (None, None, None);
     let mut count = 0;
+    let mut held = std::collections::BTreeMap::new();
+    let mut held_max = 0;
     let result = (|| -> Result<(), PipelineError> {
-        for job in rx.iter() {
-            let t = Instant::now();
-            sink.write_frame(&job.item, &job.meta)?;
-            stats.add(t.elapsed(), job.item.data().len());
-            let _ = latency.record(job.t0.elapsed().as_micros().max(1) as u64);
-            let _ = ret.send(job.item);
-            count += 1;
-            let now = Instant::now();
-            first_at.get_or_insert(now);
-            if count == warm {
-                warm_at = Some(now);
-            }
-            last_at = Some(now);
-            if let Some(p) = progress {
-                p(count);
+        loop {
+            let job = crossbeam_channel::select! {
+                recv(rx) -> job => match job {
+                    Ok(job) => job,
+                    Err(_) => break,
+                },
+                recv(failed) -> _ => break,
+            };
+            held.insert(job.seq, job);
+            held_max = held_max.max(held.len());
+            while let Some(job) = held.remove(&count) {
+                let t = Instant::now();
+                let written = sink.write_frame(&job.item, &job.meta);
+                stats.add(t.elapsed(), job.item.data().len());
+                let _ = latency.record(job.t0.elapsed().as_micros().max(1) as u64);
+                let _ = ret[job.lane].send(job.item);
+                written?;
+                count += 1;
+                let now = Instant::now();
+                first_at.get_or_insert(now);
+                if count == warm {
+                    warm_at = Some(now);
+                }
+                last_at = Some(now);
+                if let Some(p) = progress {
+                    p(count);
+                }
             }
         }
         Ok(())
     })();
+    // Frames still held (a lane failed before an earlier frame) go back unwritten.
+    for job in std::mem::take(&mut held).into_values() {
+        let _ = ret[job.lane].send(job.item);
+    }
     let steady = match (warm_at, last_at) {
         (Some(a), Some(b)) if count > warm + 1 => Some((count - warm, b - a)),
         _ => None,
@@ -485,5 +530,6 @@ pub(super) fn write_stage(
         latency,
         steady,
         first_at,
+        held_max,
     }
 }

@@ -33,6 +33,9 @@ pub struct StageStats {
     pub split: DeviceTimes,
     /// The backend reported device times for this stage's frames (`split` is meaningful).
     pub measured: bool,
+    /// How many lanes' stages of this name these totals sum (1 but for a stage that runs once
+    /// per device): busy time divided by it is the time the stage took.
+    pub lanes: usize,
 }
 
 impl StageStats {
@@ -46,7 +49,27 @@ impl StageStats {
             per_frame: histogram(),
             split: DeviceTimes::default(),
             measured: false,
+            lanes: 1,
         }
+    }
+
+    /// Adds another lane's stage of the same name.
+    pub(super) fn merge(&mut self, other: &StageStats) {
+        self.frames += other.frames;
+        self.busy += other.busy;
+        self.bytes += other.bytes;
+        self.device += other.device;
+        let _ = self.per_frame.add(&other.per_frame);
+        self.split.h2d += other.split.h2d;
+        self.split.kernel += other.split.kernel;
+        self.split.d2h += other.split.d2h;
+        self.measured |= other.measured;
+        self.lanes += other.lanes;
+    }
+
+    /// Busy time per lane: the wall time this stage needed, its lanes working side by side.
+    pub fn busy_per_lane(&self) -> Duration {
+        self.busy / self.lanes.max(1) as u32
     }
 
     pub(super) fn add(&mut self, busy: Duration, bytes: usize) {
@@ -54,6 +77,26 @@ impl StageStats {
         self.busy += busy;
         self.bytes += bytes as u64;
         let _ = self.per_frame.record(busy.as_micros().max(1) as u64);
+    }
+}
+
+/// What one lane (one device's backend and stages) did in a run.
+#[derive(Clone, Debug)]
+pub struct LaneStats {
+    /// The lane's backend, by name (it says which device).
+    pub backend: String,
+    /// Frames this lane filtered.
+    pub frames: usize,
+    /// Its stages: upload, filter, download (filter alone for a host backend).
+    pub stages: Vec<StageStats>,
+    /// Its device times, when measured.
+    pub device: Option<DeviceTimes>,
+}
+
+impl LaneStats {
+    /// The lane's stage with the most busy time.
+    pub fn bottleneck(&self) -> Option<&StageStats> {
+        self.stages.iter().max_by_key(|s| s.busy)
     }
 }
 
@@ -91,6 +134,11 @@ pub struct RunStats {
     /// From the start of the run to the first frame written (kernel modules loaded and buffers
     /// allocated on the way).
     pub first_frame: Option<Duration>,
+    /// One entry per lane (device) in the order the backends were given; `stages` sums them.
+    pub lanes: Vec<LaneStats>,
+    /// The most frames the write stage held at once, waiting for an earlier one from a slower
+    /// lane (at most the lanes' output buffers; 1 with one lane).
+    pub held_max: usize,
 }
 
 impl RunStats {
@@ -105,25 +153,28 @@ impl RunStats {
         self.stages.iter().find(|s| s.name == name)
     }
 
-    /// The stage with the most busy time.
+    /// The stage with the most busy time (per lane, for stages that run once per device).
     pub fn bottleneck(&self) -> &StageStats {
         self.stages
             .iter()
-            .max_by_key(|s| s.busy)
+            .max_by_key(|s| s.busy_per_lane())
             .expect("at least three stages")
     }
 
-    /// Sum of stage busy times over wall time: 1 when nothing overlaps, up to the number of
-    /// stages when all of them are busy all the time.
+    /// Sum of stage busy times (per lane) over wall time: 1 when nothing overlaps, up to the
+    /// number of stages when all of them are busy all the time.
     pub fn overlap(&self) -> f64 {
-        let busy: f64 = self.stages.iter().map(|s| s.busy.as_secs_f64()).sum();
+        let busy: f64 = self
+            .stages
+            .iter()
+            .map(|s| s.busy_per_lane().as_secs_f64())
+            .sum();
         busy / self.wall.as_secs_f64().max(1e-9)
     }
 
     /// The serializable report of this run.
     pub fn report(&self) -> Report {
         let wall = self.wall.as_secs_f64();
-        let n = self.frames.max(1) as f64;
         Report {
             frames: self.frames,
             skipped: self.skipped,
@@ -141,31 +192,23 @@ impl RunStats {
             stages: self
                 .stages
                 .iter()
-                .map(|s| {
-                    let busy = s.busy.as_secs_f64();
-                    StageReport {
-                        name: s.name,
-                        frames: s.frames,
-                        busy_s: busy,
-                        fps: s.frames as f64 / busy.max(1e-9),
-                        mb_per_s: s.bytes as f64 / busy.max(1e-9) / 1e6,
-                        utilisation: busy / wall.max(1e-9),
-                        device_s: s.device.as_secs_f64(),
-                        latency_us: Percentiles::of(&s.per_frame),
-                    }
+                .map(|s| StageReport::of(s, wall))
+                .collect(),
+            lanes: self
+                .lanes
+                .iter()
+                .map(|l| LaneReport {
+                    backend: l.backend.clone(),
+                    frames: l.frames,
+                    fps: l.frames as f64 / wall.max(1e-9),
+                    bottleneck: l.bottleneck().map_or("", |s| s.name),
+                    stages: l.stages.iter().map(|s| StageReport::of(s, wall)).collect(),
+                    device: l.device.map(|d| DeviceReport::of(d, l.frames)),
                 })
                 .collect(),
+            reorder_held_max: self.held_max,
             latency_us: Percentiles::of(&self.latency),
-            device: self.device.map(|d| DeviceReport {
-                h2d_s: d.h2d.as_secs_f64(),
-                kernel_s: d.kernel.as_secs_f64(),
-                d2h_s: d.d2h.as_secs_f64(),
-                per_frame_us: DeviceSplit {
-                    h2d: d.h2d.as_secs_f64() * 1e6 / n,
-                    kernel: d.kernel.as_secs_f64() * 1e6 / n,
-                    d2h: d.d2h.as_secs_f64() * 1e6 / n,
-                },
-            }),
+            device: self.device.map(|d| DeviceReport::of(d, self.frames)),
         }
     }
 }
@@ -203,7 +246,7 @@ pub struct StageReport {
     pub frames: usize,
     /// Seconds spent working, waits excluded.
     pub busy_s: f64,
-    /// Frames per busy second: the rate this stage alone could sustain.
+    /// Frames per busy second (per lane): the rate this stage alone could sustain.
     pub fps: f64,
     /// Megabytes (10⁶) of frame data per busy second.
     pub mb_per_s: f64,
@@ -213,6 +256,40 @@ pub struct StageReport {
     pub device_s: f64,
     /// Percentiles of its per-frame busy time.
     pub latency_us: Percentiles,
+}
+
+impl StageReport {
+    fn of(s: &StageStats, wall: f64) -> Self {
+        let busy = s.busy.as_secs_f64();
+        let per_lane = s.busy_per_lane().as_secs_f64();
+        StageReport {
+            name: s.name,
+            frames: s.frames,
+            busy_s: busy,
+            fps: s.frames as f64 / per_lane.max(1e-9),
+            mb_per_s: s.bytes as f64 / per_lane.max(1e-9) / 1e6,
+            utilisation: per_lane / wall.max(1e-9),
+            device_s: s.device.as_secs_f64(),
+            latency_us: Percentiles::of(&s.per_frame),
+        }
+    }
+}
+
+/// One lane (device) in the report.
+#[derive(Clone, Debug, Serialize)]
+pub struct LaneReport {
+    /// The lane's backend (which device).
+    pub backend: String,
+    /// Frames it filtered.
+    pub frames: usize,
+    /// Its frames over the run's wall time.
+    pub fps: f64,
+    /// Its stage with the most busy time.
+    pub bottleneck: &'static str,
+    /// Its stages.
+    pub stages: Vec<StageReport>,
+    /// Its device times, when measured.
+    pub device: Option<DeviceReport>,
 }
 
 /// Device time per frame, µs.
@@ -237,6 +314,22 @@ pub struct DeviceReport {
     pub d2h_s: f64,
     /// The same times per frame.
     pub per_frame_us: DeviceSplit,
+}
+
+impl DeviceReport {
+    fn of(d: DeviceTimes, frames: usize) -> Self {
+        let n = frames.max(1) as f64;
+        DeviceReport {
+            h2d_s: d.h2d.as_secs_f64(),
+            kernel_s: d.kernel.as_secs_f64(),
+            d2h_s: d.d2h.as_secs_f64(),
+            per_frame_us: DeviceSplit {
+                h2d: d.h2d.as_secs_f64() * 1e6 / n,
+                kernel: d.kernel.as_secs_f64() * 1e6 / n,
+                d2h: d.d2h.as_secs_f64() * 1e6 / n,
+            },
+        }
+    }
 }
 
 /// The run report (`--report FILE.json`; the CLI adds what was run to it).
@@ -268,8 +361,13 @@ pub struct Report {
     pub overlapped_transfers: bool,
     /// [`RunStats::overlap`]: summed stage busy time over wall time.
     pub overlap_efficiency: f64,
-    /// One entry per stage, in pipeline order.
+    /// One entry per stage, in pipeline order (a stage of every lane summed: its fps and
+    /// utilisation are per lane).
     pub stages: Vec<StageReport>,
+    /// One entry per lane (device), in the order given.
+    pub lanes: Vec<LaneReport>,
+    /// The most frames the write stage held waiting for an earlier one.
+    pub reorder_held_max: usize,
     /// Percentiles of the per-frame latency, read start to write end.
     pub latency_us: Percentiles,
     /// Device times, when the backend measured them.

@@ -1,7 +1,7 @@
 //! The pipeline driven without a GPU: order and counts at every depth, failures that stop the
 //! run and abort the sink, the five-stage device path through a mock device backend, bad
 //! frames, device-resident source frames.
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -111,10 +111,35 @@ fn a_failing_stage_stops_the_run_and_aborts_the_sink() {
 }
 
 /// A device backend whose "device memory" is host vectors: drives the five-stage path
-/// (pools, queues, recycling) without a GPU.
-struct MockDevice(CpuSeq);
-struct MockOffload;
+/// (pools, queues, recycling) without a GPU. `delay` makes its kernels slower, `fail_after`
+/// fails its kernel on that many frames, `made` counts the host buffers its offload allocated.
+struct MockDevice {
+    cpu: CpuSeq,
+    delay: Duration,
+    fail_after: Option<usize>,
+    /// Panic instead of returning the error.
+    panics: bool,
+    filtered: usize,
+    made: Arc<AtomicUsize>,
+}
+struct MockOffload(Arc<AtomicUsize>);
 struct MockQueue;
+
+impl MockDevice {
+    fn new() -> Self {
+        Self::slow(Duration::ZERO)
+    }
+    fn slow(delay: Duration) -> Self {
+        MockDevice {
+            cpu: CpuSeq::new(),
+            delay,
+            fail_after: None,
+            panics: false,
+            filtered: 0,
+            made: Arc::default(),
+        }
+    }
+}
 
 fn host_view(shape: &Shape, bytes: &[u8]) -> Frame {
     let strides: Vec<usize> = shape.planes.iter().map(|l| l.stride).collect();
@@ -136,6 +161,7 @@ impl Offload for MockOffload {
         h: usize,
         _: bool,
     ) -> Result<Frame, DeviceError> {
+        self.0.fetch_add(1, Ordering::SeqCst);
         Ok(Frame::new(f, w, h).unwrap())
     }
     fn device_frame(&self, shape: &Shape) -> Result<DeviceFrame, DeviceError> {
@@ -174,10 +200,10 @@ impl Backend for MockDevice {
         src: &Frame,
         dst: &mut Frame,
     ) -> Result<(), BackendError> {
-        self.0.filter_frame(plan, src, dst)
+        self.cpu.filter_frame(plan, src, dst)
     }
     fn offload(&mut self) -> Result<Option<Arc<dyn Offload>>, BackendError> {
-        Ok(Some(Arc::new(MockOffload)))
+        Ok(Some(Arc::new(MockOffload(self.made.clone()))))
     }
     fn filter_device(
         &mut self,
@@ -185,9 +211,15 @@ impl Backend for MockDevice {
         src: &DeviceFrame,
         dst: &mut DeviceFrame,
     ) -> Result<Duration, BackendError> {
+        if Some(self.filtered) == self.fail_after {
+            assert!(!self.panics, "planned kernel panic");
+            return Err(BackendError::Unsupported("planned kernel failure".into()));
+        }
+        self.filtered += 1;
+        std::thread::sleep(self.delay);
         let input = host_view(&src.shape, src.mem.downcast_ref::<Vec<u8>>().unwrap());
         let mut out = Frame::like(&input);
-        self.0.filter_frame(plan, &input, &mut out)?;
+        self.cpu.filter_frame(plan, &input, &mut out)?;
         dst.mem
             .downcast_mut::<Vec<u8>>()
             .unwrap()
@@ -261,7 +293,7 @@ fn device_stages_keep_order_recycle_buffers_and_match_the_host_path() {
         let stats = run(
             &mut src,
             Box::new(VecSink::sharing(got.clone())),
-            &mut MockDevice(CpuSeq::new()),
+            &mut MockDevice::new(),
             &plan(),
             opts,
         )
@@ -308,7 +340,7 @@ fn bad_frames_fail_the_run_or_are_skipped_and_counted() {
     assert_eq!(err.to_string(), "numbered: frame 3: planned");
     for backend in [
         &mut CpuSeq::new() as &mut dyn Backend,
-        &mut MockDevice(CpuSeq::new()),
+        &mut MockDevice::new(),
     ] {
         let got: Collected = Default::default();
         let mut opts = Options::new(2, &stop);
@@ -377,7 +409,7 @@ fn device_resident_source_frames_skip_the_upload() {
     let stats = run(
         &mut src,
         Box::new(VecSink::sharing(got.clone())),
-        &mut MockDevice(CpuSeq::new()),
+        &mut MockDevice::new(),
         &plan(),
         Options::new(2, &stop),
     )
@@ -402,7 +434,7 @@ fn device_resident_source_frames_skip_the_upload() {
     let err = run(
         &mut src,
         Box::new(VecSink::new()),
-        &mut MockDevice(CpuSeq::new()),
+        &mut MockDevice::new(),
         &plan(),
         opts,
     )
@@ -412,4 +444,182 @@ fn device_resident_source_frames_skip_the_upload() {
             .contains("--check needs frames in host memory"),
         "{err}"
     );
+}
+
+/// The frames of `Numbered::new(n)` as cpu-seq filters them, one lane.
+fn reference(n: usize) -> Vec<Frame> {
+    let want: Collected = Default::default();
+    let stop = AtomicBool::new(false);
+    let mut src = Numbered::new(n, vec![]);
+    run(
+        &mut src,
+        Box::new(VecSink::sharing(want.clone())),
+        &mut CpuSeq::new(),
+        &plan(),
+        Options::new(2, &stop),
+    )
+    .unwrap();
+    frames(&want)
+}
+
+#[test]
+fn several_devices_of_different_speeds_keep_order_counts_and_their_bound() {
+    let want = reference(60);
+    for lanes in 2..=4 {
+        for inflight in [1, 2, 3] {
+            // Lane k is k ms per frame slower than lane 0.
+            let mut devices: Vec<MockDevice> = (0..lanes)
+                .map(|k| MockDevice::slow(Duration::from_millis(k as u64)))
+                .collect();
+            let made: Vec<_> = devices.iter().map(|d| d.made.clone()).collect();
+            let mut backends: Vec<&mut dyn Backend> =
+                devices.iter_mut().map(|d| d as &mut dyn Backend).collect();
+            let got: Collected = Default::default();
+            let stop = AtomicBool::new(false);
+            let mut check = CpuSeq::new();
+            let mut opts = Options::new(inflight, &stop);
+            opts.check = Some(&mut check);
+            let stats = run_on(
+                &mut Numbered::new(60, vec![]),
+                Box::new(VecSink::sharing(got.clone())),
+                &mut backends,
+                &plan(),
+                opts,
+            )
+            .unwrap();
+            let what = format!("{lanes} lanes, inflight {inflight}");
+            let order: Vec<usize> = got.lock().unwrap().iter().map(|(m, _)| m.index).collect();
+            assert_eq!(order, (0..60).collect::<Vec<_>>(), "{what}");
+            assert_eq!(frames(&got), want, "{what}");
+            assert_eq!(stats.lanes.len(), lanes, "{what}");
+            let per_lane: Vec<usize> = stats.lanes.iter().map(|l| l.frames).collect();
+            assert_eq!(per_lane.iter().sum::<usize>(), 60, "{what}");
+            assert!(per_lane[0] > per_lane[lanes - 1], "{what}: {per_lane:?}");
+            assert!(
+                (1..=lanes * inflight).contains(&stats.held_max),
+                "{what}: held {}",
+                stats.held_max
+            );
+            // Host buffers: each lane's input and output pools, nothing more.
+            for m in &made {
+                assert!(m.load(Ordering::SeqCst) <= 2 * inflight, "{what}");
+            }
+            let filter = stats.stage("filter").unwrap();
+            assert_eq!((filter.frames, filter.lanes), (60, lanes), "{what}");
+            assert_eq!(stats.report().lanes.len(), lanes);
+        }
+    }
+}
+
+#[test]
+fn several_devices_drain_on_stop_and_stop_on_a_failing_device() {
+    // A stop request (Ctrl-C) after 10 frames are written: what was read is written, in order.
+    let stop = AtomicBool::new(false);
+    let raise = |n: usize| {
+        if n == 10 {
+            stop.store(true, Ordering::SeqCst);
+        }
+    };
+    let mut devices = [
+        MockDevice::new(),
+        MockDevice::slow(Duration::from_millis(2)),
+        MockDevice::slow(Duration::from_millis(1)),
+    ];
+    let mut backends: Vec<&mut dyn Backend> =
+        devices.iter_mut().map(|d| d as &mut dyn Backend).collect();
+    let got: Collected = Default::default();
+    let mut opts = Options::new(2, &stop);
+    opts.progress = Some(&raise);
+    let stats = run_on(
+        &mut Numbered::new(1000, vec![]),
+        Box::new(VecSink::sharing(got.clone())),
+        &mut backends,
+        &plan(),
+        opts,
+    )
+    .unwrap();
+    assert!(stats.interrupted);
+    let order: Vec<usize> = got.lock().unwrap().iter().map(|(m, _)| m.index).collect();
+    assert!(order.len() >= 10 && order.len() < 1000, "{}", order.len());
+    assert_eq!(order, (0..stats.frames).collect::<Vec<_>>());
+    assert_eq!(frames(&got), reference(stats.frames));
+
+    // One device fails on its 5th frame: the run fails naming it, the others drain, the sink
+    // is aborted, nothing hangs.
+    for failing in [0, 1, 3] {
+        let mut devices: Vec<MockDevice> = (0..4).map(|_| MockDevice::new()).collect();
+        devices[failing].fail_after = Some(4);
+        let mut backends: Vec<&mut dyn Backend> =
+            devices.iter_mut().map(|d| d as &mut dyn Backend).collect();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let finished = Arc::new(Mutex::new(None));
+        let sink = Recorder {
+            seen: seen.clone(),
+            fail_at: None,
+            finished: finished.clone(),
+        };
+        let stop = AtomicBool::new(false);
+        let err = run_on(
+            &mut Numbered::new(500, vec![]),
+            Box::new(sink),
+            &mut backends,
+            &plan(),
+            Options::new(2, &stop),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("planned kernel failure"), "{err}");
+        assert_eq!(*finished.lock().unwrap(), Some(false), "sink aborted");
+        let seen: Vec<usize> = seen.lock().unwrap().iter().map(|s| s.0).collect();
+        assert_eq!(
+            seen,
+            (0..seen.len()).collect::<Vec<_>>(),
+            "written in order"
+        );
+    }
+
+    // A device whose stage panics: the run fails (no lane waits for its frames), sink aborted.
+    let mut devices: Vec<MockDevice> = (0..3).map(|_| MockDevice::new()).collect();
+    devices[1].fail_after = Some(3);
+    devices[1].panics = true;
+    let mut backends: Vec<&mut dyn Backend> =
+        devices.iter_mut().map(|d| d as &mut dyn Backend).collect();
+    let finished = Arc::new(Mutex::new(None));
+    let sink = Recorder {
+        seen: Default::default(),
+        fail_at: None,
+        finished: finished.clone(),
+    };
+    let stop = AtomicBool::new(false);
+    let err = run_on(
+        &mut Numbered::new(500, vec![]),
+        Box::new(sink),
+        &mut backends,
+        &plan(),
+        Options::new(2, &stop),
+    )
+    .unwrap_err();
+    assert!(matches!(err, PipelineError::Panicked), "{err}");
+    assert_eq!(*finished.lock().unwrap(), Some(false));
+
+    // A failing sink stops every lane too.
+    let mut devices: Vec<MockDevice> = (0..2).map(|_| MockDevice::new()).collect();
+    let mut backends: Vec<&mut dyn Backend> =
+        devices.iter_mut().map(|d| d as &mut dyn Backend).collect();
+    let finished = Arc::new(Mutex::new(None));
+    let sink = Recorder {
+        seen: Default::default(),
+        fail_at: Some(9),
+        finished: finished.clone(),
+    };
+    let stop = AtomicBool::new(false);
+    let err = run_on(
+        &mut Numbered::new(500, vec![]),
+        Box::new(sink),
+        &mut backends,
+        &plan(),
+        Options::new(3, &stop),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("planned failure"), "{err}");
+    assert_eq!(*finished.lock().unwrap(), Some(false));
 }

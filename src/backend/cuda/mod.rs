@@ -115,6 +115,14 @@ pub fn driver_present() -> bool {
     unsafe { cudarc::driver::sys::is_culib_present() }
 }
 
+/// CUDA devices the driver reports (0 without a driver).
+pub fn device_count() -> usize {
+    if !driver_present() {
+        return 0;
+    }
+    CudaContext::device_count().map_or(0, |n| n.max(0) as usize)
+}
+
 /// The driver's CUDA version as "major.minor", when a driver is present.
 pub fn driver_version() -> Option<String> {
     if !driver_present() {

@@ -295,6 +295,7 @@ fn pipeline(r: &mut Runner) -> Result<(), BenchError> {
         frames: if r.cfg.quick { 40 } else { 300 },
         runs: if r.cfg.quick { 1 } else { 2 },
         inflight: 3,
+        devices: Vec::new(),
     };
     for s in run_pipeline(&cfg, |_| {})? {
         let host = s.schedule == "host";

@@ -22,6 +22,7 @@
 //! [`set_verbose`] prints every message (warnings included) as FFmpeg logs it.
 
 mod carry;
+pub mod concat;
 pub mod convert;
 mod encoder;
 pub use encoder::WEB_ENCODERS;

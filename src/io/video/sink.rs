@@ -32,7 +32,7 @@ use ff::ffi;
 /// The output file, shared between FFmpeg's writer (custom I/O) and the sink, which takes it
 /// back to commit it once FFmpeg has let go.
 #[derive(Clone)]
-struct Shared(Arc<Mutex<PendingFile>>);
+pub(super) struct Shared(pub(super) Arc<Mutex<PendingFile>>);
 
 impl Shared {
     fn lock(&self) -> std::sync::MutexGuard<'_, PendingFile> {
@@ -56,7 +56,7 @@ impl std::io::Seek for Shared {
 }
 
 /// Muxer for an output extension.
-fn container(path: &Path) -> Option<&'static str> {
+pub(super) fn container(path: &Path) -> Option<&'static str> {
     let ext = path.extension()?.to_str()?.to_ascii_lowercase();
     Some(match ext.as_str() {
         "mp4" | "m4v" => "mp4",

@@ -75,6 +75,65 @@ pub struct VideoSource {
     /// streams' packets (dropped at the end of the file).
     carry: Carry,
     packets: Option<crossbeam_channel::Sender<Carried>>,
+    /// `--segment`: the part of the stream this source delivers.
+    cut: Option<Cut>,
+}
+
+/// The part of a video a `--segment` delivers: frames presented from `lo` (the start when
+/// None) up to `hi` (the end when None), in the stream's time base. Reading starts at the
+/// keyframe at or before `lo`; frames before `lo` are decoded and dropped.
+struct Cut {
+    lo: Option<i64>,
+    hi: Option<i64>,
+    /// Where the last seek aimed, and whether a frame has been decoded since (the first after
+    /// a seek decides whether it landed well).
+    aim: Option<i64>,
+    landed: bool,
+    /// How much earlier the next seek aims if the demuxer lands after `lo`.
+    step: i64,
+    /// The stream's first timestamp: nothing to seek before.
+    start: i64,
+    /// Other streams' packets read since the last seek, held until its first frame shows the
+    /// seek landed well (a seek back re-reads them, so they are dropped then).
+    held: Vec<ff::Packet>,
+}
+
+/// Where a decoded frame falls relative to a [`Cut`].
+enum Place {
+    Before,
+    In,
+    After,
+    /// The seek landed after `lo`: frames may have been skipped; seek earlier.
+    Missed,
+}
+
+impl Cut {
+    /// `key`: the frame is a keyframe. The first frame after a seek must be a keyframe shown
+    /// at or before `lo`: one shown later means frames before it were skipped, and one that
+    /// is not a keyframe (an open GOP's leading pictures) may lack what it refers to.
+    fn place(&mut self, pts: i64, key: bool) -> Place {
+        if !std::mem::replace(&mut self.landed, true) {
+            if let (Some(aim), Some(lo)) = (self.aim, self.lo) {
+                if (pts > lo || !key) && aim > self.start {
+                    return Place::Missed;
+                }
+            }
+        }
+        match (self.lo, self.hi) {
+            (Some(lo), _) if pts < lo => Place::Before,
+            (_, Some(hi)) if pts >= hi => Place::After,
+            _ => Place::In,
+        }
+    }
+
+    /// True when a packet presented at `t` (in the video's time base) belongs to the part. One
+    /// without a timestamp goes with the first part.
+    fn keeps(&self, t: Option<i64>) -> bool {
+        match t {
+            Some(t) => self.lo.map_or(true, |lo| t >= lo) && self.hi.map_or(true, |hi| t < hi),
+            None => self.lo.is_none(),
+        }
+    }
 }
 
 /// The length a container declares for the video stream.
@@ -194,22 +253,116 @@ impl VideoSource {
             end_checked: false,
             carry,
             packets: Some(packets),
+            cut: None,
         })
+    }
+
+    /// Seeks to the keyframe at or before `at` (stream time base), and starts decoding afresh.
+    fn seek_to(&mut self, at: i64) -> Result<(), IoError> {
+        let tb = self
+            .input
+            .stream(self.stream)
+            .map_or(Rational(1, 1), |s| s.time_base());
+        let ts = at.rescale_with(tb, Rational(1, ff::ffi::AV_TIME_BASE), ff::Rounding::Down);
+        self.input
+            .seek(ts, ..ts)
+            .map_err(|e| IoError::Unsplittable {
+                input: crate::quote::path(&self.path),
+                msg: format!("--segment: cannot seek in this file ({e})"),
+            })?;
+        self.decoder.flush();
+        self.eof_sent = false;
+        if let Some(c) = &mut self.cut {
+            (c.aim, c.landed) = (Some(at), false);
+            c.held.clear();
+        }
+        Ok(())
+    }
+
+    /// Reads the file again from its first byte (a seek to the start may land on a later
+    /// keyframe in containers that seek by byte position, MPEG-TS for one).
+    fn rewind(&mut self) -> Result<(), IoError> {
+        self.input = open_input(&self.path, None)?;
+        self.decoder.flush();
+        self.eof_sent = false;
+        if let Some(c) = &mut self.cut {
+            (c.aim, c.landed) = (None, true);
+            c.held.clear();
+        }
+        Ok(())
+    }
+
+    /// After the part's last frame: the copied streams' packets up to its end time (they may
+    /// be stored a little after the video's), read for a few seconds' worth of video.
+    fn finish_part(&mut self) {
+        let Some(hi) = self.cut.as_ref().and_then(|c| c.hi) else {
+            return;
+        };
+        let vtb = self
+            .input
+            .stream(self.stream)
+            .map_or(Rational(1, 1), |s| s.time_base());
+        let margin = 5i64.rescale(Rational(1, 1), vtb);
+        let mut packet = ff::Packet::empty();
+        while packet.read(&mut self.input).is_ok() {
+            if packet.stream() == self.stream {
+                if packet.dts().is_some_and(|d| d >= hi.saturating_add(margin)) {
+                    break;
+                }
+                continue;
+            }
+            self.pass_on(std::mem::replace(&mut packet, ff::Packet::empty()));
+        }
+    }
+
+    /// Sends another stream's packet to the sink (when one claimed them), if it belongs to the
+    /// part being read.
+    fn pass_on(&mut self, p: ff::Packet) {
+        let Some(tx) = self.packets.as_ref().filter(|_| self.carry.claimed()) else {
+            return;
+        };
+        if let Some(cut) = &mut self.cut {
+            let tb = |i: usize| {
+                self.input
+                    .stream(i)
+                    .map_or(Rational(1, 1), |s| s.time_base())
+            };
+            let vtb = tb(self.stream);
+            let t = p.pts().or(p.dts()).map(|t| t.rescale(tb(p.stream()), vtb));
+            if !cut.keeps(t) {
+                return;
+            }
+            if !cut.landed {
+                cut.held.push(p);
+                return;
+            }
+        }
+        // A sink that went away wants no more.
+        let _ = tx.send((p.stream(), p));
     }
 
     /// At the end of the stream: an error if clearly fewer frames came than the container
     /// declares, or they span clearly less time than it declares (a truncated file), once.
     fn end(&mut self) -> Result<Option<(Frame, FrameMeta)>, IoError> {
+        if !self.end_checked {
+            self.finish_part();
+        }
         self.packets = None; // the other streams are complete
         if std::mem::replace(&mut self.end_checked, true) {
             return Ok(None);
         }
+        // A part before the last ends early; the last one counts only its own frames.
+        let declared = match (&self.cut, self.declared) {
+            (None, d) => d,
+            (Some(c), Declared::Seconds(s)) if c.hi.is_none() => Declared::Seconds(s),
+            (Some(_), _) => Declared::Nothing,
+        };
         let tb = f64::from(
             self.input
                 .stream(self.stream)
                 .map_or(Rational(0, 1), |s| s.time_base()),
         );
-        match self.declared {
+        match declared {
             // Two frames of slack for edit lists and rounding.
             Declared::Frames(n) if self.index + 2 < n => Err(self.bad(format!(
                 "the file ends after {} frame(s) but its container declares {n}: truncated",
@@ -252,11 +405,8 @@ impl VideoSource {
         loop {
             match self.packet.read(&mut self.input) {
                 Ok(()) if self.packet.stream() != self.stream => {
-                    if let Some(tx) = self.packets.as_ref().filter(|_| self.carry.claimed()) {
-                        let p = std::mem::replace(&mut self.packet, ff::Packet::empty());
-                        // A sink that went away wants no more.
-                        let _ = tx.send((p.stream(), p));
-                    }
+                    let p = std::mem::replace(&mut self.packet, ff::Packet::empty());
+                    self.pass_on(p);
                     continue;
                 }
                 Ok(()) => {
@@ -295,6 +445,64 @@ impl Source for VideoSource {
     fn len_hint(&self) -> Option<usize> {
         self.frames_hint
     }
+    /// Cuts by time: the parts' boundaries are the stream's start plus k/N of its duration.
+    /// Reading starts at the keyframe at or before this part's start (earlier still if the
+    /// demuxer lands after it); frames shown before the start are decoded and dropped, and the
+    /// part ends before the first frame shown at or after the next part's start. Other streams'
+    /// packets go with the part their timestamps fall in. Frames keep their timestamps; their
+    /// index counts from the part's first frame.
+    fn segment(&mut self, seg: crate::io::segment::Segment) -> Result<(), IoError> {
+        let unsplittable = |msg: String| IoError::Unsplittable {
+            input: crate::quote::path(&self.path),
+            msg: format!("--segment {seg}: {msg}"),
+        };
+        if self.index > 0 || self.cut.is_some() {
+            return Err(unsplittable("frames were already read".into()));
+        }
+        if !std::fs::metadata(&self.path).is_ok_and(|m| m.is_file()) {
+            return Err(unsplittable(
+                "a video from a pipe can only be read whole; give the file".into(),
+            ));
+        }
+        let st = self
+            .input
+            .stream(self.stream)
+            .ok_or_else(|| unsplittable("no video stream".into()))?;
+        let tb = st.time_base();
+        let start = Some(st.start_time())
+            .filter(|&t| t != ff::ffi::AV_NOPTS_VALUE)
+            .unwrap_or(0);
+        let duration = if st.duration() > 0 {
+            st.duration()
+        } else if self.input.duration() > 0 {
+            self.input
+                .duration()
+                .rescale(Rational(1, ff::ffi::AV_TIME_BASE), tb)
+        } else {
+            0
+        };
+        if duration <= 0 || tb.numerator() <= 0 {
+            return Err(unsplittable(
+                "the file does not say how long its video is, so it cannot be cut by time".into(),
+            ));
+        }
+        let (lo, hi) = seg.times(start, duration);
+        // Parts are cut by time: how many frames one holds is known only once it is read.
+        self.frames_hint = None;
+        self.cut = Some(Cut {
+            lo,
+            hi,
+            aim: None,
+            landed: lo.is_none(),
+            step: 1i64.rescale(Rational(1, 1), tb).max(1),
+            start,
+            held: Vec::new(),
+        });
+        match lo {
+            Some(lo) => self.seek_to(lo),
+            None => Ok(()),
+        }
+    }
     fn stream_info(&self) -> Option<StreamInfo> {
         Some(self.info.clone())
     }
@@ -303,20 +511,59 @@ impl Source for VideoSource {
         &mut self,
         slots: &mut dyn FrameSlots,
     ) -> Result<Option<(Frame, FrameMeta)>, IoError> {
+        if self.end_checked && self.cut.is_some() {
+            return Ok(None); // the part has ended
+        }
         loop {
             match self.decoder.receive_frame(&mut self.decoded) {
-                Ok(()) => break,
+                Ok(()) => {}
                 Err(ff::Error::Eof) => return self.end(),
                 Err(ff::Error::Other { errno }) if errno == ff::util::error::EAGAIN => {
                     if self.eof_sent {
                         return self.end();
                     }
                     self.feed()?;
+                    continue;
                 }
                 Err(e) => {
                     let e = self.bad(format!("could not be decoded ({e})"));
                     self.index += 1;
                     return Err(e);
+                }
+            }
+            let Some(cut) = &mut self.cut else { break };
+            let Some(pts) = self.decoded.timestamp().or(self.decoded.pts()) else {
+                return Err(IoError::Video {
+                    path: self.path.clone(),
+                    msg: "--segment: a frame has no timestamp, so the video cannot be cut by time"
+                        .into(),
+                });
+            };
+            let place = cut.place(pts, self.decoded.is_key());
+            if !matches!(place, Place::Missed) && !cut.held.is_empty() {
+                // The seek landed well: what was read since goes on.
+                for p in std::mem::take(&mut cut.held) {
+                    self.pass_on(p);
+                }
+            }
+            let Some(cut) = &mut self.cut else { break };
+            match place {
+                Place::In => break,
+                // Decoded from the keyframe on, shown before the part: dropped (with what the
+                // decoder said about the frames it could not rebuild before the keyframe).
+                Place::Before => {
+                    take_logged();
+                }
+                Place::After => return self.end(),
+                Place::Missed => {
+                    let aim = cut.aim.unwrap_or(cut.start).saturating_sub(cut.step);
+                    cut.step = cut.step.saturating_mul(2);
+                    take_logged();
+                    if aim > cut.start {
+                        self.seek_to(aim)?;
+                    } else {
+                        self.rewind()?;
+                    }
                 }
             }
         }
