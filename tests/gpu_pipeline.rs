@@ -16,6 +16,18 @@ use convflow::io::synthetic::SyntheticSource;
 use convflow::io::VecSink;
 use convflow::pipeline::{run, run_on, Options};
 
+/// Every 8-bit format and the deep families: 16-bit gray and RGB, 10-bit planar and P010.
+fn formats() -> impl Iterator<Item = PixelFormat> {
+    let deep = [
+        PixelFormat::Gray16,
+        PixelFormat::Rgb16,
+        PixelFormat::Yuv420p10,
+        PixelFormat::P010,
+    ];
+    let eight = PixelFormat::all().iter().filter(|f| f.depth().bits() == 8);
+    eight.copied().chain(deep)
+}
+
 fn gpu(offload: bool, pageable: bool) -> Option<CudaBackend> {
     match CudaBackend::new(0, Default::default(), None) {
         Ok(mut b) => {
@@ -49,14 +61,7 @@ fn every_gpu_of_the_machine_in_one_run_equals_cpu_seq_for_every_format() {
         lanes.push(b.as_mut());
     }
     let stop = AtomicBool::new(false);
-    let deep = [
-        PixelFormat::Gray16,
-        PixelFormat::Rgb16,
-        PixelFormat::Yuv420p10,
-        PixelFormat::P010,
-    ];
-    let eight = PixelFormat::all().iter().filter(|f| f.depth().bits() == 8);
-    for &format in eight.chain(&deep) {
+    for format in formats() {
         let plan = Filter::new(parse_spec("gaussian:9").unwrap())
             .plan()
             .unwrap();
@@ -92,14 +97,7 @@ fn overlapped_and_sync_pipelines_equal_cpu_seq_for_every_format() {
         let Some(mut b) = gpu(offload, pageable) else {
             return;
         };
-        let deep = [
-            PixelFormat::Gray16,
-            PixelFormat::Rgb16,
-            PixelFormat::Yuv420p10,
-            PixelFormat::P010,
-        ];
-        let eight = PixelFormat::all().iter().filter(|f| f.depth().bits() == 8);
-        for &format in eight.chain(&deep) {
+        for format in formats() {
             for (spec, inflight) in [("gaussian:7", 3), ("sobel-x", 1), ("box:15x3", 5)] {
                 let plan = Filter::new(parse_spec(spec).unwrap()).plan().unwrap();
                 let sink = VecSink::new();

@@ -465,15 +465,14 @@ fn reference(n: usize) -> Vec<Frame> {
 #[test]
 fn several_devices_of_different_speeds_keep_order_counts_and_their_bound() {
     let want = reference(60);
-    for lanes in 2..=4 {
+    for count in 2..=4 {
         for inflight in [1, 2, 3] {
             // Lane k is k ms per frame slower than lane 0.
-            let mut devices: Vec<MockDevice> = (0..lanes)
+            let mut devices: Vec<MockDevice> = (0..count)
                 .map(|k| MockDevice::slow(Duration::from_millis(k as u64)))
                 .collect();
             let made: Vec<_> = devices.iter().map(|d| d.made.clone()).collect();
-            let mut backends: Vec<&mut dyn Backend> =
-                devices.iter_mut().map(|d| d as &mut dyn Backend).collect();
+            let mut backends = lanes(&mut devices);
             let got: Collected = Default::default();
             let stop = AtomicBool::new(false);
             let mut check = CpuSeq::new();
@@ -487,16 +486,16 @@ fn several_devices_of_different_speeds_keep_order_counts_and_their_bound() {
                 opts,
             )
             .unwrap();
-            let what = format!("{lanes} lanes, inflight {inflight}");
+            let what = format!("{count} lanes, inflight {inflight}");
             let order: Vec<usize> = got.lock().unwrap().iter().map(|(m, _)| m.index).collect();
             assert_eq!(order, (0..60).collect::<Vec<_>>(), "{what}");
             assert_eq!(frames(&got), want, "{what}");
-            assert_eq!(stats.lanes.len(), lanes, "{what}");
+            assert_eq!(stats.lanes.len(), count, "{what}");
             let per_lane: Vec<usize> = stats.lanes.iter().map(|l| l.frames).collect();
             assert_eq!(per_lane.iter().sum::<usize>(), 60, "{what}");
-            assert!(per_lane[0] > per_lane[lanes - 1], "{what}: {per_lane:?}");
+            assert!(per_lane[0] > per_lane[count - 1], "{what}: {per_lane:?}");
             assert!(
-                (1..=lanes * inflight).contains(&stats.held_max),
+                (1..=count * inflight).contains(&stats.held_max),
                 "{what}: held {}",
                 stats.held_max
             );
@@ -505,10 +504,43 @@ fn several_devices_of_different_speeds_keep_order_counts_and_their_bound() {
                 assert!(m.load(Ordering::SeqCst) <= 2 * inflight, "{what}");
             }
             let filter = stats.stage("filter").unwrap();
-            assert_eq!((filter.frames, filter.lanes), (60, lanes), "{what}");
-            assert_eq!(stats.report().lanes.len(), lanes);
+            assert_eq!((filter.frames, filter.lanes), (60, count), "{what}");
+            assert_eq!(stats.report().lanes.len(), count);
         }
     }
+}
+
+/// `devices` as the lanes of one run.
+fn lanes(devices: &mut [MockDevice]) -> Vec<&mut dyn Backend> {
+    devices.iter_mut().map(|d| d as &mut dyn Backend).collect()
+}
+
+/// 500 frames through `devices` into a [`Recorder`] failing at `sink_fails`: the run's error
+/// (it must fail), the frames the sink saw and whether it was aborted.
+fn failing_run(
+    devices: &mut [MockDevice],
+    sink_fails: Option<usize>,
+    inflight: usize,
+) -> (PipelineError, Vec<usize>, bool) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let finished = Arc::new(Mutex::new(None));
+    let sink = Recorder {
+        seen: seen.clone(),
+        fail_at: sink_fails,
+        finished: finished.clone(),
+    };
+    let stop = AtomicBool::new(false);
+    let err = run_on(
+        &mut Numbered::new(500, vec![]),
+        Box::new(sink),
+        &mut lanes(devices),
+        &plan(),
+        Options::new(inflight, &stop),
+    )
+    .unwrap_err();
+    let seen = seen.lock().unwrap().iter().map(|s| s.0).collect();
+    let aborted = *finished.lock().unwrap() == Some(false);
+    (err, seen, aborted)
 }
 
 #[test]
@@ -525,8 +557,7 @@ fn several_devices_drain_on_stop_and_stop_on_a_failing_device() {
         MockDevice::slow(Duration::from_millis(2)),
         MockDevice::slow(Duration::from_millis(1)),
     ];
-    let mut backends: Vec<&mut dyn Backend> =
-        devices.iter_mut().map(|d| d as &mut dyn Backend).collect();
+    let mut backends = lanes(&mut devices);
     let got: Collected = Default::default();
     let mut opts = Options::new(2, &stop);
     opts.progress = Some(&raise);
@@ -549,77 +580,25 @@ fn several_devices_drain_on_stop_and_stop_on_a_failing_device() {
     for failing in [0, 1, 3] {
         let mut devices: Vec<MockDevice> = (0..4).map(|_| MockDevice::new()).collect();
         devices[failing].fail_after = Some(4);
-        let mut backends: Vec<&mut dyn Backend> =
-            devices.iter_mut().map(|d| d as &mut dyn Backend).collect();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let finished = Arc::new(Mutex::new(None));
-        let sink = Recorder {
-            seen: seen.clone(),
-            fail_at: None,
-            finished: finished.clone(),
-        };
-        let stop = AtomicBool::new(false);
-        let err = run_on(
-            &mut Numbered::new(500, vec![]),
-            Box::new(sink),
-            &mut backends,
-            &plan(),
-            Options::new(2, &stop),
-        )
-        .unwrap_err();
+        let (err, seen, aborted) = failing_run(&mut devices, None, 2);
         assert!(err.to_string().contains("planned kernel failure"), "{err}");
-        assert_eq!(*finished.lock().unwrap(), Some(false), "sink aborted");
-        let seen: Vec<usize> = seen.lock().unwrap().iter().map(|s| s.0).collect();
+        assert!(aborted, "sink aborted");
         assert_eq!(
             seen,
             (0..seen.len()).collect::<Vec<_>>(),
             "written in order"
         );
     }
-
     // A device whose stage panics: the run fails (no lane waits for its frames), sink aborted.
     let mut devices: Vec<MockDevice> = (0..3).map(|_| MockDevice::new()).collect();
     devices[1].fail_after = Some(3);
     devices[1].panics = true;
-    let mut backends: Vec<&mut dyn Backend> =
-        devices.iter_mut().map(|d| d as &mut dyn Backend).collect();
-    let finished = Arc::new(Mutex::new(None));
-    let sink = Recorder {
-        seen: Default::default(),
-        fail_at: None,
-        finished: finished.clone(),
-    };
-    let stop = AtomicBool::new(false);
-    let err = run_on(
-        &mut Numbered::new(500, vec![]),
-        Box::new(sink),
-        &mut backends,
-        &plan(),
-        Options::new(2, &stop),
-    )
-    .unwrap_err();
+    let (err, _, aborted) = failing_run(&mut devices, None, 2);
     assert!(matches!(err, PipelineError::Panicked), "{err}");
-    assert_eq!(*finished.lock().unwrap(), Some(false));
-
+    assert!(aborted);
     // A failing sink stops every lane too.
     let mut devices: Vec<MockDevice> = (0..2).map(|_| MockDevice::new()).collect();
-    let mut backends: Vec<&mut dyn Backend> =
-        devices.iter_mut().map(|d| d as &mut dyn Backend).collect();
-    let finished = Arc::new(Mutex::new(None));
-    let sink = Recorder {
-        seen: Default::default(),
-        fail_at: Some(9),
-        finished: finished.clone(),
-    };
-    let stop = AtomicBool::new(false);
-    let err = run_on(
-        &mut Numbered::new(500, vec![]),
-        Box::new(sink),
-        &mut backends,
-        &plan(),
-        Options::new(3, &stop),
-    )
-    .unwrap_err();
+    let (err, _, aborted) = failing_run(&mut devices, Some(9), 3);
     assert!(err.to_string().contains("planned failure"), "{err}");
-    assert_eq!(*finished.lock().unwrap(), Some(false));
+    assert!(aborted);
 }

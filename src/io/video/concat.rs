@@ -8,14 +8,13 @@
 //! keeps its timestamps, so the parts of a segmented run join into the whole run's timing.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use ff::{Rational, Rescale};
 use ffmpeg_next as ff;
 
-use super::sink::{container, Shared};
-use super::{init, IO_BUFFER};
-use crate::io::atomic::PendingFile;
+use super::init;
+use super::sink::{container, create_output};
 use crate::io::IoError;
 
 /// What a concatenation wrote.
@@ -151,18 +150,7 @@ pub fn concat(parts: &[PathBuf], out: &Path) -> Result<Joined, IoError> {
             }
         }
     }
-    let pending = PendingFile::create(out).map_err(|e| err(format!("cannot create ({e})")))?;
-    let seekable = !pending.is_direct();
-    let file = Shared(Arc::new(Mutex::new(pending)));
-    let io = if seekable {
-        ff::format::context::StreamIo::from_write_seek_with_capacity(file.clone(), IO_BUFFER)
-    } else {
-        ff::format::context::StreamIo::from_write_with_capacity(file.clone(), IO_BUFFER)
-    };
-    let name = out.to_string_lossy();
-    let mut octx = io
-        .and_then(|io| ff::format::output_to_stream(io, Some(&name), Some(muxer)))
-        .map_err(|e| err(format!("cannot create ({e})")))?;
+    let (mut octx, file) = create_output(out, muxer).map_err(err)?;
     for st in first.streams() {
         let mut o = octx
             .add_stream(ff::encoder::find(ff::codec::Id::None))

@@ -55,6 +55,27 @@ impl std::io::Seek for Shared {
     }
 }
 
+/// A muxer `muxer` writing `path` through our own I/O into a temporary file (removed if
+/// dropped uncommitted), and that file, which the caller commits once FFmpeg has let go.
+pub(super) fn create_output(
+    path: &Path,
+    muxer: &str,
+) -> Result<(ff::format::context::Output, Shared), String> {
+    let pending = PendingFile::create(path).map_err(|e| format!("cannot create ({e})"))?;
+    let seekable = !pending.is_direct();
+    let file = Shared(Arc::new(Mutex::new(pending)));
+    let io = if seekable {
+        ff::format::context::StreamIo::from_write_seek_with_capacity(file.clone(), IO_BUFFER)
+    } else {
+        ff::format::context::StreamIo::from_write_with_capacity(file.clone(), IO_BUFFER)
+    };
+    let name = path.to_string_lossy();
+    let octx = io
+        .and_then(|io| ff::format::output_to_stream(io, Some(&name), Some(muxer)))
+        .map_err(|e| format!("cannot create ({e})"))?;
+    Ok((octx, file))
+}
+
 /// Muxer for an output extension.
 pub(super) fn container(path: &Path) -> Option<&'static str> {
     let ext = path.extension()?.to_str()?.to_ascii_lowercase();
@@ -188,18 +209,7 @@ impl VideoSink {
         }
         // Dropping the file on any error below removes the temporary. FFmpeg writes through
         // our writer and never opens a path itself.
-        let pending = PendingFile::create(path).map_err(|e| err(format!("cannot create ({e})")))?;
-        let seekable = !pending.is_direct();
-        let file = Shared(Arc::new(Mutex::new(pending)));
-        let io = if seekable {
-            ff::format::context::StreamIo::from_write_seek_with_capacity(file.clone(), IO_BUFFER)
-        } else {
-            ff::format::context::StreamIo::from_write_with_capacity(file.clone(), IO_BUFFER)
-        };
-        let name = path.to_string_lossy();
-        let mut octx = io
-            .and_then(|io| ff::format::output_to_stream(io, Some(&name), Some(muxer)))
-            .map_err(|e| err(format!("cannot create ({e})")))?;
+        let (mut octx, file) = create_output(path, muxer).map_err(err)?;
         let global_header = octx
             .format()
             .flags()
