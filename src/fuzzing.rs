@@ -10,6 +10,7 @@ use std::path::Path;
 
 use crate::filter::spec;
 use crate::frame::{Frame, PixelFormat};
+use crate::io::segment::Segment;
 use crate::io::{self, FrameSlots, IoError, Source};
 
 /// Largest frame a fuzzed source may ask for.
@@ -88,10 +89,54 @@ pub fn image(bytes: &[u8]) -> Result<usize, String> {
     Ok(frame.data().len())
 }
 
+/// Parses a `--segment` value (lossy UTF-8, as the shell passes it); Ok(parts).
+pub fn segment_spec(bytes: &[u8]) -> Result<usize, String> {
+    Segment::parse(&String::from_utf8_lossy(bytes)).map(|s| s.count)
+}
+
+/// Reads part `seg` (`I/N`) of the y4m file at `path`: the frame index built from its FRAME
+/// lines, the seek, every frame of the part; Ok(frames).
+pub fn y4m_segment(path: &Path, seg: &str) -> Result<usize, String> {
+    let seg = Segment::parse(seg)?;
+    let mut src = io::y4m::Y4mSource::open(path, None).map_err(message)?;
+    src.segment(seg).map_err(message)?;
+    let mut n = 0;
+    while src
+        .next_frame(&mut CappedSlots(MAX_FRAME_BYTES))
+        .map_err(message)?
+        .is_some()
+    {
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// Joins `parts` into `out` as `convflow concat` does; Ok(frames or packets joined).
+pub fn concat(parts: &[std::path::PathBuf], out: &Path) -> Result<usize, String> {
+    io::concat::concat(parts, out)
+        .map(|j| j.per_part.iter().sum())
+        .map_err(message)
+}
+
 /// Opens a video file through FFmpeg and decodes every frame; Ok(frames).
 #[cfg(feature = "video")]
 pub fn video_file(path: &Path) -> Result<usize, String> {
+    video_part(path, None)
+}
+
+/// [`video_file`] for part `seg` (`I/N`, cut by time as `--segment` cuts): the seek, the
+/// frames dropped before the cut, every frame of the part.
+#[cfg(feature = "video")]
+pub fn video_segment(path: &Path, seg: &str) -> Result<usize, String> {
+    video_part(path, Some(Segment::parse(seg)?))
+}
+
+#[cfg(feature = "video")]
+fn video_part(path: &Path, seg: Option<Segment>) -> Result<usize, String> {
     let mut src = io::video::VideoSource::open(path, None).map_err(message)?;
+    if let Some(seg) = seg {
+        src.segment(seg).map_err(message)?;
+    }
     let mut n = 0;
     loop {
         match src.next_frame(&mut CappedSlots(MAX_FRAME_BYTES)) {

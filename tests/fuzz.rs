@@ -225,6 +225,78 @@ fn y4m_parser_never_panics_and_errors_are_one_line() {
     );
 }
 
+/// Errors of several parsers run on one input: the first, unless one of them is empty or
+/// spans lines (then that one, for `check_case` to report).
+fn all_of(results: Vec<Result<usize, String>>) -> Result<usize, String> {
+    let errors: Vec<String> = results.into_iter().filter_map(Result::err).collect();
+    match errors
+        .iter()
+        .find(|e| e.trim().is_empty() || e.contains('\n') || e.contains('\r'))
+    {
+        Some(bad) => Err(bad.clone()),
+        None => errors.into_iter().next().map_or(Ok(0), Err),
+    }
+}
+
+/// `--segment` on y4m files (the frame index read from FRAME lines, the seek) and `convflow
+/// concat` of y4m parts, on mutated files: no panic, one-line errors, never an output left
+/// when the join fails.
+#[test]
+fn y4m_segments_and_concat_never_panic_and_errors_are_one_line() {
+    let t = common::Scratch::new("fuzz-y4m-parts");
+    let seeds = vec![
+        y4m("YUV4MPEG2 W4 H4 F25:1 C420jpeg", 5, 24),
+        y4m("YUV4MPEG2 W3 H2 F25:1 Cmono", 7, 6),
+        y4m("YUV4MPEG2 W4 H2 F25:1 C420p10", 3, 24),
+    ];
+    let (case, out) = (t.path("case.y4m"), t.path("out.y4m"));
+    let parse = |bytes: &[u8]| -> Result<usize, String> {
+        std::fs::write(&case, bytes).unwrap();
+        let joined = fuzzing::concat(&[case.clone(), case.clone()], &out);
+        if joined.is_err() {
+            assert!(!out.exists(), "a failed join left its output");
+        }
+        let _ = std::fs::remove_file(&out);
+        all_of(vec![
+            fuzzing::y4m_segment(&case, "0/2"),
+            fuzzing::y4m_segment(&case, "2/3"),
+            joined,
+        ])
+    };
+    fuzz(
+        "y4m-parts",
+        9,
+        cases(2000) / 4,
+        &seeds,
+        &[b"", b"YUV4MPEG2 W2 H2\n"],
+        &parse,
+    );
+    assert!(
+        t.listing()
+            .iter()
+            .all(|n| n.starts_with("case") || n.starts_with("good")),
+        "{:?}",
+        t.listing()
+    );
+}
+
+#[test]
+fn segment_values_never_panic_and_errors_are_one_line() {
+    let seeds: Vec<Vec<u8>> = ["0/1", "3/4", "999999/1000000"]
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect();
+    let regressions: &[&[u8]] = &[b"18446744073709551615/1", b"0/18446744073709551616", b"/"];
+    fuzz(
+        "segment",
+        10,
+        cases(2000),
+        &seeds,
+        regressions,
+        &fuzzing::segment_spec,
+    );
+}
+
 #[test]
 fn kernel_spec_parser_never_panics_nor_allocates_absurdly() {
     let seeds: Vec<Vec<u8>> = [
@@ -399,9 +471,21 @@ fn video_demuxers_and_decoders_never_panic_and_errors_are_one_line() {
         make("d.mkv", &["-c:v", "ffv1", "-pix_fmt", "yuv420p10le"]),
     ];
     let case = t.path("case.bin");
+    let out = t.path("out.mkv");
+    // Each input decoded whole, as the second of two parts (seeks, drops), and joined to
+    // itself (`convflow concat`).
     let parse = |bytes: &[u8]| -> Result<usize, String> {
         std::fs::write(&case, bytes).unwrap();
-        fuzzing::video_file(&case)
+        let joined = fuzzing::concat(&[case.clone(), case.clone()], &out);
+        if joined.is_err() {
+            assert!(!out.exists(), "a failed join left its output");
+        }
+        let _ = std::fs::remove_file(&out);
+        all_of(vec![
+            fuzzing::video_file(&case),
+            fuzzing::video_segment(&case, "1/2"),
+            joined,
+        ])
     };
     fuzz(
         "video",
