@@ -44,6 +44,11 @@ pub fn y4m_stream(bytes: &[u8]) -> Result<usize, String> {
     let origin = Path::new("fuzz.y4m");
     let reader = Box::new(Cursor::new(bytes.to_vec()));
     let mut src = io::y4m::Y4mSource::from_reader(origin, reader).map_err(message)?;
+    count_frames(&mut src)
+}
+
+/// Every frame of `src`; Ok(frames read).
+fn count_frames(src: &mut dyn Source) -> Result<usize, String> {
     let mut n = 0;
     while src
         .next_frame(&mut CappedSlots(MAX_FRAME_BYTES))
@@ -100,15 +105,7 @@ pub fn y4m_segment(path: &Path, seg: &str) -> Result<usize, String> {
     let seg = Segment::parse(seg)?;
     let mut src = io::y4m::Y4mSource::open(path, None).map_err(message)?;
     src.segment(seg).map_err(message)?;
-    let mut n = 0;
-    while src
-        .next_frame(&mut CappedSlots(MAX_FRAME_BYTES))
-        .map_err(message)?
-        .is_some()
-    {
-        n += 1;
-    }
-    Ok(n)
+    count_frames(&mut src)
 }
 
 /// Joins `parts` into `out` as `convflow concat` does; Ok(frames or packets joined).

@@ -238,6 +238,16 @@ fn all_of(results: Vec<Result<usize, String>>) -> Result<usize, String> {
     }
 }
 
+/// `convflow concat case case -o out`: a failed join must leave no output.
+fn joined_to_itself(case: &std::path::Path, out: &std::path::Path) -> Result<usize, String> {
+    let joined = fuzzing::concat(&[case.to_path_buf(), case.to_path_buf()], out);
+    if joined.is_err() {
+        assert!(!out.exists(), "a failed join left its output");
+    }
+    let _ = std::fs::remove_file(out);
+    joined
+}
+
 /// `--segment` on y4m files (the frame index read from FRAME lines, the seek) and `convflow
 /// concat` of y4m parts, on mutated files: no panic, one-line errors, never an output left
 /// when the join fails.
@@ -252,11 +262,7 @@ fn y4m_segments_and_concat_never_panic_and_errors_are_one_line() {
     let (case, out) = (t.path("case.y4m"), t.path("out.y4m"));
     let parse = |bytes: &[u8]| -> Result<usize, String> {
         std::fs::write(&case, bytes).unwrap();
-        let joined = fuzzing::concat(&[case.clone(), case.clone()], &out);
-        if joined.is_err() {
-            assert!(!out.exists(), "a failed join left its output");
-        }
-        let _ = std::fs::remove_file(&out);
+        let joined = joined_to_itself(&case, &out);
         all_of(vec![
             fuzzing::y4m_segment(&case, "0/2"),
             fuzzing::y4m_segment(&case, "2/3"),
@@ -476,11 +482,7 @@ fn video_demuxers_and_decoders_never_panic_and_errors_are_one_line() {
     // itself (`convflow concat`).
     let parse = |bytes: &[u8]| -> Result<usize, String> {
         std::fs::write(&case, bytes).unwrap();
-        let joined = fuzzing::concat(&[case.clone(), case.clone()], &out);
-        if joined.is_err() {
-            assert!(!out.exists(), "a failed join left its output");
-        }
-        let _ = std::fs::remove_file(&out);
+        let joined = joined_to_itself(&case, &out);
         all_of(vec![
             fuzzing::video_file(&case),
             fuzzing::video_segment(&case, "1/2"),
