@@ -51,10 +51,39 @@ pub trait Offload: Send + Sync {
     fn queue(&self) -> Result<Box<dyn CopyQueue>, DeviceError>;
 }
 
-/// Copies on one queue; each call returns once its copy is complete, with its device time.
+/// Copies on one queue, run in the order they were started. A stage keeps up to
+/// [`CopyQueue::depth`] copies in flight, so the copy engine goes from one frame's copy to the
+/// next without waiting for the host to notice the first has finished; a copy is complete (its
+/// buffers free to read, reuse or drop) once [`CopyQueue::finish`] has returned for it.
 pub trait CopyQueue: Send {
-    /// Copies host frame `src` into `dst` (same shape); returns the copy's device time.
-    fn upload(&mut self, src: &Frame, dst: &mut DeviceFrame) -> Result<Duration, DeviceError>;
-    /// Copies device frame `src` into host frame `dst` (same shape); returns the device time.
-    fn download(&mut self, src: &DeviceFrame, dst: &mut Frame) -> Result<Duration, DeviceError>;
+    /// Starts copying host frame `src` into `dst` (same shape).
+    ///
+    /// # Safety
+    /// Until [`CopyQueue::finish`] has returned for this copy, `src`'s memory must not be
+    /// written or freed and `dst`'s must not be touched or freed (moving the `Frame` and
+    /// `DeviceFrame` values is fine: their memory does not move with them).
+    unsafe fn start_upload(
+        &mut self,
+        src: &Frame,
+        dst: &mut DeviceFrame,
+    ) -> Result<(), DeviceError>;
+    /// Starts copying device frame `src` into host frame `dst` (same shape).
+    ///
+    /// # Safety
+    /// As for [`CopyQueue::start_upload`], with the roles of the two frames swapped.
+    unsafe fn start_download(
+        &mut self,
+        src: &DeviceFrame,
+        dst: &mut Frame,
+    ) -> Result<(), DeviceError>;
+    /// Waits for the oldest copy started and not yet finished; returns its device time. An
+    /// error ends that copy too: the next call is about the copy after it.
+    fn finish(&mut self) -> Result<Duration, DeviceError>;
+    /// How many copies may be in flight at once (started, not finished); at least 1.
+    fn depth(&self) -> usize;
+    /// True when the oldest copy in flight is over (or failed), so [`CopyQueue::finish`] would
+    /// not wait: a stage polls it while it also watches for its next frame.
+    fn done(&mut self) -> bool {
+        true
+    }
 }

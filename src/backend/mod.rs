@@ -219,18 +219,43 @@ pub trait Backend: Send {
         Ok(None)
     }
 
-    /// Filters a device-resident frame into `dst` (both from this backend's [`Offload`]);
-    /// returns once done, with the device time of the kernels.
-    fn filter_device(
+    /// Starts filtering a device-resident frame into `dst` (both from this backend's
+    /// [`Offload`]) and returns at once; [`Backend::finish_device`] waits for it. Up to
+    /// [`Backend::device_depth`] frames may be in flight, finishing in the order started.
+    ///
+    /// # Safety
+    /// Until `finish_device` has returned for this frame, neither frame's memory may be
+    /// touched or freed (moving the `DeviceFrame` values is fine).
+    unsafe fn start_device(
         &mut self,
         _plan: &Plan,
         _src: &DeviceFrame,
         _dst: &mut DeviceFrame,
-    ) -> Result<Duration, BackendError> {
+    ) -> Result<(), BackendError> {
         Err(BackendError::Unsupported(format!(
             "{} has no device memory",
             self.name()
         )))
+    }
+
+    /// Waits for the oldest frame started by [`Backend::start_device`]; returns the device
+    /// time of its kernels. An error ends that frame too.
+    fn finish_device(&mut self) -> Result<Duration, BackendError> {
+        Err(BackendError::Unsupported(format!(
+            "{} has no frame in flight",
+            self.name()
+        )))
+    }
+
+    /// How many frames [`Backend::start_device`] may have in flight at once (≥ 1).
+    fn device_depth(&self) -> usize {
+        1
+    }
+
+    /// True when the oldest frame in flight is done (or failed), so
+    /// [`Backend::finish_device`] would not wait.
+    fn device_done(&mut self) -> bool {
+        true
     }
 
     /// Device times of the last [`Backend::filter_frame`] call, for backends that measure

@@ -112,18 +112,45 @@ fn a_failing_stage_stops_the_run_and_aborts_the_sink() {
 
 /// A device backend whose "device memory" is host vectors: drives the five-stage path
 /// (pools, queues, recycling) without a GPU. `delay` makes its kernels slower, `fail_after`
-/// fails its kernel on that many frames, `made` counts the host buffers its offload allocated.
+/// fails its kernel on that many frames, `made` counts the host buffers its offload allocated,
+/// `depth` is its copy queues' depth.
 struct MockDevice {
     cpu: CpuSeq,
     delay: Duration,
+    depth: usize,
     fail_after: Option<usize>,
     /// Panic instead of returning the error.
     panics: bool,
     filtered: usize,
     made: Arc<AtomicUsize>,
+    /// Frames started on the "device", oldest first.
+    kernels: std::collections::VecDeque<(Plan, Shape, Pending)>,
 }
-struct MockOffload(Arc<AtomicUsize>);
-struct MockQueue;
+struct MockOffload {
+    made: Arc<AtomicUsize>,
+    depth: usize,
+}
+
+/// Copies as a device runs them: later. A copy is only carried out when the stage finishes it,
+/// so a stage that hands a frame on, or lets a buffer go, before then sees stale bytes.
+struct MockQueue {
+    depth: usize,
+    pending: std::collections::VecDeque<(Pending, Duration)>,
+    /// Polls so far: every other one says the copy is still running.
+    polls: usize,
+}
+
+/// Started work (a copy, a frame's kernels): `len` bytes from `src` to `dst`.
+struct Pending {
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the pointers are only followed by the thread that started the work, under the
+// contract of `CopyQueue` and `Backend::start_device` (the buffers stay alive and untouched
+// until the work is finished).
+unsafe impl Send for Pending {}
 
 impl MockDevice {
     fn new() -> Self {
@@ -137,6 +164,8 @@ impl MockDevice {
             panics: false,
             filtered: 0,
             made: Arc::default(),
+            kernels: Default::default(),
+            depth: 2,
         }
     }
 }
@@ -161,7 +190,7 @@ impl Offload for MockOffload {
         h: usize,
         _: bool,
     ) -> Result<Frame, DeviceError> {
-        self.0.fetch_add(1, Ordering::SeqCst);
+        self.made.fetch_add(1, Ordering::SeqCst);
         Ok(Frame::new(f, w, h).unwrap())
     }
     fn device_frame(&self, shape: &Shape) -> Result<DeviceFrame, DeviceError> {
@@ -171,22 +200,66 @@ impl Offload for MockOffload {
         })
     }
     fn queue(&self) -> Result<Box<dyn CopyQueue>, DeviceError> {
-        Ok(Box::new(MockQueue))
+        Ok(Box::new(MockQueue {
+            depth: self.depth,
+            pending: Default::default(),
+            polls: 0,
+        }))
+    }
+}
+
+impl MockQueue {
+    fn push(&mut self, copy: Pending, device: Duration) -> Result<(), DeviceError> {
+        assert!(
+            self.pending.len() < self.depth,
+            "more copies than the queue's depth"
+        );
+        self.pending.push_back((copy, device));
+        Ok(())
     }
 }
 
 impl CopyQueue for MockQueue {
-    fn upload(&mut self, src: &Frame, dst: &mut DeviceFrame) -> Result<Duration, DeviceError> {
-        dst.mem
-            .downcast_mut::<Vec<u8>>()
-            .unwrap()
-            .copy_from_slice(src.data());
-        Ok(Duration::from_micros(3))
+    unsafe fn start_upload(
+        &mut self,
+        src: &Frame,
+        dst: &mut DeviceFrame,
+    ) -> Result<(), DeviceError> {
+        let dst = dst.mem.downcast_mut::<Vec<u8>>().unwrap();
+        assert_eq!(src.data().len(), dst.len());
+        let copy = Pending {
+            src: src.data().as_ptr(),
+            dst: dst.as_mut_ptr(),
+            len: dst.len(),
+        };
+        self.push(copy, Duration::from_micros(3))
     }
-    fn download(&mut self, src: &DeviceFrame, dst: &mut Frame) -> Result<Duration, DeviceError> {
-        dst.data_mut()
-            .copy_from_slice(src.mem.downcast_ref::<Vec<u8>>().unwrap());
-        Ok(Duration::from_micros(5))
+    unsafe fn start_download(
+        &mut self,
+        src: &DeviceFrame,
+        dst: &mut Frame,
+    ) -> Result<(), DeviceError> {
+        let src = src.mem.downcast_ref::<Vec<u8>>().unwrap();
+        assert_eq!(src.len(), dst.data().len());
+        let copy = Pending {
+            src: src.as_ptr(),
+            dst: dst.data_mut().as_mut_ptr(),
+            len: src.len(),
+        };
+        self.push(copy, Duration::from_micros(5))
+    }
+    fn finish(&mut self) -> Result<Duration, DeviceError> {
+        let (c, device) = self.pending.pop_front().expect("a copy in flight");
+        // SAFETY: the contract of `start_*` keeps both buffers alive and untouched until now.
+        unsafe { std::ptr::copy_nonoverlapping(c.src, c.dst, c.len) };
+        Ok(device)
+    }
+    fn depth(&self) -> usize {
+        self.depth
+    }
+    fn done(&mut self) -> bool {
+        self.polls += 1;
+        self.polls % 2 == 0
     }
 }
 
@@ -203,28 +276,56 @@ impl Backend for MockDevice {
         self.cpu.filter_frame(plan, src, dst)
     }
     fn offload(&mut self) -> Result<Option<Arc<dyn Offload>>, BackendError> {
-        Ok(Some(Arc::new(MockOffload(self.made.clone()))))
+        Ok(Some(Arc::new(MockOffload {
+            made: self.made.clone(),
+            depth: self.depth,
+        })))
     }
-    fn filter_device(
+    unsafe fn start_device(
         &mut self,
         plan: &Plan,
         src: &DeviceFrame,
         dst: &mut DeviceFrame,
-    ) -> Result<Duration, BackendError> {
+    ) -> Result<(), BackendError> {
+        assert!(
+            self.kernels.len() < self.depth,
+            "more frames than the device's depth"
+        );
+        let src_bytes = src.mem.downcast_ref::<Vec<u8>>().unwrap();
+        let work = Pending {
+            src: src_bytes.as_ptr(),
+            dst: dst.mem.downcast_mut::<Vec<u8>>().unwrap().as_mut_ptr(),
+            len: src_bytes.len(),
+        };
+        self.kernels
+            .push_back((plan.clone(), src.shape.clone(), work));
+        Ok(())
+    }
+    /// The kernels run when they are finished, like a device's: a stage that hands a frame
+    /// on earlier passes stale bytes.
+    fn finish_device(&mut self) -> Result<Duration, BackendError> {
+        let (plan, shape, work) = self.kernels.pop_front().expect("a frame in flight");
         if Some(self.filtered) == self.fail_after {
             assert!(!self.panics, "planned kernel panic");
             return Err(BackendError::Unsupported("planned kernel failure".into()));
         }
         self.filtered += 1;
         std::thread::sleep(self.delay);
-        let input = host_view(&src.shape, src.mem.downcast_ref::<Vec<u8>>().unwrap());
+        // SAFETY: `start_device`'s contract keeps both buffers alive and untouched until now.
+        let (src, dst) = unsafe {
+            (
+                std::slice::from_raw_parts(work.src, work.len),
+                std::slice::from_raw_parts_mut(work.dst, work.len),
+            )
+        };
+        let input = host_view(&shape, src);
         let mut out = Frame::like(&input);
-        self.cpu.filter_frame(plan, &input, &mut out)?;
-        dst.mem
-            .downcast_mut::<Vec<u8>>()
-            .unwrap()
-            .copy_from_slice(out.data());
+        self.cpu.filter_frame(&plan, &input, &mut out)?;
+        dst.copy_from_slice(out.data());
         Ok(Duration::from_micros(7))
+    }
+    fn device_depth(&self) -> usize {
+        self.depth
     }
 }
 
@@ -282,7 +383,9 @@ impl Source for Numbered {
 
 #[test]
 fn device_stages_keep_order_recycle_buffers_and_match_the_host_path() {
-    for inflight in [1, 2, 4] {
+    // Copy queues deeper than the pools too: a stage must not wait for a buffer its own copies
+    // hold.
+    for (inflight, depth) in [1, 2, 4].into_iter().flat_map(|n| [(n, 1), (n, 2), (n, 3)]) {
         let got: Collected = Default::default();
         let stop = AtomicBool::new(false);
         let mut check = CpuSeq::new();
@@ -292,7 +395,10 @@ fn device_stages_keep_order_recycle_buffers_and_match_the_host_path() {
         let stats = run(
             &mut src,
             Box::new(VecSink::sharing(got.clone())),
-            &mut MockDevice::new(),
+            &mut MockDevice {
+                depth,
+                ..MockDevice::new()
+            },
             &plan(),
             opts,
         )
@@ -309,7 +415,11 @@ fn device_stages_keep_order_recycle_buffers_and_match_the_host_path() {
                 Duration::from_micros(150)
             )
         );
-        assert_eq!(frames(&got), reference(30), "inflight {inflight}");
+        assert_eq!(
+            frames(&got),
+            reference(30),
+            "inflight {inflight}, depth {depth}"
+        );
         assert_eq!(got.lock().unwrap().len(), 30);
     }
 }

@@ -1,9 +1,10 @@
 //! The CUDA side of the pipeline's transfer stages: page-locked host frames, device frame
 //! buffers, and copy queues that each own a non-blocking stream and a pair of timing events.
 //!
-//! Every copy returns only once it is complete (its end event has fired), so a frame handed to
-//! the next stage is always ready and no cross-stream ordering is needed: the overlap comes from
-//! the upload, filter and download stages each waiting on their own stream at the same time.
+//! A queue keeps a few copies in flight on its stream, each between a pair of timing events, and
+//! a stage hands a frame on only once its copy has finished (its end event has fired), so the
+//! next stage always gets a ready frame and no cross-stream ordering is needed: the overlap
+//! comes from the upload, filter and download stages each driving their own stream at once.
 //! Upload sources are write-combined page-locked memory (fast for the CPU to fill and for the
 //! copy engine to read); download targets are plain page-locked memory, which the CPU reads at
 //! full speed. With `--pageable`, host frames are ordinary heap memory and the driver stages
@@ -46,12 +47,6 @@ pub fn device_ptr(f: &DeviceFrame) -> Result<u64, CudaError> {
         CudaError::Unsupported("device frame was not made by the CUDA backend".into())
     })?;
     Ok(d.buf.device_ptr(&d.stream).0)
-}
-
-fn device_buf(f: &DeviceFrame) -> Result<&DeviceBuf, CudaError> {
-    f.mem.downcast_ref::<DeviceBuf>().ok_or_else(|| {
-        CudaError::Unsupported("device frame was not made by the CUDA backend".into())
-    })
 }
 
 /// Host↔device bandwidth with `off`'s kind of host memory: `bytes` each way, alone and both at
@@ -164,44 +159,158 @@ impl Offload for CudaOffload {
     }
 
     fn queue(&self) -> Result<Box<dyn CopyQueue>, DeviceError> {
-        let stream = self
-            .ctx
-            .new_stream()
-            .map_err(|e| CudaError::driver("creating a copy stream", e))?;
+        let (depth, streams) = copy_shape();
+        let err = |what| move |e| CudaError::driver(what, e);
+        let streams = (0..streams)
+            .map(|_| self.ctx.new_stream().map_err(err("creating a copy stream")))
+            .collect::<Result<Vec<_>, _>>()?;
         let ev = || {
             self.ctx
                 .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-                .map_err(|e| CudaError::driver("creating events", e))
+                .map_err(err("creating events"))
         };
+        let slots = (0..depth)
+            .map(|i| {
+                Ok(Slot {
+                    stream: streams[i % streams.len()].clone(),
+                    start: ev()?,
+                    end: ev()?,
+                    what: "",
+                })
+            })
+            .collect::<Result<Vec<_>, CudaError>>()?;
         Ok(Box::new(CudaQueue {
-            start: ev()?,
-            end: ev()?,
-            stream,
+            slots,
+            next: 0,
+            pending: 0,
         }))
     }
 }
 
-struct CudaQueue {
+/// Copies a queue keeps in flight, and how many streams they take turns on. Measured on an
+/// H100 (docs/PERFORMANCE.md, "Small frames"): one copy at a time leaves the copy engine idle
+/// while the host learns it has finished and starts the next — a fixed ~20 µs a frame that cost
+/// 1080p gray 40 % of the bus; two in flight on one stream keep it busy.
+/// `CONVFLOW_COPY_DEPTH` and `CONVFLOW_COPY_STREAMS` override them (sweeps).
+const COPY_DEPTH: usize = 2;
+const COPY_STREAMS: usize = 1;
+
+fn copy_shape() -> (usize, usize) {
+    let var = |name: &str, default: usize| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .unwrap_or(default)
+            .clamp(1, 8)
+    };
+    let depth = var("CONVFLOW_COPY_DEPTH", COPY_DEPTH);
+    (depth, var("CONVFLOW_COPY_STREAMS", COPY_STREAMS).min(depth))
+}
+
+/// One copy's place in a queue: its stream and the events around it.
+struct Slot {
     stream: Arc<CudaStream>,
     start: CudaEvent,
     end: CudaEvent,
+    /// What the copy does, for its errors.
+    what: &'static str,
+}
+
+/// A ring of copy slots: copies start in slot `next`, `pending` of them (the ones before it)
+/// are in flight, and they finish oldest first.
+struct CudaQueue {
+    slots: Vec<Slot>,
+    next: usize,
+    pending: usize,
 }
 
 impl CudaQueue {
-    /// Brackets `copy` with the events, waits for it, returns its device time.
-    fn timed(
+    /// Starts `copy` in the next slot, between its events.
+    fn start(
         &mut self,
         what: &'static str,
         copy: impl FnOnce(sys::CUstream) -> Result<(), cudarc::driver::DriverError>,
-    ) -> Result<Duration, CudaError> {
+    ) -> Result<(), CudaError> {
+        if self.pending == self.slots.len() {
+            return Err(CudaError::Unsupported(format!(
+                "{what}: {} copies already in flight",
+                self.pending
+            )));
+        }
         let err = |e| CudaError::driver(what, e);
-        self.stream.context().bind_to_thread().map_err(err)?;
-        self.start.record(&self.stream).map_err(err)?;
-        copy(self.stream.cu_stream()).map_err(err)?;
-        self.end.record(&self.stream).map_err(err)?;
-        self.end.synchronize().map_err(err)?;
-        let ms = self.start.elapsed_ms(&self.end).map_err(err)?.max(0.0) as f64;
+        let slot = &mut self.slots[self.next];
+        slot.stream.context().bind_to_thread().map_err(err)?;
+        slot.start.record(&slot.stream).map_err(err)?;
+        copy(slot.stream.cu_stream()).map_err(err)?;
+        slot.end.record(&slot.stream).map_err(err)?;
+        slot.what = what;
+        self.next = (self.next + 1) % self.slots.len();
+        self.pending += 1;
+        Ok(())
+    }
+}
+
+impl CopyQueue for CudaQueue {
+    unsafe fn start_upload(
+        &mut self,
+        src: &Frame,
+        dst: &mut DeviceFrame,
+    ) -> Result<(), DeviceError> {
+        same(src, &dst.shape)?;
+        let d = device_ptr(dst)?;
+        let bytes = src.data();
+        // SAFETY: `d` is a live allocation of at least `shape.len` bytes (checked equal to the
+        // source's length above); the caller keeps both until `finish` (the trait's contract).
+        Ok(self.start("uploading a frame", |s| unsafe {
+            raw::copy_htod(d, bytes, s)
+        })?)
+    }
+
+    unsafe fn start_download(
+        &mut self,
+        src: &DeviceFrame,
+        dst: &mut Frame,
+    ) -> Result<(), DeviceError> {
+        same(dst, &src.shape)?;
+        let d = device_ptr(src)?;
+        let bytes = dst.data_mut();
+        // SAFETY: as for the upload.
+        Ok(self.start("downloading a frame", |s| unsafe {
+            raw::copy_dtoh(bytes, d, s)
+        })?)
+    }
+
+    fn finish(&mut self) -> Result<Duration, DeviceError> {
+        let n = self.slots.len();
+        if self.pending == 0 {
+            return Err(CudaError::Unsupported("no copy in flight to finish".into()).into());
+        }
+        let slot = &self.slots[(self.next + n - self.pending) % n];
+        self.pending -= 1;
+        let err = |e| CudaError::driver(slot.what, e);
+        slot.end.synchronize().map_err(err)?;
+        let ms = slot.start.elapsed_ms(&slot.end).map_err(err)?.max(0.0) as f64;
         Ok(Duration::from_secs_f64(ms / 1e3))
+    }
+
+    fn depth(&self) -> usize {
+        self.slots.len()
+    }
+
+    fn done(&mut self) -> bool {
+        let n = self.slots.len();
+        let slot = &self.slots[(self.next + n - self.pending) % n];
+        self.pending == 0 || slot.end.try_is_complete().unwrap_or(true)
+    }
+}
+
+/// Copies still in flight when a queue goes (a stage that failed) complete before the streams
+/// do, so the buffers they touch may be freed afterwards.
+impl Drop for CudaQueue {
+    fn drop(&mut self) {
+        for slot in &self.slots {
+            let _ = slot.stream.synchronize();
+        }
     }
 }
 
@@ -216,27 +325,4 @@ fn same(host: &Frame, dev: &Shape) -> Result<(), DeviceError> {
         .into());
     }
     Ok(())
-}
-
-impl CopyQueue for CudaQueue {
-    fn upload(&mut self, src: &Frame, dst: &mut DeviceFrame) -> Result<Duration, DeviceError> {
-        same(src, &dst.shape)?;
-        let d = device_buf(dst)?.buf.device_ptr(&self.stream).0;
-        let bytes = src.data();
-        // SAFETY: `d` is a live allocation of at least `shape.len` bytes (checked equal to the
-        // source's length above); `src` is borrowed until `timed` has waited for the copy.
-        Ok(self.timed("uploading a frame", |s| unsafe {
-            raw::copy_htod(d, bytes, s)
-        })?)
-    }
-
-    fn download(&mut self, src: &DeviceFrame, dst: &mut Frame) -> Result<Duration, DeviceError> {
-        same(dst, &src.shape)?;
-        let d = device_buf(src)?.buf.device_ptr(&self.stream).0;
-        let bytes = dst.data_mut();
-        // SAFETY: as for upload; `dst` is mutably borrowed until the copy has completed.
-        Ok(self.timed("downloading a frame", |s| unsafe {
-            raw::copy_dtoh(bytes, d, s)
-        })?)
-    }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use cudarc::driver::{sys, CudaEvent};
 
-use super::{offload, CudaBackend, CudaError};
+use super::{offload, CudaBackend, CudaError, DEVICE_DEPTH, SLOT_EVENTS};
 use crate::backend::{check_shapes, BackendError, LinkBandwidth, Measure};
 use crate::filter::Plan;
 use crate::frame::Frame;
@@ -20,18 +20,13 @@ fn event(ctx: &std::sync::Arc<cudarc::driver::CudaContext>) -> Result<CudaEvent,
 }
 
 impl CudaBackend {
-    /// Four timing events on the backend's stream (created once).
-    pub(super) fn events(&mut self) -> Result<&[CudaEvent; 5], CudaError> {
+    /// The timing events (created once): a frame's five, then a pair per in-flight slot.
+    pub(super) fn events(&mut self) -> Result<&[CudaEvent], CudaError> {
         if self.events.is_none() {
-            self.events = Some([
-                event(&self.ctx)?,
-                event(&self.ctx)?,
-                event(&self.ctx)?,
-                event(&self.ctx)?,
-                event(&self.ctx)?,
-            ]);
+            let n = SLOT_EVENTS + 2 * DEVICE_DEPTH;
+            self.events = Some((0..n).map(|_| event(&self.ctx)).collect::<Result<_, _>>()?);
         }
-        Ok(self.events.as_ref().expect("created"))
+        Ok(self.events.as_deref().expect("created"))
     }
 
     pub(super) fn record(&mut self, i: usize) -> Result<(), CudaError> {
