@@ -28,6 +28,7 @@
 //! drain through and the output is finalized.
 
 mod check;
+mod flight;
 mod pool;
 mod stages;
 mod stats;

@@ -4,17 +4,16 @@
 //! output buffer from the stage's pool, times the work on it net of the wait for that buffer,
 //! and records the stage's statistics, so each loop says only what its stage does. The device
 //! stages share one loop ([`async_stage`]): their work (a copy, a frame's kernels) is started
-//! and finished apart, and a [`Flight`] holds each frame's buffers until its work is over, so
-//! a stage can start the next frame while the last one still runs.
+//! and finished apart (`flight`), so a stage can start the next frame while the last one still
+//! runs.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use std::collections::VecDeque;
-
-use crossbeam_channel::{Receiver, Select, Sender, TryRecvError};
+use crossbeam_channel::{Receiver, Select, Sender};
 
 use super::check::Checker;
+use super::flight::{async_stage, Begun, Flight, Queue};
 use super::pool::{HostSlots, Pool};
 use super::stats::{self, StageStats};
 use super::PipelineError;
@@ -101,6 +100,11 @@ impl<T> Stage<T> {
         Ok(Some(out))
     }
 
+    /// True when taking an output buffer would not wait ([`Pool::has_free`]).
+    pub fn has_free(&mut self) -> bool {
+        self.pool.has_free()
+    }
+
     /// An output buffer, as for [`Stage::run`], with the time spent waiting for it.
     fn buffer<E>(
         &mut self,
@@ -111,216 +115,6 @@ impl<T> Stage<T> {
         let out = self.pool.get(fits, make)?;
         Ok(out.map(|o| (o, self.pool.waited - before)))
     }
-}
-
-/// What a stage's asynchronous work runs on: a copy queue, or a device backend's stream.
-/// Work finishes in the order it was started.
-pub(super) trait Runs {
-    /// Waits for the oldest work started and not finished; its device time. Failed or not,
-    /// that work is over.
-    fn finish(&mut self) -> Result<Duration, BackendError>;
-    /// How much work may be in flight at once.
-    fn depth(&self) -> usize;
-    /// The oldest work is over: `finish` would not wait.
-    fn done(&mut self) -> bool;
-}
-
-/// A copy stage's queue.
-type Queue = Box<dyn CopyQueue>;
-
-impl Runs for Queue {
-    fn finish(&mut self) -> Result<Duration, BackendError> {
-        Ok(CopyQueue::finish(&mut **self)?)
-    }
-    fn depth(&self) -> usize {
-        CopyQueue::depth(&**self)
-    }
-    fn done(&mut self) -> bool {
-        CopyQueue::done(&mut **self)
-    }
-}
-
-impl Runs for &mut dyn Backend {
-    fn finish(&mut self) -> Result<Duration, BackendError> {
-        self.finish_device()
-    }
-    fn depth(&self) -> usize {
-        self.device_depth()
-    }
-    fn done(&mut self) -> bool {
-        self.device_done()
-    }
-}
-
-/// What a stage has started and not yet handed on, oldest first: each job with the buffers
-/// its work (a copy, the kernels) reads and writes. A job stays here until its work has
-/// finished, which is what makes starting the work sound ([`CopyQueue`]'s and
-/// [`Backend::start_device`]'s contract); a flight dropped early (its stage failed) waits for
-/// its work before it lets the buffers go.
-struct Flight<C, Q: Runs> {
-    // Declared first: dropped (a copy queue synchronizes its streams) before the buffers.
-    queue: Q,
-    jobs: VecDeque<Flown<C>>,
-    failed: Vec<Flown<C>>,
-}
-
-/// A job in flight, with its frame's index, its bytes and its host time so far (taking a
-/// buffer, starting the work).
-struct Flown<C> {
-    job: C,
-    index: usize,
-    bytes: usize,
-    busy: Duration,
-}
-
-impl<C, Q: Runs> Flight<C, Q> {
-    fn new(queue: Q) -> Self {
-        Flight {
-            queue,
-            jobs: VecDeque::new(),
-            failed: Vec::new(),
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.jobs.is_empty()
-    }
-
-    /// No other work may start before the oldest has finished.
-    fn full(&self) -> bool {
-        self.jobs.len() >= self.queue.depth().max(1)
-    }
-
-    /// Starts the work on frame `index` (`bytes`, `busy`: host time already spent on it) with
-    /// `start`, which may touch only buffers `job` owns: they stay here until
-    /// [`Flight::land`].
-    fn start(
-        &mut self,
-        mut job: C,
-        (index, bytes, busy): (usize, usize, Duration),
-        start: impl FnOnce(&mut Q, &mut C) -> Result<(), BackendError>,
-    ) -> Result<(), PipelineError> {
-        let t = Instant::now();
-        start(&mut self.queue, &mut job).map_err(backend_err(index))?;
-        self.jobs.push_back(Flown {
-            job,
-            index,
-            bytes,
-            busy: busy + t.elapsed(),
-        });
-        Ok(())
-    }
-
-    /// Waits for the oldest job's work and hands the job out, recording its host time (this
-    /// wait included), bytes and device time in `stats`. A failed job is kept until the flight
-    /// is dropped: its buffers may be in use until the queue goes.
-    fn land(&mut self, stats: &mut StageStats) -> Option<Result<C, PipelineError>> {
-        let t = Instant::now();
-        let f = self.jobs.pop_front()?;
-        match self.queue.finish() {
-            Ok(device) => stats.device += device,
-            Err(e) => {
-                let index = f.index;
-                self.failed.push(f);
-                return Some(Err(backend_err(index)(e)));
-            }
-        }
-        stats.add(f.busy + t.elapsed(), f.bytes);
-        Some(Ok(f.job))
-    }
-}
-
-impl<C, Q: Runs> Drop for Flight<C, Q> {
-    fn drop(&mut self) {
-        for _ in 0..self.jobs.len() {
-            let _ = self.queue.finish();
-        }
-    }
-}
-
-/// What a stage's `begin` returns.
-type Begins<C> = Result<Begun<C>, PipelineError>;
-
-/// What a stage's `begin` did with a job.
-enum Begun<C> {
-    /// Its work is in flight.
-    Started,
-    /// Nothing to copy: hand it on after the ones in flight.
-    Ready(C),
-    /// The run is stopping (a pool's returning stage has gone).
-    Stop,
-}
-
-/// The loop of a stage that works asynchronously (upload, filter, download on a device):
-/// `begin` takes each job from `rx` and starts its work in the flight; `hand_on` passes on a
-/// job whose work has finished, oldest first (false: the next stage has gone). Work stays in
-/// flight only while more input is waiting: the stage never waits for input, nor for a buffer
-/// of its pool that only its own work holds, with a finished frame still in hand; it starts a
-/// frame that arrives while the last one's work runs at once.
-fn async_stage<I, O, C, Q: Runs>(
-    rx: Receiver<Job<I>>,
-    stage: &mut Stage<O>,
-    queue: Q,
-    mut begin: impl FnMut(&mut Stage<O>, &mut Flight<C, Q>, Job<I>) -> Begins<C>,
-    mut hand_on: impl FnMut(C) -> Result<bool, PipelineError>,
-) -> Result<(), PipelineError> {
-    let mut flight = Flight::new(queue);
-    let mut land = |flight: &mut Flight<C, Q>, stage: &mut Stage<O>, job: Option<C>| match job
-        .map(Ok)
-        .or_else(|| flight.land(&mut stage.stats))
-    {
-        Some(job) => hand_on(job?),
-        None => Ok(true),
-    };
-    loop {
-        let job = if flight.is_empty() {
-            match rx.recv() {
-                Ok(job) => job,
-                Err(_) => break,
-            }
-        } else {
-            // Work in flight: start the next frame the moment it arrives, and hand on the
-            // oldest the moment it is done (the driver's own wait would spin the same way).
-            match rx.try_recv() {
-                Ok(job) => job,
-                Err(TryRecvError::Empty) => {
-                    if !flight.queue.done() {
-                        std::thread::yield_now();
-                    } else if !land(&mut flight, stage, None)? {
-                        return Ok(());
-                    }
-                    continue;
-                }
-                Err(TryRecvError::Disconnected) => break,
-            }
-        };
-        while !flight.is_empty() && (flight.full() || !stage.pool.has_free()) {
-            if !land(&mut flight, stage, None)? {
-                return Ok(());
-            }
-        }
-        match begin(stage, &mut flight, job)? {
-            Begun::Started => {}
-            Begun::Ready(job) => {
-                while !flight.is_empty() {
-                    if !land(&mut flight, stage, None)? {
-                        return Ok(());
-                    }
-                }
-                stage.stats.add(Duration::ZERO, 0);
-                if !land(&mut flight, stage, Some(job))? {
-                    return Ok(());
-                }
-            }
-            Begun::Stop => return Ok(()),
-        }
-    }
-    while !flight.is_empty() {
-        if !land(&mut flight, stage, None)? {
-            break;
-        }
-    }
-    Ok(())
 }
 
 pub(super) type StageResult = Result<StageStats, PipelineError>;
