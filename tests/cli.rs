@@ -589,6 +589,8 @@ fn json_report_has_stages_and_latency() {
         ["read", "filter", "write"]
     );
     assert!(stages.iter().all(|s| s["frames"] == 9));
+    // No --inflight: small frames get deeper pools (pipeline::auto_inflight).
+    assert_eq!(v["inflight"], 8);
     assert!(v["latency_us"]["p50"].as_u64().unwrap() >= 1);
     assert!(v["latency_us"]["max"].as_u64().unwrap() >= v["latency_us"]["p50"].as_u64().unwrap());
     // The startup split: backend creation within the time before the run, which is within
@@ -596,7 +598,9 @@ fn json_report_has_stages_and_latency() {
     let secs = |x: &serde_json::Value| x.as_f64().unwrap();
     let st = &v["startup"];
     assert!(secs(&st["backend_s"]) >= 0.0);
-    assert!(secs(&st["backend_s"]) <= secs(&st["before_run_s"]));
+    assert!(secs(&st["backend_s"]) <= secs(&st["ready_s"]));
+    assert!(secs(&st["input_s"]) <= secs(&st["ready_s"]));
+    assert!(secs(&st["ready_s"]) <= secs(&st["before_run_s"]));
     assert!(secs(&st["before_run_s"]) <= secs(&st["first_frame_s"]));
     assert!(secs(&v["first_frame_s"]) <= secs(&v["wall_s"]));
     // The text report says it too (the full report: -v).

@@ -13,6 +13,7 @@ mod common;
 
 use common::{check_against_oracle, first_difference, poisoned_like, random_frame, Rng};
 use convflow::backend::{Backend, CpuPar, CpuSeq, Support};
+use convflow::filter::spec::parse_spec;
 use convflow::filter::Plan;
 use convflow::filter::{library, AlphaMode, Decomposition, Filter, Kernel, Mode, PlaneSel};
 use convflow::frame::{Frame, PixelFormat};
@@ -202,11 +203,6 @@ pub fn small_kernels_every_shape(backend: &mut dyn Backend, salt: u64) {
 pub fn integer_kernels_every_shape_and_row_end(backend: &mut dyn Backend, salt: u64) {
     let runs = backend.runs();
     let (mut rng, seed) = Rng::fresh(salt);
-    let formats: Vec<PixelFormat> = PixelFormat::all()
-        .iter()
-        .copied()
-        .filter(|f| f.depth().max() == 255)
-        .collect();
     let (mut cases, mut integer) = (0, 0);
     let min = if runs == Support::SeparableOnly { 2 } else { 1 };
     for kw in min..=9 {
@@ -227,19 +223,11 @@ pub fn integer_kernels_every_shape_and_row_end(backend: &mut dyn Backend, salt: 
             };
             let offset = rng.pick(&[0.0, 128.0, -3.0 / divisor as f64, 0.5]);
             let kernel = kernel.with_offset(offset).unwrap();
-            if runs == Support::SeparableOnly && !kernel.is_separable() {
-                continue;
+            let widths = [1, 5, 16, 17, 33, 64, 100, 129, 257, 700];
+            if let Some(has_form) = integer_case(backend, &mut rng, seed, kernel, &widths, 20) {
+                cases += 1;
+                integer += has_form as usize;
             }
-            let format = rng.pick(&formats);
-            let border = rng.pick(Border::ALL);
-            let w = rng.pick(&[1, 5, 16, 17, 33, 64, 100, 129, 257, 700]);
-            let h = rng.range(1, 20);
-            let src = random_frame(&mut rng, format, w, h);
-            let filter = random_filter(&mut rng, kernel, border, runs);
-            let plan = filter.plan().unwrap();
-            cases += 1;
-            integer += convflow::filter::IntegerForm::of(&plan, 255).is_some() as usize;
-            check_seeded(backend, &filter, &src, &mut rng, seed);
         }
     }
     // About 55 % have one on average (divisor 6 and most large odd-divisor full kernels have
@@ -565,6 +553,80 @@ pub fn auto_mode_plans_the_same_on_every_backend(backend: &mut dyn Backend, salt
     }
 }
 
+/// One case of the integer bodies: `kernel` (unless the backend runs only separable plans and
+/// it is not one) on a random 8-bit frame `widths`-wide and up to `max_h` high, every border,
+/// checked against the reference; whether its plan has an integer form (None: skipped).
+fn integer_case(
+    backend: &mut dyn Backend,
+    rng: &mut Rng,
+    seed: u64,
+    kernel: Kernel,
+    widths: &[usize],
+    max_h: usize,
+) -> Option<bool> {
+    let runs = backend.runs();
+    if runs == Support::SeparableOnly && !kernel.is_separable() {
+        return None;
+    }
+    let formats: Vec<PixelFormat> = PixelFormat::all()
+        .iter()
+        .copied()
+        .filter(|f| f.depth().max() == 255)
+        .collect();
+    let format = rng.pick(&formats);
+    let border = rng.pick(Border::ALL);
+    let (w, h) = (rng.pick(widths), rng.range(1, max_h));
+    let src = random_frame(rng, format, w, h);
+    let filter = random_filter(rng, kernel, border, runs);
+    let plan = filter.plan().unwrap();
+    check_seeded(backend, &filter, &src, rng, seed);
+    Some(convflow::filter::IntegerForm::of(&plan, 255).is_some())
+}
+
+/// Integer kernels with small weights (each kernel row weighing at most 128), the ones the
+/// integer paths take (`cpu-par`'s byte-pair path, `fast_int`): named ones and random ones, every
+/// border, `--abs` and offsets, row ends of every length, 8-bit formats.
+pub fn small_integer_kernels(backend: &mut dyn Backend, salt: u64) {
+    let (mut rng, seed) = Rng::fresh(salt);
+    let named = [
+        "box:3",
+        "box:5x3",
+        "sobel-x",
+        "sobel-y",
+        "laplacian",
+        "sharpen",
+        "emboss",
+        "edge",
+        "binomial:5",
+        "gaussian:3",
+        "gaussian:5",
+    ];
+    let (mut cases, mut integer) = (0, 0);
+    for i in 0..40 {
+        let kernel = if i < named.len() {
+            parse_spec(named[i]).unwrap()
+        } else {
+            let (kw, kh) = (rng.range(1, 12), rng.range(1, 9));
+            let divisor = rng.pick(&[1u32, 4, 16, 9, 25, 7]) as f64;
+            let w = (0..kw * kh)
+                .map(|_| ((rng.range(0, 17) as f64 - 8.0) / divisor) as f32)
+                .collect();
+            let k = Kernel::new("small-integer", kw, kh, w).unwrap();
+            k.with_offset(rng.pick(&[0.0, 128.0, -3.0 / divisor]))
+                .unwrap()
+        };
+        let widths = [1, 7, 31, 32, 33, 63, 64, 65, 100, 257];
+        if let Some(has_form) = integer_case(backend, &mut rng, seed, kernel, &widths, 24) {
+            cases += 1;
+            integer += has_form as usize;
+        }
+    }
+    assert!(
+        integer * 4 > cases * 3,
+        "seed {seed}: only {integer} of {cases} cases had an integer form"
+    );
+}
+
 /// One module of tests per backend list: each test runs its body on every backend `make`
 /// returns (the CUDA list is the variant table), naming the backend on failure.
 macro_rules! backend_suite {
@@ -588,6 +650,10 @@ macro_rules! backend_suite {
             #[test]
             fn integer_kernels_every_shape_and_row_end() {
                 each(super::integer_kernels_every_shape_and_row_end, 10);
+            }
+            #[test]
+            fn small_integer_kernels_every_border_and_row_end() {
+                each(super::small_integer_kernels, 11);
             }
             #[test]
             fn tiny_images_and_kernels_larger_than_the_image() {

@@ -55,8 +55,9 @@ pub struct PipelineBench {
     pub frames: usize,
     /// Runs per point; the median run's figures are reported.
     pub runs: usize,
-    /// Frames in flight through the pipeline (`--inflight`).
-    pub inflight: usize,
+    /// Frames in flight through the pipeline (`--inflight`); None:
+    /// [`crate::pipeline::auto_inflight`] for each point's frame size.
+    pub inflight: Option<usize>,
     /// GPU sets every CUDA backend runs on, one after the other (`--devices`: the first 1,
     /// 2, … GPUs); empty: its schedule's one device.
     pub devices: Vec<Vec<usize>>,
@@ -256,6 +257,9 @@ fn run_point(
         gpus: lanes.len(),
         scaling: None,
     };
+    let inflight = cfg
+        .inflight
+        .unwrap_or_else(|| pipeline::auto_inflight(Some(sample.frame_bytes)));
     let mut runs = Vec::new();
     for _ in 0..cfg.runs.max(1) {
         let spec = format!("synthetic:{w}x{h}:{format}:{}", cfg.frames);
@@ -266,7 +270,7 @@ fn run_point(
             Box::<NullSink>::default(),
             lanes,
             &plan,
-            Options::new(cfg.inflight, stop),
+            Options::new(inflight, stop),
         )
         .map_err(|e| BenchError::Run(format!("pipeline run: {e}")))?;
         let fps = stats

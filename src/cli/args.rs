@@ -291,14 +291,14 @@ pub struct FilterArgs {
     #[arg(long, help_heading = "Backend")]
     pub check: bool,
     /// Frame buffers per pipeline pool and frames queued between stages (read → upload →
-    /// filter → download → write): the depth of the overlap.
+    /// filter → download → write): the depth of the overlap [default: 3, more for frames under
+    /// 2 MiB (pools of ~6 MiB, at most 8)].
     #[arg(
         long,
-        default_value_t = 3,
         value_parser = clap::value_parser!(u64).range(1..=64),
         help_heading = "Backend"
     )]
-    pub inflight: u64,
+    pub inflight: Option<u64>,
     #[command(flatten)]
     pub gpu: GpuArgs,
     /// Skip frames the input reports as corrupt or truncated (counted in the report) instead of
@@ -586,9 +586,10 @@ pub struct BenchPipelineArgs {
     /// Runs per point (the median is reported with min and max).
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
-    /// Frame buffers per pool and frames queued between stages (as `filter --inflight`).
-    #[arg(long, default_value_t = 3)]
-    pub inflight: usize,
+    /// Frame buffers per pool and frames queued between stages (as `filter --inflight`)
+    /// [default: 3, more for frames under 2 MiB, as `filter`].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub inflight: Option<u64>,
     /// Also write every point as CSV.
     #[arg(long, value_name = "FILE.csv")]
     pub csv: Option<PathBuf>,

@@ -106,7 +106,7 @@ pub fn pipeline(a: BenchPipelineArgs) -> Result<()> {
         ks: a.ks,
         frames: a.frames,
         runs: a.runs,
-        inflight: a.inflight.max(1),
+        inflight: a.inflight.map(|n| n as usize),
         devices: match &a.devices {
             // The first 1, 2, … of the GPUs, for the scaling.
             Some(d) => {

@@ -52,25 +52,7 @@ pub fn run(a: FilterArgs) -> Result<()> {
         check_file_output("report", r)?;
     }
     let schedule = a.gpu.schedule(a.threads, a.gpu.variant);
-    let t_backend = Instant::now();
-    // CPU backends have no devices, and auto without a GPU is cpu-par: one lane.
-    let (devices, on_cpu) = match (a.backend, a.gpu.device_list()) {
-        (BackendKind::Cuda, r) => (r.with_context(|| format!("backend {}", a.backend))?, false),
-        (BackendKind::Auto, Ok(d)) => (d, backend::device_count() == 0),
-        _ => (vec![a.gpu.device], true),
-    };
-    let mut backends = backend::create_on(a.backend, &schedule, &devices)
-        .with_context(|| format!("backend {}", a.backend))?;
-    if !a.passthrough {
-        backends[0].check_plan(&plan).map_err(usage)?;
-    }
-    let mut check = if a.check {
-        Some(backend::create(BackendKind::CpuSeq, &schedule)?)
-    } else {
-        None
-    };
-    let backend_time = t_backend.elapsed();
-
+    let making = MakeBackends::start(&a, &schedule)?;
     let mut source = match io::open_source(&a.input, Some(stop.clone())) {
         Ok(s) => s,
         Err(_) if stop.load(Ordering::SeqCst) => {
@@ -99,12 +81,6 @@ pub fn run(a: FilterArgs) -> Result<()> {
         }
     }
     let mut notes = Vec::new();
-    if a.gpu.devices.is_some() && (on_cpu || backends.len() < devices.len()) {
-        notes.push(format!(
-            "--devices is for CUDA: {} runs on the CPU",
-            backends[0].name()
-        ));
-    }
     if let Some(to) = a.video.pix_fmt {
         source = convert(source, to)?;
     }
@@ -153,6 +129,35 @@ pub fn run(a: FilterArgs) -> Result<()> {
         ));
     }
     protect_inputs(&a, source.as_ref(), &output)?;
+    let frame_bytes = stream
+        .as_ref()
+        .and_then(|s| convflow::Frame::packed_len(s.format, s.width, s.height).ok());
+    let inflight = a
+        .inflight
+        .map_or_else(|| pipeline::auto_inflight(frame_bytes), |n| n as usize);
+    // While a device backend is still being made, the input's first frame is read too (when
+    // a lane's host pools of such frames fit the memory budget: else the run says so).
+    if making.device {
+        source = io::primed::prime(source, 2 * inflight + 1);
+    }
+    let setup_time = t0.elapsed();
+    let made = making.finish()?;
+    let ready = t0.elapsed();
+    let (mut backends, devices) = (made.backends, made.devices);
+    if !a.passthrough {
+        backends[0].check_plan(&plan).map_err(usage)?;
+    }
+    if a.gpu.devices.is_some() && (made.on_cpu || backends.len() < devices.len()) {
+        notes.push(format!(
+            "--devices is for CUDA: {} runs on the CPU",
+            backends[0].name()
+        ));
+    }
+    let mut check = if a.check {
+        Some(backend::create(BackendKind::CpuSeq, &schedule)?)
+    } else {
+        None
+    };
     // The report's file is created now, so that a place it cannot be written (a read-only file
     // system, a full disk) is found before any work.
     let mut report_pending = match &a.report {
@@ -188,7 +193,11 @@ pub fn run(a: FilterArgs) -> Result<()> {
     let mut report_file: Option<io::atomic::PendingFile> = None;
     let before_run = t0.elapsed();
     let startup = |stats: &pipeline::RunStats| {
-        report::Startup::new(backend_time, before_run, stats.first_frame)
+        report::Startup::new(
+            made.took,
+            [setup_time, ready, before_run],
+            stats.first_frame,
+        )
     };
     let mut prepare_report = |stats: &pipeline::RunStats| -> Result<(), pipeline::PipelineError> {
         let Some(path) = &a.report else { return Ok(()) };
@@ -199,7 +208,7 @@ pub fn run(a: FilterArgs) -> Result<()> {
             kernel: plan.kernel.name.clone(),
             decomposition: plan.decomposition.to_string(),
             border: plan.border.name(),
-            inflight: a.inflight,
+            inflight: inflight as u64,
             notes: notes.clone(),
             startup: startup(stats),
             run: stats.report(),
@@ -216,7 +225,7 @@ pub fn run(a: FilterArgs) -> Result<()> {
         report_file = Some(f);
         Ok(())
     };
-    let mut opts = pipeline::Options::new(a.inflight as usize, &stop);
+    let mut opts = pipeline::Options::new(inflight, &stop);
     opts.check = check
         .as_mut()
         .map(|b| b.as_mut() as &mut dyn convflow::Backend);
@@ -265,6 +274,69 @@ pub fn run(a: FilterArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The backends being made on a thread of their own, beside opening the input (a CUDA context
+/// takes ~200 ms).
+struct MakeBackends {
+    thread: std::thread::JoinHandle<Result<MadeBackends>>,
+    /// Whether a device backend is being tried (`cuda`, or `auto`).
+    device: bool,
+}
+
+/// What [`MakeBackends`] made.
+struct MadeBackends {
+    backends: Vec<Box<dyn convflow::Backend>>,
+    /// The GPUs of the lanes (one entry, unused, for a CPU backend).
+    devices: Vec<usize>,
+    /// A CPU backend runs (asked for, or `auto` without a GPU).
+    on_cpu: bool,
+    /// How long making them took.
+    took: std::time::Duration,
+}
+
+impl MakeBackends {
+    /// Starts making the backends `a` asks for; a bad `--devices` list is an error now.
+    fn start(a: &FilterArgs, schedule: &backend::Schedule) -> Result<MakeBackends> {
+        let kind = a.backend;
+        let listed = match (kind, a.gpu.device_list()) {
+            (BackendKind::Cuda, r) => Some(r.with_context(|| format!("backend {kind}"))?),
+            (BackendKind::Auto, Ok(d)) => Some(d),
+            _ => None,
+        };
+        let device = listed.is_some();
+        let (one, schedule) = (a.gpu.device, schedule.clone());
+        let thread = std::thread::Builder::new()
+            .name("convflow-backend".into())
+            .spawn(move || {
+                let t = Instant::now();
+                // CPU backends have no devices, and auto without a GPU is cpu-par: one lane.
+                let (devices, on_cpu) = match listed {
+                    Some(d) => {
+                        let cpu = kind == BackendKind::Auto && backend::device_count() == 0;
+                        (d, cpu)
+                    }
+                    None => (vec![one], true),
+                };
+                let backends = backend::create_on(kind, &schedule, &devices)
+                    .with_context(|| format!("backend {kind}"))?;
+                Ok(MadeBackends {
+                    backends,
+                    devices,
+                    on_cpu,
+                    took: t.elapsed(),
+                })
+            })
+            .context("starting a thread to make the backend")?;
+        Ok(MakeBackends { thread, device })
+    }
+
+    /// Waits for the backends.
+    fn finish(self) -> Result<MadeBackends> {
+        self.thread
+            .join()
+            .unwrap_or_else(|_| bail!("making the backend panicked"))
+    }
 }
 
 /// `source` with its frames converted to `to` (swscale).

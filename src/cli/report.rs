@@ -26,9 +26,15 @@ pub struct RunReport {
 /// Where the time before the first filtered frame went, from the start of the command.
 #[derive(Clone, Copy, Debug, Default, serde::Serialize)]
 pub struct Startup {
-    /// Creating the backend(s): for CUDA the context and its streams.
+    /// Creating the backend(s): for CUDA the context and its streams (on a thread of its own,
+    /// beside the input).
     pub backend_s: f64,
-    /// Everything before the run: the backend, opening the input and the output.
+    /// Meanwhile: the arguments checked, the input opened and (beside a device backend) its
+    /// first frame read.
+    pub input_s: f64,
+    /// Both done: the backend made and the input opened.
+    pub ready_s: f64,
+    /// Everything before the run: then the output was created too.
     pub before_run_s: f64,
     /// The first frame written (the run's first frame read, kernel modules loaded, buffers
     /// allocated, filtered and written included), if any was.
@@ -36,11 +42,18 @@ pub struct Startup {
 }
 
 impl Startup {
-    /// The startup of a command that began at `t0`, created its backend in `backend` and
-    /// started its run `before_run` after `t0`, given the run's own first-frame time.
-    pub fn new(backend: Duration, before_run: Duration, first_frame: Option<Duration>) -> Self {
+    /// The startup of a command that created its backend in `backend` while it took `input`
+    /// from its start to open the input, had both at `ready` and started its run at
+    /// `before_run`, given the run's own first-frame time.
+    pub fn new(
+        backend: Duration,
+        [input, ready, before_run]: [Duration; 3],
+        first_frame: Option<Duration>,
+    ) -> Self {
         Startup {
             backend_s: backend.as_secs_f64(),
+            input_s: input.as_secs_f64(),
+            ready_s: ready.as_secs_f64(),
             before_run_s: before_run.as_secs_f64(),
             first_frame_s: first_frame.map(|f| (before_run + f).as_secs_f64()),
         }
@@ -266,11 +279,14 @@ pub fn print(
     }
     if let Some(first) = startup.first_frame_s {
         say!(
-            "  startup: first frame written {:.0} ms after start (backend {:.0} ms, input and \
-            output {:.0} ms, run to the first frame {:.0} ms)",
+            "  startup: first frame written {:.0} ms after start (backend {:.0} ms beside the \
+            input {:.0} ms, both ready at {:.0} ms; output {:.0} ms; run to the first frame {:.0} \
+            ms)",
             first * 1e3,
             startup.backend_s * 1e3,
-            (startup.before_run_s - startup.backend_s) * 1e3,
+            startup.input_s * 1e3,
+            startup.ready_s * 1e3,
+            (startup.before_run_s - startup.ready_s) * 1e3,
             (first - startup.before_run_s) * 1e3
         );
     }

@@ -242,14 +242,8 @@ impl IntegerForm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::spec::parse_spec;
-    use crate::filter::{finish, Filter, Mode};
-
-    fn plan(spec: &str, mode: Mode) -> Plan {
-        let mut f = Filter::new(parse_spec(spec).unwrap());
-        f.mode = mode;
-        f.plan().unwrap()
-    }
+    use crate::filter::test_plan as plan;
+    use crate::filter::{finish, Mode};
 
     /// The contract on one window of samples (row-major, kernel-sized), as cpu-seq computes it.
     fn contract(plan: &Plan, s: &[u16], max: u16) -> u16 {

@@ -304,3 +304,11 @@ pub fn finish(acc: f32, offset: f32, abs: bool, max: u16) -> u16 {
     // SAFETY: `r` is finite and within 0…65535, representable in i32.
     unsafe { r.to_int_unchecked::<i32>() as u16 }
 }
+
+/// The plan of kernel spec `spec` in `mode`, other settings default (for unit tests).
+#[cfg(test)]
+pub(crate) fn test_plan(spec: &str, mode: Mode) -> Plan {
+    let mut f = Filter::new(spec::parse_spec(spec).unwrap());
+    f.mode = mode;
+    f.plan().unwrap()
+}

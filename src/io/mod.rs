@@ -13,6 +13,7 @@ pub mod concat;
 pub mod dir;
 pub mod guard;
 pub mod memory;
+pub mod primed;
 pub mod segment;
 pub mod still;
 pub mod stop;
@@ -171,6 +172,18 @@ pub struct StreamInfo {
 }
 
 impl StreamInfo {
+    /// Whether the input has other streams (audio, subtitles, data) whose packets the source
+    /// reads between its frames, for a video output to copy.
+    pub fn has_passengers(&self) -> bool {
+        #[cfg(feature = "video")]
+        return self
+            .carry
+            .as_ref()
+            .is_some_and(|c| !c.describe_passengers().is_empty());
+        #[cfg(not(feature = "video"))]
+        false
+    }
+
     /// How the input says its frames are interlaced — `Some("top field first")`,
     /// `Some("bottom field first")` or `Some("mixed")` — from a y4m header's `I` tag or a
     /// video's field order; `None` for progressive or unknown. convflow filters every frame

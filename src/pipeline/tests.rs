@@ -692,3 +692,15 @@ fn several_devices_drain_on_stop_and_stop_on_a_failing_device() {
     assert!(err.to_string().contains("planned failure"), "{err}");
     assert!(aborted);
 }
+
+#[test]
+fn auto_inflight_deepens_pools_for_small_frames_only() {
+    let bytes = |f: PixelFormat, w, h| Some(Frame::packed_len(f, w, h).unwrap());
+    assert_eq!(auto_inflight(None), 3);
+    assert_eq!(auto_inflight(bytes(PixelFormat::Gray8, 64, 48)), 8);
+    assert_eq!(auto_inflight(bytes(PixelFormat::Gray8, 1280, 720)), 7);
+    assert_eq!(auto_inflight(bytes(PixelFormat::Gray8, 1920, 1080)), 4);
+    assert_eq!(auto_inflight(bytes(PixelFormat::Rgb8, 1280, 720)), 3);
+    assert_eq!(auto_inflight(bytes(PixelFormat::Rgb8, 3840, 2160)), 3);
+    assert_eq!(auto_inflight(Some(0)), 8);
+}

@@ -2,6 +2,8 @@
 //! arithmetic contract, and `cpu-par` ([`par`]), rayon over row bands with SIMD loops,
 //! bit-identical to it. Both filter plane by plane ([`super::PlaneFilter`]).
 
+#[cfg(target_arch = "x86_64")]
+mod int;
 pub mod par;
 pub mod seq;
 

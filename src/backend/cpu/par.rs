@@ -29,7 +29,7 @@ use crate::frame::{Depth, Frame, PlaneMut, PlaneRef};
 const LANES: usize = 64;
 
 /// Output rows computed together, sharing the rows they read while those are in L1.
-const GROUP: usize = 8;
+pub(super) const GROUP: usize = 8;
 
 /// The `cpu-par` backend: a rayon pool of its own, filtering each plane in row bands.
 pub struct CpuPar {
@@ -63,29 +63,32 @@ pub fn simd_level() -> &'static str {
 }
 
 /// Everything a band needs to know, shared by all bands of one plane.
-struct Job<'a> {
-    src: PlaneRef<'a>,
-    weights: &'a [f32],
+pub(super) struct Job<'a> {
+    pub src: PlaneRef<'a>,
+    pub weights: &'a [f32],
     /// `Some((col, row))` for the separable path.
-    factors: Option<(&'a [f32], &'a [f32])>,
-    kw: usize,
-    kh: usize,
-    ax: usize,
-    ay: usize,
-    border: Border,
-    offset: f32,
-    abs: bool,
-    mask: u8,
-    dst_stride: usize,
+    pub factors: Option<(&'a [f32], &'a [f32])>,
+    pub kw: usize,
+    pub kh: usize,
+    pub ax: usize,
+    pub ay: usize,
+    pub border: Border,
+    pub offset: f32,
+    pub abs: bool,
+    pub mask: u8,
+    pub dst_stride: usize,
     /// Storage of the samples, read and written; `max` is where outputs saturate.
-    depth: Depth,
-    max: u16,
+    pub depth: Depth,
+    pub max: u16,
 }
 
+/// A worker thread's band buffers, kept between bands.
 #[derive(Default)]
-struct Scratch {
+pub(super) struct Scratch {
     ring: Vec<f32>,
     padded: Vec<f32>,
+    /// The integer path's ring of byte pairs and padded row.
+    pub bytes: Vec<u8>,
 }
 
 thread_local! {
@@ -142,6 +145,8 @@ impl PlaneFilter for CpuPar {
         // the ring's start-up cost (kh rows) stays small against the band's work.
         let band = h.div_ceil(self.threads() * 4).max(job.kh.max(16)).min(h);
         let chunk = job.dst_stride * band;
+        #[cfg(target_arch = "x86_64")]
+        let int = super::int::IntPlan::of(plan, job.depth);
         self.pool.install(|| {
             dst.data
                 .par_chunks_mut(chunk)
@@ -149,7 +154,16 @@ impl PlaneFilter for CpuPar {
                 .for_each(|(i, out)| {
                     let y0 = i * band;
                     let y1 = (y0 + band).min(h);
-                    SCRATCH.with(|s| run_band(&job, out, y0, y1, &mut s.borrow_mut()));
+                    SCRATCH.with(|s| {
+                        let s = &mut s.borrow_mut();
+                        #[cfg(target_arch = "x86_64")]
+                        if let Some(ip) = &int {
+                            // SAFETY: `IntPlan::of` found AVX2.
+                            unsafe { super::int::run_band(&job, ip, out, y0, y1, s) };
+                            return;
+                        }
+                        run_band(&job, out, y0, y1, s)
+                    });
                 });
         });
         Ok(())
@@ -163,17 +177,25 @@ fn run_band(job: &Job<'_>, out: &mut [u8], y0: usize, y1: usize, s: &mut Scratch
         unsafe { run_band_avx2(job, out, y0, y1, s) };
         return;
     }
-    run_band_impl(job, out, y0, y1, s);
+    run_band_impl::<false>(job, out, y0, y1, s);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn run_band_avx2(job: &Job<'_>, out: &mut [u8], y0: usize, y1: usize, s: &mut Scratch) {
-    run_band_impl(job, out, y0, y1, s);
+    run_band_impl::<true>(job, out, y0, y1, s);
 }
 
+/// One band of output rows. `SIMD`: compiled with AVX2+FMA enabled, so the explicit AVX2
+/// store may be used.
 #[inline(always)]
-fn run_band_impl(job: &Job<'_>, out: &mut [u8], y0: usize, y1: usize, s: &mut Scratch) {
+fn run_band_impl<const SIMD: bool>(
+    job: &Job<'_>,
+    out: &mut [u8],
+    y0: usize,
+    y1: usize,
+    s: &mut Scratch,
+) {
     let l = job.src.layout;
     let n = l.width * l.channels; // samples per row
     let padded_len = (l.width + job.kw - 1) * l.channels;
@@ -181,7 +203,7 @@ fn run_band_impl(job: &Job<'_>, out: &mut [u8], y0: usize, y1: usize, s: &mut Sc
     let slots_n = job.kh + GROUP - 1;
     s.ring.resize(ring_row * slots_n, 0.0);
     s.padded.resize(padded_len, 0.0);
-    let Scratch { ring, padded } = s;
+    let Scratch { ring, padded, .. } = s;
 
     let first = y0 as isize - job.ay as isize;
     for sy in first..first + job.kh as isize - 1 {
@@ -203,10 +225,7 @@ fn run_band_impl(job: &Job<'_>, out: &mut [u8], y0: usize, y1: usize, s: &mut Sc
                 top + job.kh as isize - 1 + r,
             );
         }
-        for (i, slot) in slots[..g * job.kh].iter_mut().enumerate() {
-            let sy = top + (i / job.kh) as isize + (i % job.kh) as isize;
-            *slot = sy.rem_euclid(slots_n as isize) as usize * ring_row;
-        }
+        slot_offsets(&mut slots[..g * job.kh], top, job.kh, slots_n, ring_row);
         let rows = &mut out[(y - y0) * job.dst_stride..];
         // Blocks outermost, rows innermost: the kh + g − 1 row segments of one block stay in
         // L1 while the g output rows of the group read them.
@@ -218,18 +237,12 @@ fn run_band_impl(job: &Job<'_>, out: &mut [u8], y0: usize, y1: usize, s: &mut Sc
                     None => full_block(job, ring, taps, l.channels, e),
                     Some((col, _)) => vertical_block(ring, taps, col, e),
                 };
-                let orow = &mut rows[r * job.dst_stride..];
-                if job.depth == Depth::U8 {
-                    let o: &mut [u8; LANES] = (&mut orow[e..][..LANES]).try_into().unwrap();
-                    for i in 0..LANES {
-                        o[i] = finish(acc[i], job.offset, job.abs, 255) as u8;
-                    }
-                } else {
-                    for (i, &a) in acc.iter().enumerate() {
-                        job.depth
-                            .put(orow, e + i, finish(a, job.offset, job.abs, job.max));
-                    }
-                }
+                let b = job.depth.bytes();
+                store_block::<SIMD>(
+                    job,
+                    &acc,
+                    &mut rows[r * job.dst_stride + e * b..][..LANES * b],
+                );
             }
             e += LANES;
         }
@@ -247,15 +260,98 @@ fn run_band_impl(job: &Job<'_>, out: &mut [u8], y0: usize, y1: usize, s: &mut Sc
                 job.depth
                     .put(orow, e, finish(acc, job.offset, job.abs, job.max));
             }
-            if job.mask != (1u8 << l.channels) - 1 {
-                // Channels passed through keep their stored bytes.
-                let (srow, b) = (job.src.row(y + r), job.depth.bytes());
-                for i in (0..n).filter(|i| job.mask & (1 << (i % l.channels)) == 0) {
-                    orow[i * b..][..b].copy_from_slice(&srow[i * b..][..b]);
-                }
-            }
+            restore_passed(job, orow, y + r);
         }
         y += g;
+    }
+}
+
+/// `slots[r·kh + ky]`: the ring offset of the row that tap row `ky` of output row `top + ay + r`
+/// reads (source row `top + r + ky`), in a ring of `slots_n` rows of `ring_row` elements.
+#[inline(always)]
+pub(super) fn slot_offsets(
+    slots: &mut [usize],
+    top: isize,
+    kh: usize,
+    slots_n: usize,
+    ring_row: usize,
+) {
+    for (i, slot) in slots.iter_mut().enumerate() {
+        let sy = top + (i / kh) as isize + (i % kh) as isize;
+        *slot = sy.rem_euclid(slots_n as isize) as usize * ring_row;
+    }
+}
+
+/// Puts back, in output row `orow` (source row `y`), the stored samples of the channels the
+/// filter passes through.
+#[inline(always)]
+pub(super) fn restore_passed(job: &Job<'_>, orow: &mut [u8], y: usize) {
+    let l = job.src.layout;
+    if job.mask != (1u8 << l.channels) - 1 {
+        let (srow, b) = (job.src.row(y), job.depth.bytes());
+        for i in (0..l.width * l.channels).filter(|i| job.mask & (1 << (i % l.channels)) == 0) {
+            orow[i * b..][..b].copy_from_slice(&srow[i * b..][..b]);
+        }
+    }
+}
+
+/// Writes one block of results at the storage depth: `finish` of every sample.
+#[inline(always)]
+fn store_block<const SIMD: bool>(job: &Job<'_>, acc: &[f32; LANES], out: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if SIMD {
+        // SAFETY: `SIMD` is only set where AVX2 was detected (`run_band`).
+        unsafe { store_block_avx2(acc, job.offset, job.abs, job.depth, out) };
+        return;
+    }
+    for (i, &a) in acc.iter().enumerate() {
+        job.depth
+            .put(out, i, finish(a, job.offset, job.abs, job.max));
+    }
+}
+
+/// [`finish`] on eight samples at a time, bit-identical to it: `acc + offset`, `abs` by
+/// clearing the sign bit, `max(·, 0)` before `min(·, max)` so a NaN becomes 0 as in `finish`,
+/// then `cvtps2dq`, which rounds half to even (the rounding mode Rust code always runs with).
+/// Clamping to integer bounds before rounding gives what rounding before clamping gives. The
+/// saturating packs then narrow exactly, since every value already lies in 0…max.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn store_block_avx2(
+    acc: &[f32; LANES],
+    offset: f32,
+    abs: bool,
+    depth: Depth,
+    out: &mut [u8],
+) {
+    use std::arch::x86_64::*;
+    assert_eq!(out.len(), LANES * depth.bytes());
+    let (off, hi) = (_mm256_set1_ps(offset), _mm256_set1_ps(depth.max() as f32));
+    let mut q = [_mm256_setzero_si256(); LANES / 8];
+    for (i, q) in q.iter_mut().enumerate() {
+        let mut v = _mm256_add_ps(_mm256_loadu_ps(acc.as_ptr().add(8 * i)), off);
+        if abs {
+            v = _mm256_andnot_ps(_mm256_set1_ps(-0.0), v);
+        }
+        *q = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v, _mm256_setzero_ps()), hi));
+    }
+    let dst = out.as_mut_ptr().cast::<__m256i>();
+    if depth == Depth::U8 {
+        for h in 0..LANES / 32 {
+            // Packs work within 128-bit lanes: the permute puts the 4-byte groups in order.
+            let a = _mm256_packs_epi32(q[4 * h], q[4 * h + 1]);
+            let b = _mm256_packs_epi32(q[4 * h + 2], q[4 * h + 3]);
+            let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+            let c = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(a, b), order);
+            _mm256_storeu_si256(dst.add(h), c);
+        }
+    } else {
+        let shift = _mm_cvtsi32_si128(depth.shift() as i32);
+        for h in 0..LANES / 16 {
+            let c = _mm256_permute4x64_epi64(_mm256_packus_epi32(q[2 * h], q[2 * h + 1]), 0xd8);
+            _mm256_storeu_si256(dst.add(h), _mm256_sll_epi16(c, shift));
+        }
     }
 }
 

@@ -294,7 +294,7 @@ fn pipeline(r: &mut Runner) -> Result<(), BenchError> {
         ks: g.ks.clone(),
         frames: if r.cfg.quick { 40 } else { 300 },
         runs: if r.cfg.quick { 1 } else { 2 },
-        inflight: 3,
+        inflight: None,
         devices: Vec::new(),
     };
     for s in run_pipeline(&cfg, |_| {})? {
