@@ -1,0 +1,123 @@
+//! The integer-kernel bodies of the conformance suite: kernels of small integers over a
+//! divisor, where the exact integer paths (`fast_int` on the GPU, `cpu-par`'s byte-pair path)
+//! may run, checked like every other case against cpu-seq and the f64 oracle.
+
+use super::*;
+use convflow::filter::spec::parse_spec;
+
+/// Kernels of small integers over a divisor (dyadic, odd, even; with and without offsets and
+/// `--abs`), every shape up to 9×9, on 8-bit frames whose rows end anywhere: where
+/// `IntegerForm::of` proves the exact integer path (`fast_int` on the GPU), it must give the
+/// bytes of cpu-seq's f32 contract; where it does not, the f32 path runs. Most cases must have
+/// a form, so the integer path is what is tested.
+pub fn integer_kernels_every_shape_and_row_end(backend: &mut dyn Backend, salt: u64) {
+    let runs = backend.runs();
+    let (mut rng, seed) = Rng::fresh(salt);
+    let (mut cases, mut integer) = (0, 0);
+    let min = if runs == Support::SeparableOnly { 2 } else { 1 };
+    for kw in min..=9 {
+        for kh in min..=9 {
+            let divisor = rng.pick(&[1u32, 2, 16, 256, 9, 25, 7, 81, 6]);
+            // Rank 1 (integer factors) half the time, so separable plans are covered too.
+            let kernel = if rng.range(0, 2) == 0 || runs == Support::SeparableOnly {
+                let col: Vec<f64> = (0..kh).map(|_| rng.range(1, 9) as f64).collect();
+                let row: Vec<f64> = (0..kw).map(|_| rng.range(0, 15) as f64 - 4.0).collect();
+                let d = divisor as f64;
+                let col: Vec<f64> = col.iter().map(|c| c / d).collect();
+                Kernel::from_factors("integer-rank1", &col, &row).unwrap()
+            } else {
+                let w = (0..kw * kh)
+                    .map(|_| ((rng.range(0, 255) as f64 - 127.0) / divisor as f64) as f32)
+                    .collect();
+                Kernel::new("integer", kw, kh, w).unwrap()
+            };
+            let offset = rng.pick(&[0.0, 128.0, -3.0 / divisor as f64, 0.5]);
+            let kernel = kernel.with_offset(offset).unwrap();
+            let widths = [1, 5, 16, 17, 33, 64, 100, 129, 257, 700];
+            if let Some(has_form) = integer_case(backend, &mut rng, seed, kernel, &widths, 20) {
+                cases += 1;
+                integer += has_form as usize;
+            }
+        }
+    }
+    // About 55 % have one on average (divisor 6 and most large odd-divisor full kernels have
+    // none); a third keeps the integer path well covered without failing on an unlucky seed.
+    assert!(
+        integer * 3 > cases,
+        "seed {seed}: only {integer} of {cases} cases had an integer form"
+    );
+}
+
+/// One case of the integer bodies: `kernel` (unless the backend runs only separable plans and
+/// it is not one) on a random 8-bit frame `widths`-wide and up to `max_h` high, every border,
+/// checked against the reference; whether its plan has an integer form (None: skipped).
+fn integer_case(
+    backend: &mut dyn Backend,
+    rng: &mut Rng,
+    seed: u64,
+    kernel: Kernel,
+    widths: &[usize],
+    max_h: usize,
+) -> Option<bool> {
+    let runs = backend.runs();
+    if runs == Support::SeparableOnly && !kernel.is_separable() {
+        return None;
+    }
+    let formats: Vec<PixelFormat> = PixelFormat::all()
+        .iter()
+        .copied()
+        .filter(|f| f.depth().max() == 255)
+        .collect();
+    let format = rng.pick(&formats);
+    let border = rng.pick(Border::ALL);
+    let (w, h) = (rng.pick(widths), rng.range(1, max_h));
+    let src = random_frame(rng, format, w, h);
+    let filter = random_filter(rng, kernel, border, runs);
+    let plan = filter.plan().unwrap();
+    check_seeded(backend, &filter, &src, rng, seed);
+    Some(convflow::filter::IntegerForm::of(&plan, 255).is_some())
+}
+
+/// Integer kernels with small weights (each kernel row weighing at most 128), the ones the
+/// integer paths take (`cpu-par`'s byte-pair path, `fast_int`): named ones and random ones, every
+/// border, `--abs` and offsets, row ends of every length, 8-bit formats.
+pub fn small_integer_kernels(backend: &mut dyn Backend, salt: u64) {
+    let (mut rng, seed) = Rng::fresh(salt);
+    let named = [
+        "box:3",
+        "box:5x3",
+        "sobel-x",
+        "sobel-y",
+        "laplacian",
+        "sharpen",
+        "emboss",
+        "edge",
+        "binomial:5",
+        "gaussian:3",
+        "gaussian:5",
+    ];
+    let (mut cases, mut integer) = (0, 0);
+    for i in 0..40 {
+        let kernel = if i < named.len() {
+            parse_spec(named[i]).unwrap()
+        } else {
+            let (kw, kh) = (rng.range(1, 12), rng.range(1, 9));
+            let divisor = rng.pick(&[1u32, 4, 16, 9, 25, 7]) as f64;
+            let w = (0..kw * kh)
+                .map(|_| ((rng.range(0, 17) as f64 - 8.0) / divisor) as f32)
+                .collect();
+            let k = Kernel::new("small-integer", kw, kh, w).unwrap();
+            k.with_offset(rng.pick(&[0.0, 128.0, -3.0 / divisor]))
+                .unwrap()
+        };
+        let widths = [1, 7, 31, 32, 33, 63, 64, 65, 100, 257];
+        if let Some(has_form) = integer_case(backend, &mut rng, seed, kernel, &widths, 24) {
+            cases += 1;
+            integer += has_form as usize;
+        }
+    }
+    assert!(
+        integer * 4 > cases * 3,
+        "seed {seed}: only {integer} of {cases} cases had an integer form"
+    );
+}
