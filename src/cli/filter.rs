@@ -4,7 +4,9 @@
 //! Order matters for the user's files: arguments and the kernel are checked first, then the
 //! source is opened (reading only), then input protection ([`convflow::io::guard`]) refuses any
 //! output that would write over an input (exit 2), and only then is the sink created, under a
-//! temporary name. Signals are routed to the pipeline's stop flag from the start.
+//! temporary name. The backend is made on a thread of its own meanwhile (a CUDA context takes
+//! ~200 ms), and a plan it cannot run is a usage error before the sink exists. Signals are
+//! routed to the pipeline's stop flag from the start.
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -46,7 +48,7 @@ pub fn run(a: FilterArgs) -> Result<()> {
         alpha: a.alpha,
     };
     // The plan (the decomposition included) follows from the filter alone; a backend or
-    // variant that cannot run it is a usage error, before any device work or file.
+    // variant that cannot run it is a usage error, before any file is created.
     let plan = filter.plan()?;
     if let Some(r) = &a.report {
         check_file_output("report", r)?;
