@@ -1832,23 +1832,10 @@ fn damage_truncation_and_outputs_found_early() {
         "-shortest",
         s(&damaged),
     ]);
-    let probe = std::process::Command::new("ffprobe")
-        .args([
-            "-v",
-            "error",
-            "-select_streams",
-            "v",
-            "-show_entries",
-            "packet=pos",
-        ])
-        .args(["-of", "csv=p=0", s(&damaged)])
-        .output()
-        .unwrap();
-    let pos: u64 = String::from_utf8_lossy(&probe.stdout)
+    let pos: u64 = common::ffprobe(&damaged, Some("v"), "packet=pos")
         .lines()
         .nth(8)
         .unwrap()
-        .trim()
         .parse()
         .unwrap();
     let mut bytes = std::fs::read(&damaged).unwrap();

@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{assert_fails, have_ffmpeg, run, s, write_png, Scratch, Succeed};
+use common::{assert_fails, ffprobe, have_ffmpeg, run, s, write_png, Scratch, Succeed};
 
 /// Runs convflow; panics with its stderr unless it succeeds.
 fn ok(args: &[&str]) {
@@ -143,23 +143,10 @@ fn video_parts_join_into_the_whole_run() {
     let clip = t.path("h264.mp4");
     parts_join_to_the_whole(&t, &clip, "mp4", &[], |whole, joined| {
         let times = |p: &Path| {
-            let out = Command::new("ffprobe")
-                .args([
-                    "-v",
-                    "error",
-                    "-select_streams",
-                    "v",
-                    "-show_entries",
-                    "packet=pts",
-                    "-of",
-                    "csv=p=0",
-                    s(p),
-                ])
-                .succeed();
             // Packets in presentation order: the frames' timestamps.
-            let mut pts: Vec<i64> = String::from_utf8_lossy(&out.stdout)
+            let mut pts: Vec<i64> = ffprobe(p, Some("v"), "packet=pts")
                 .lines()
-                .filter_map(|l| l.trim().trim_end_matches(',').parse().ok())
+                .filter_map(|l| l.parse().ok())
                 .collect();
             pts.sort_unstable();
             pts

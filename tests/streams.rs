@@ -12,29 +12,8 @@ use std::process::Command;
 use convflow::frame::PixelFormat;
 
 use common::{
-    cpu_seq_frames, decode_raw, ffmpeg, have_ffmpeg, make_clip, run, s, Scratch, Succeed,
+    cpu_seq_frames, decode_raw, ffmpeg, ffprobe, have_ffmpeg, make_clip, run, s, Scratch, Succeed,
 };
-
-/// ffprobe's answer for `entries` (csv, no section names), all streams unless `select`.
-fn probe(path: &Path, select: Option<&str>, entries: &str) -> String {
-    let mut c = Command::new("ffprobe");
-    c.args(["-v", "error"]);
-    if let Some(sel) = select {
-        c.args(["-select_streams", sel]);
-    }
-    let out = c
-        .args(["-show_entries", entries, "-of", "csv=p=0", s(path)])
-        .output()
-        .unwrap();
-    // Sections with nothing to show (side data lists) leave empty fields and lines.
-    let text = String::from_utf8_lossy(&out.stdout);
-    let lines: Vec<&str> = text
-        .lines()
-        .map(|l| l.trim().trim_end_matches(','))
-        .filter(|l| !l.is_empty())
-        .collect();
-    lines.join("\n")
-}
 
 /// The md5 of stream `sel` of `path`, copied (not decoded) by ffmpeg.
 fn copied_md5(path: &Path, sel: &str) -> String {
@@ -144,14 +123,14 @@ fn audio_subtitles_tags_and_chapters_pass_through() {
         assert!(err.is_empty(), "-q prints nothing: {err}");
         let streams = "stream=codec_type,codec_name:stream_tags=language";
         assert_eq!(
-            probe(&input, None, streams),
-            probe(&output, None, streams),
+            ffprobe(&input, None, streams),
+            ffprobe(&output, None, streams),
             "{ext}"
         );
         let colour = "stream=pix_fmt,color_range,color_space,color_primaries,color_transfer";
-        let tags = probe(&output, Some("v:0"), colour);
+        let tags = ffprobe(&output, Some("v:0"), colour);
         assert_eq!(tags, "yuv420p,tv,bt709,bt709,bt709", "{ext}");
-        assert_eq!(probe(&input, Some("v:0"), colour), tags, "{ext}");
+        assert_eq!(ffprobe(&input, Some("v:0"), colour), tags, "{ext}");
         for sel in ["0:a:0", "0:s:0"] {
             assert_eq!(
                 copied_md5(&input, sel),
@@ -160,18 +139,18 @@ fn audio_subtitles_tags_and_chapters_pass_through() {
             );
         }
         assert_eq!(
-            probe(&output, None, "format_tags=title"),
+            ffprobe(&output, None, "format_tags=title"),
             "My film",
             "{ext}"
         );
-        let chapters = probe(
+        let chapters = ffprobe(
             &output,
             None,
             "chapter=start_time,end_time:chapter_tags=title",
         );
         assert_eq!(
             chapters,
-            probe(
+            ffprobe(
                 &input,
                 None,
                 "chapter=start_time,end_time:chapter_tags=title"
@@ -182,8 +161,8 @@ fn audio_subtitles_tags_and_chapters_pass_through() {
             "{ext}: {chapters}"
         );
         assert_eq!(
-            probe(&input, Some("v:0"), "stream=nb_frames"),
-            probe(&output, Some("v:0"), "stream=nb_frames")
+            ffprobe(&input, Some("v:0"), "stream=nb_frames"),
+            ffprobe(&output, Some("v:0"), "stream=nb_frames")
         );
         // --streams video-only: the video alone, tags still kept.
         let alone = t.path(&format!("alone.{ext}"));
@@ -197,12 +176,12 @@ fn audio_subtitles_tags_and_chapters_pass_through() {
             "--streams",
             "video-only",
         ]);
-        let kinds = probe(&alone, None, "stream=codec_type");
+        let kinds = ffprobe(&alone, None, "stream=codec_type");
         assert!(
             !kinds.contains("audio") && !kinds.contains("subtitle"),
             "{kinds}"
         );
-        assert_eq!(probe(&alone, Some("v:0"), colour), tags);
+        assert_eq!(ffprobe(&alone, Some("v:0"), colour), tags);
     }
     // A rotation (display matrix side data) stays.
     let rotated = t.path("rotated.mp4");
@@ -225,7 +204,7 @@ fn audio_subtitles_tags_and_chapters_pass_through() {
         "box:3",
         "-q",
     ]);
-    let side = probe(&turned, Some("v:0"), "stream_side_data");
+    let side = ffprobe(&turned, Some("v:0"), "stream_side_data");
     assert!(
         side.contains("Display Matrix") && side.trim_end().ends_with(",90"),
         "{side}"
@@ -244,7 +223,7 @@ fn audio_subtitles_tags_and_chapters_pass_through() {
     assert_eq!(notes.len(), 1, "{err}");
     assert!(notes[0].contains("subtitle stream 2 (subrip)") && notes[0].contains("mp4"));
     // (mp4 keeps the chapters as a chapter track of its own.)
-    let kinds = probe(&out, None, "stream=codec_type");
+    let kinds = ffprobe(&out, None, "stream=codec_type");
     assert!(
         kinds.starts_with("video\naudio") && !kinds.contains("subtitle"),
         "{kinds}"
@@ -277,7 +256,7 @@ fn audio_subtitles_tags_and_chapters_pass_through() {
         let mov = t.path("opus.mov");
         let err = ok(&["filter", s(&opus), "-o", s(&mov), "--kernel", "box:3"]);
         assert!(err.contains("audio stream 1 (opus) is left out"), "{err}");
-        assert_eq!(probe(&mov, None, "stream=codec_type"), "video");
+        assert_eq!(ffprobe(&mov, None, "stream=codec_type"), "video");
     }
     // An output that holds video alone (y4m) says what it leaves out.
     let err = ok(&[
@@ -352,7 +331,7 @@ fn ten_bit_hdr_keeps_depth_tags_side_data_and_exact_values() {
     ]);
     let colour = "stream=pix_fmt,color_range,color_space,color_primaries,color_transfer";
     assert_eq!(
-        probe(&output, Some("v:0"), colour),
+        ffprobe(&output, Some("v:0"), colour),
         "yuv420p10le,tv,bt2020nc,smpte2084,bt2020"
     );
     let got = decode_raw(&output, "yuv420p10le");
@@ -395,10 +374,10 @@ fn ten_bit_hdr_keeps_depth_tags_side_data_and_exact_values() {
         "-q",
     ]);
     assert_eq!(
-        probe(&out, Some("v:0"), colour),
+        ffprobe(&out, Some("v:0"), colour),
         "yuv420p10le,tv,bt2020nc,smpte2084,bt2020"
     );
-    let side = probe(&out, Some("v:0"), "stream_side_data");
+    let side = ffprobe(&out, Some("v:0"), "stream_side_data");
     assert!(
         side.contains("Mastering display") && side.contains("1000/1"),
         "{side}"
@@ -414,7 +393,7 @@ fn ten_bit_hdr_keeps_depth_tags_side_data_and_exact_values() {
         err.contains("yuv420p10le"),
         "the report names the encoding: {err}"
     );
-    assert_eq!(probe(&dflt, Some("v:0"), "stream=pix_fmt"), "yuv420p10le");
+    assert_eq!(ffprobe(&dflt, Some("v:0"), "stream=pix_fmt"), "yuv420p10le");
 }
 
 #[test]
@@ -454,7 +433,7 @@ fn variable_frame_rates_and_start_offsets_keep_their_timestamps() {
         s(&offset),
     ]);
     let pts = |p: &Path| {
-        let mut v: Vec<String> = probe(p, Some("v:0"), "frame=pts_time")
+        let mut v: Vec<String> = ffprobe(p, Some("v:0"), "frame=pts_time")
             .lines()
             .filter_map(|l| l.split(',').next().filter(|v| !v.is_empty()))
             .map(str::to_string)
@@ -496,7 +475,7 @@ fn frame_directories_to_video_and_back() {
     assert_eq!(names.first().map(String::as_str), Some("frame_000001.png"));
     assert_eq!(names.len(), 5);
     assert_eq!(
-        probe(&frames.join("frame_000001.png"), None, "stream=pix_fmt"),
+        ffprobe(&frames.join("frame_000001.png"), None, "stream=pix_fmt"),
         "rgb48be"
     );
     let tiffs = t.path("tiffs");
@@ -512,7 +491,7 @@ fn frame_directories_to_video_and_back() {
     ]);
     let tif = tiffs.join("frame_000005.tif");
     assert!(
-        probe(&tif, None, "stream=pix_fmt").starts_with("rgb48"),
+        ffprobe(&tif, None, "stream=pix_fmt").starts_with("rgb48"),
         "16-bit TIFF"
     );
     // RGB frames to a lossless video at a given rate and back: the same pixels (planar GBR
@@ -543,7 +522,7 @@ fn frame_directories_to_video_and_back() {
         "-q",
     ]);
     assert_eq!(
-        probe(
+        ffprobe(
             &video,
             Some("v:0"),
             "stream=codec_name,pix_fmt,r_frame_rate"
@@ -576,7 +555,7 @@ fn frame_directories_to_video_and_back() {
     let mp4 = t.path("rgb.mp4");
     let out = run(&["filter", s(&rgb), "-o", s(&mp4), "--kernel", "box:1"]);
     if out.status.success() {
-        assert_eq!(probe(&mp4, Some("v:0"), "stream=pix_fmt"), "gbrp");
+        assert_eq!(ffprobe(&mp4, Some("v:0"), "stream=pix_fmt"), "gbrp");
         std::fs::remove_file(&mp4).unwrap();
     } else {
         assert_eq!(out.status.code(), Some(1));
@@ -595,7 +574,7 @@ fn frame_directories_to_video_and_back() {
         "-q",
     ]);
     assert_eq!(
-        probe(&mp4, Some("v:0"), "stream=codec_name,pix_fmt"),
+        ffprobe(&mp4, Some("v:0"), "stream=codec_name,pix_fmt"),
         "h264,yuv420p"
     );
     // --fps only where the input has no timing of its own.
@@ -632,7 +611,7 @@ fn pixel_formats_change_only_when_asked() {
         "ffv1",
         "-q",
     ]);
-    assert_eq!(probe(&same, Some("v:0"), "stream=pix_fmt"), "yuv420p10le");
+    assert_eq!(ffprobe(&same, Some("v:0"), "stream=pix_fmt"), "yuv420p10le");
     let eight = t.path("eight.mkv");
     ok(&[
         "filter",
@@ -647,7 +626,7 @@ fn pixel_formats_change_only_when_asked() {
         "yuv420p",
         "-q",
     ]);
-    assert_eq!(probe(&eight, Some("v:0"), "stream=pix_fmt"), "yuv420p");
+    assert_eq!(ffprobe(&eight, Some("v:0"), "stream=pix_fmt"), "yuv420p");
     let out = run(&[
         "filter",
         s(&clip),
@@ -717,7 +696,7 @@ fn y4m_and_video_tags_translate_both_ways() {
         "ffv1",
         "-q",
     ]);
-    let tags = probe(
+    let tags = ffprobe(
         &mkv,
         Some("v:0"),
         "stream=sample_aspect_ratio,chroma_location,field_order",

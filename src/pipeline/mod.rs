@@ -48,6 +48,7 @@ use crate::filter::Plan;
 use crate::frame::Frame;
 use crate::io::{IoError, Payload, Sink, Source};
 use check::Checker;
+pub use pool::{auto_inflight, AUTO_POOL_BYTES};
 use pool::{HostSlots, Pool};
 use stages::{
     download_stage, filter_device_stage, filter_host_stage, passthrough_stage, read_stage,
@@ -126,20 +127,6 @@ pub enum PipelineError {
     #[error("could not start a thread for {0}")]
     Spawn(String),
 }
-
-/// Frames per pool when none is asked for (`--inflight` left out), for frames of
-/// `frame_bytes` (None: not known before the first frame): pools of about
-/// [`AUTO_POOL_BYTES`], at least 3 and at most 8 frames. A small frame's copies are short beside
-/// the host's round trip per frame (a channel hop, a wake-up, a poll), so more frames must be in
-/// flight to keep the copy engines busy: on an H100, 720p gray went from 55 % of the duplex
-/// bound with 3 to 72 % with 8, 1080p gray from 80–87 % to 88–90 % with 4, while 720p RGB and
-/// larger frames gained nothing (docs/PERFORMANCE.md, "Pool depth").
-pub fn auto_inflight(frame_bytes: Option<usize>) -> usize {
-    frame_bytes.map_or(3, |b| AUTO_POOL_BYTES.div_ceil(b.max(1)).clamp(3, 8))
-}
-
-/// The pool size [`auto_inflight`] aims at.
-pub const AUTO_POOL_BYTES: usize = 6 << 20;
 
 /// How to run, besides what to run.
 pub struct Options<'a> {

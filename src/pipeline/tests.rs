@@ -557,9 +557,10 @@ fn several_devices_of_different_speeds_keep_order_counts_and_their_bound() {
     let want = reference(60);
     for count in 2..=4 {
         for inflight in [1, 2, 3] {
-            // Lane k is k ms per frame slower than lane 0.
+            // Lane k is 2k ms per frame slower than lane 0 (1 ms was within a busy 2-core
+            // machine's scheduling noise: lane 1 once took more frames than lane 0).
             let mut devices: Vec<MockDevice> = (0..count)
-                .map(|k| MockDevice::slow(Duration::from_millis(k as u64)))
+                .map(|k| MockDevice::slow(Duration::from_millis(2 * k as u64)))
                 .collect();
             let made: Vec<_> = devices.iter().map(|d| d.made.clone()).collect();
             let mut backends = lanes(&mut devices);
@@ -691,16 +692,4 @@ fn several_devices_drain_on_stop_and_stop_on_a_failing_device() {
     let (err, _, aborted) = failing_run(&mut devices, Some(9), 3);
     assert!(err.to_string().contains("planned failure"), "{err}");
     assert!(aborted);
-}
-
-#[test]
-fn auto_inflight_deepens_pools_for_small_frames_only() {
-    let bytes = |f: PixelFormat, w, h| Some(Frame::packed_len(f, w, h).unwrap());
-    assert_eq!(auto_inflight(None), 3);
-    assert_eq!(auto_inflight(bytes(PixelFormat::Gray8, 64, 48)), 8);
-    assert_eq!(auto_inflight(bytes(PixelFormat::Gray8, 1280, 720)), 7);
-    assert_eq!(auto_inflight(bytes(PixelFormat::Gray8, 1920, 1080)), 4);
-    assert_eq!(auto_inflight(bytes(PixelFormat::Rgb8, 1280, 720)), 3);
-    assert_eq!(auto_inflight(bytes(PixelFormat::Rgb8, 3840, 2160)), 3);
-    assert_eq!(auto_inflight(Some(0)), 8);
 }

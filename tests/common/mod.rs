@@ -392,6 +392,27 @@ pub fn have_ffmpeg() -> bool {
     ok
 }
 
+/// ffprobe's answer for `entries` (csv, no section names), all streams unless `select`.
+pub fn ffprobe(path: &std::path::Path, select: Option<&str>, entries: &str) -> String {
+    let mut c = std::process::Command::new("ffprobe");
+    c.args(["-v", "error"]);
+    if let Some(sel) = select {
+        c.args(["-select_streams", sel]);
+    }
+    let out = c
+        .args(["-show_entries", entries, "-of", "csv=p=0", s(path)])
+        .output()
+        .unwrap();
+    // Sections with nothing to show (side data lists) leave empty fields and lines.
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(|l| l.trim().trim_end_matches(','))
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines.join("\n")
+}
+
 /// Running a command that must succeed: its output, or a panic naming the command with its
 /// stderr.
 pub trait Succeed {

@@ -15,7 +15,7 @@
 
 use std::arch::x86_64::*;
 
-use super::par::{restore_passed, slot_offsets, Job, Scratch, GROUP};
+use super::par::{pad_row, restore_passed, slot_offsets, store_bytes_avx2, Job, Scratch, GROUP};
 use crate::filter::{IntegerForm, Plan};
 use crate::frame::Depth;
 
@@ -192,16 +192,8 @@ unsafe fn fill(
         dst.fill(0);
         return;
     };
-    let src = job.src.row(r);
     let padded_len = ring_row / 2;
-    pad[job.ax * ch..][..l.width * ch].copy_from_slice(&src[..l.width * ch]);
-    for px in (0..job.ax).chain(job.ax + l.width..l.width + job.kw - 1) {
-        let d = &mut pad[px * ch..][..ch];
-        match job.border.map(px as isize - job.ax as isize, l.width) {
-            Some(sx) => d.copy_from_slice(&src[sx * ch..][..ch]),
-            None => d.fill(0),
-        }
-    }
+    pad_row(job, r, &mut pad[..padded_len]);
     pad[padded_len..].fill(0);
     // 32 pairs at a time: the unpacks interleave within 128-bit lanes, the permutes put the
     // lanes in order.
@@ -297,13 +289,8 @@ unsafe fn store(ip: &IntPlan, abs: bool, sums: &[__m256i; 4], out: &mut [u8]) {
         let v = _mm256_add_epi32(_mm256_sub_epi32(q0, up), down);
         *q = _mm256_sub_epi32(_mm256_add_epi32(v, tie_up), tie_down);
     }
-    // Values are 0…256: the saturating packs clamp 256 to 255; the permute puts the 4-byte
-    // groups back in order after the packs' per-lane interleave.
-    let a = _mm256_packs_epi32(q[0], q[1]);
-    let b = _mm256_packs_epi32(q[2], q[3]);
-    let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-    let c = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(a, b), order);
-    _mm256_storeu_si256(out[..BLOCK].as_mut_ptr().cast(), c);
+    // Values are 0…256: the saturating packs clamp 256 to 255.
+    store_bytes_avx2(&q, out[..BLOCK].as_mut_ptr().cast());
 }
 
 #[cfg(test)]

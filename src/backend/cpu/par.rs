@@ -338,13 +338,8 @@ unsafe fn store_block_avx2(
     }
     let dst = out.as_mut_ptr().cast::<__m256i>();
     if depth == Depth::U8 {
-        for h in 0..LANES / 32 {
-            // Packs work within 128-bit lanes: the permute puts the 4-byte groups in order.
-            let a = _mm256_packs_epi32(q[4 * h], q[4 * h + 1]);
-            let b = _mm256_packs_epi32(q[4 * h + 2], q[4 * h + 3]);
-            let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-            let c = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(a, b), order);
-            _mm256_storeu_si256(dst.add(h), c);
+        for (h, q) in q.chunks_exact(4).enumerate() {
+            store_bytes_avx2(q.try_into().unwrap(), dst.add(h));
         }
     } else {
         let shift = _mm_cvtsi32_si128(depth.shift() as i32);
@@ -353,6 +348,23 @@ unsafe fn store_block_avx2(
             _mm256_storeu_si256(dst.add(h), _mm256_sll_epi16(c, shift));
         }
     }
+}
+
+/// Stores 32 values of 0…255 (more saturates to 255), held as 4 × 8 i32 in order, as 32 bytes
+/// at `dst`. The packs work within 128-bit lanes; the permute puts the 4-byte groups in order.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(super) unsafe fn store_bytes_avx2(
+    q: &[std::arch::x86_64::__m256i; 4],
+    dst: *mut std::arch::x86_64::__m256i,
+) {
+    use std::arch::x86_64::*;
+    let a = _mm256_packs_epi32(q[0], q[1]);
+    let b = _mm256_packs_epi32(q[2], q[3]);
+    let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    let c = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(a, b), order);
+    _mm256_storeu_si256(dst, c);
 }
 
 /// Fills the ring slot for source row `sy` (which may lie outside the image). A function, not a
@@ -385,18 +397,18 @@ fn fill(
 /// Source row `r` as f32, extended by `ax` pixels on the left and `kw−1−ax` on the right
 /// according to the border rule.
 #[inline(always)]
-fn pad_row(job: &Job<'_>, r: usize, dst: &mut [f32]) {
+pub(super) fn pad_row<T: Sample>(job: &Job<'_>, r: usize, dst: &mut [T]) {
     let l = job.src.layout;
     let ch = l.channels;
     let src = job.src.row(r);
     let body = &mut dst[job.ax * ch..][..l.width * ch];
     if job.depth == Depth::U8 {
         for (d, &v) in body.iter_mut().zip(src) {
-            *d = v as f32;
+            *d = T::from_byte(v);
         }
     } else {
         for (i, d) in body.iter_mut().enumerate() {
-            *d = job.depth.get(src, i) as f32;
+            *d = T::from_sample(job.depth.get(src, i));
         }
     }
     let edges = (0..job.ax).chain(job.ax + l.width..l.width + job.kw - 1);
@@ -406,9 +418,42 @@ fn pad_row(job: &Job<'_>, r: usize, dst: &mut [f32]) {
             Some(sx) => d
                 .iter_mut()
                 .enumerate()
-                .for_each(|(c, d)| *d = job.depth.get(src, sx * ch + c) as f32),
-            None => d.fill(0.0),
+                .for_each(|(c, d)| *d = T::from_sample(job.depth.get(src, sx * ch + c))),
+            None => d.fill(T::ZERO),
         }
+    }
+}
+
+/// What a padded row holds: f32 (the f32 path, any depth) or bytes (the integer path, 8-bit
+/// samples only).
+pub(super) trait Sample: Copy {
+    const ZERO: Self;
+    fn from_byte(v: u8) -> Self;
+    fn from_sample(v: u16) -> Self;
+}
+
+impl Sample for f32 {
+    const ZERO: f32 = 0.0;
+    #[inline(always)]
+    fn from_byte(v: u8) -> f32 {
+        v as f32
+    }
+    #[inline(always)]
+    fn from_sample(v: u16) -> f32 {
+        v as f32
+    }
+}
+
+impl Sample for u8 {
+    const ZERO: u8 = 0;
+    #[inline(always)]
+    fn from_byte(v: u8) -> u8 {
+        v
+    }
+    /// Only 8-bit samples reach the integer path.
+    #[inline(always)]
+    fn from_sample(v: u16) -> u8 {
+        v as u8
     }
 }
 
