@@ -22,6 +22,7 @@ def main():
     ap.add_argument("--sizes", default="1080p,4k")
     ap.add_argument("--formats", default="gray,rgb")
     ap.add_argument("--ks", default="3,5,7,9,15,25")
+    ap.add_argument("--ops", default="filter2D,sepFilter2D", help="which of filter2D, sepFilter2D")
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--budget", type=float, default=10.0, help="seconds of timed runs per point at most")
@@ -45,6 +46,8 @@ def main():
                     "sepFilter2D": lambda: cv2.sepFilter2D(img, -1, g, g, borderType=cv2.BORDER_REPLICATE),
                 }
                 for name, op in ops.items():
+                    if name not in a.ops.split(","):
+                        continue
                     for _ in range(a.warmup):
                         op()
                     times, start = [], time.perf_counter()

@@ -519,11 +519,20 @@ macro_rules! backend_suite {
     ($($name:ident => $make:expr;)*) => {$(
         mod $name {
             use super::*;
+            /// Each backend on a thread of its own (the CUDA list has a dozen: their NVRTC
+            /// compiles and cpu-seq references then use every core); a failure on any of them
+            /// fails the test once all have finished.
             fn each(body: fn(&mut dyn Backend, u64), salt: u64) {
                 let backends: Vec<Box<dyn Backend>> = $make;
-                for mut b in backends {
-                    body(b.as_mut(), salt);
-                }
+                std::thread::scope(|s| {
+                    for mut b in backends {
+                        // The thread's name (the backend's) heads any panic message.
+                        std::thread::Builder::new()
+                            .name(b.name())
+                            .spawn_scoped(s, move || body(b.as_mut(), salt))
+                            .expect("a test thread");
+                    }
+                });
             }
             #[test]
             fn random_images_every_format_border_and_kernel() {
@@ -590,11 +599,13 @@ fn cuda(
     variant: convflow::backend::cuda::Variant,
     block: Option<(u32, u32)>,
     pageable: bool,
+    large_rules: bool,
 ) -> Option<Box<dyn Backend>> {
     use convflow::backend::cuda::CudaBackend;
     match CudaBackend::new(0, variant, block) {
         Ok(mut b) => {
             b.set_pageable(pageable);
+            b.set_large_rules(large_rules);
             Some(Box::new(b))
         }
         Err(e) => {
@@ -604,7 +615,8 @@ fn cuda(
     }
 }
 
-/// Every row of the variant table, then non-default block shapes and pageable copies.
+/// Every row of the variant table, then non-default block shapes, pageable copies and `fast`
+/// choosing its kernels as for the largest planes (RGB integer kernels on small frames).
 /// `CONVFLOW_TEST_VARIANTS=fast,auto` keeps only the named variants (for iterating on one
 /// kernel family on the GPU machine; the full run checks them all).
 #[cfg(feature = "cuda")]
@@ -614,17 +626,18 @@ fn cuda_backends() -> Vec<Box<dyn Backend>> {
     let only: Option<Vec<Variant>> = std::env::var("CONVFLOW_TEST_VARIANTS")
         .ok()
         .map(|v| v.split(',').map(named).collect());
-    // (variant, block, pageable copies)
+    // (variant, block, pageable copies, kernels as for the largest planes)
     let extra = [
-        (named("fast"), Some((16, 4)), false),
-        (named("shared"), Some((8, 8)), false),
-        (named("fast"), None, true),
+        (named("fast"), Some((16, 4)), false, false),
+        (named("shared"), Some((8, 8)), false, false),
+        (named("fast"), None, true, false),
+        (named("fast"), None, false, true),
     ];
     Variant::all()
-        .map(|v| (v, None, false))
+        .map(|v| (v, None, false, false))
         .chain(extra)
-        .filter(|(v, _, _)| only.as_ref().map_or(true, |o| o.contains(v)))
-        .map_while(|(v, block, pageable)| cuda(v, block, pageable))
+        .filter(|(v, ..)| only.as_ref().map_or(true, |o| o.contains(v)))
+        .map_while(|(v, block, pageable, large)| cuda(v, block, pageable, large))
         .collect()
 }
 

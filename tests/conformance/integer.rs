@@ -116,8 +116,12 @@ pub fn small_integer_kernels(backend: &mut dyn Backend, salt: u64) {
             integer += has_form as usize;
         }
     }
-    assert!(
-        integer * 4 > cases * 3,
-        "seed {seed}: only {integer} of {cases} cases had an integer form"
-    );
+    // The integer paths run full plans: a backend of separable plans only (which has none) is
+    // given the few rank-1 cases, not enough to count on.
+    if backend.runs() != Support::SeparableOnly {
+        assert!(
+            integer * 4 > cases * 3,
+            "seed {seed}: only {integer} of {cases} cases had an integer form"
+        );
+    }
 }

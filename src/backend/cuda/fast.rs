@@ -120,7 +120,8 @@ impl FastSpec {
     /// The exact integer specialization (`fast_int`) for 8-bit samples of `ch` channels where
     /// it measured faster than the f32 kernels (docs/PERFORMANCE.md, "Exact integer path"):
     /// the plan has an integer form ([`IntegerForm::of`]) whose weights fit a signed byte
-    /// (`__dp4a`), `ch` ≤ [`INT_MAX_CHANNELS`], no side over [`INT_MAX_FULL`]
+    /// (`__dp4a`), `ch` ≤ [`INT_MAX_CHANNELS`] ([`INT_MAX_CHANNELS_LARGE`] on large planes),
+    /// no side over [`INT_MAX_FULL`]
     /// ([`INT_MAX_SEP`] when the plan is separable, whose f32 kernel is faster beyond) and a
     /// register window of at most [`INT_MAX_WORDS`] words; else None. `samples` is the
     /// plane's width × channels × height.
@@ -132,14 +133,30 @@ impl FastSpec {
         samples: usize,
     ) -> Option<FastSpec> {
         let tune = tuning();
-        let max_side = match (separable, samples >= INT_LARGE_PLANE) {
+        let large = samples >= INT_LARGE_PLANE;
+        let max_side = match (separable, large) {
             (false, _) => INT_MAX_FULL,
             (true, false) => INT_MAX_SEP,
             (true, true) => INT_MAX_SEP_LARGE,
         };
+        // Three channels: large planes only, and separable plans up to 3 (5 on huge ones).
+        let max_ch = if large {
+            INT_MAX_CHANNELS_LARGE
+        } else {
+            INT_MAX_CHANNELS
+        };
+        let max_side = match (separable && ch >= 3, samples >= INT_HUGE_PLANE) {
+            (true, false) => max_side.min(3),
+            (true, true) => max_side.min(5),
+            (false, _) => max_side,
+        };
         let max_side = tune.int_max.unwrap_or(max_side);
         let (kw, kh) = (form.width, form.height);
-        if kw > max_side || kh > max_side || form.max_weight() > 127 || ch > INT_MAX_CHANNELS {
+        if kw > max_side
+            || kh > max_side
+            || form.max_weight() > 127
+            || ch > tune.int_ch.unwrap_or(max_ch)
+        {
             return None;
         }
         let min_blocks = if kw.max(kh) <= 7 {
@@ -254,9 +271,16 @@ pub const INT_MAX_SEP_LARGE: usize = 7;
 /// See [`INT_MAX_SEP_LARGE`] (a 4K gray plane is 8.3 M samples).
 pub const INT_LARGE_PLANE: usize = 8_000_000;
 /// Most interleaved channels `fast_int` takes (measured: gray and NV12 gain up to 1.6×; on RGB
-/// the taps' stride of 3 bytes spreads a 3×3 window over 2–3 words and the f32 kernel is 1.1×
-/// faster).
+/// the taps' stride of 3 bytes spreads a 3×3 window over 2–3 words, and on 1080p RGB the f32
+/// kernels are 1.0–1.06× faster at 3 and 5) …
 pub const INT_MAX_CHANNELS: usize = 2;
+/// … and on planes of at least [`INT_LARGE_PLANE`] samples, where RGB gains: 4K gaussian 3×3
+/// 41.7 → 37.2 µs, 5×5 77.5 → 69.8 µs, 8K 3×3 133.0 → 109.6 µs, 5×5 266.4 → 214.0 µs (H100,
+/// docs/PERFORMANCE.md). Separable RGB plans: 3 gains as much; 5 ties on 4K (68.6 vs 69.6 µs)
+/// and gains 1.08× from [`INT_HUGE_PLANE`] samples (8K). RGB 7×7 would spill (80 words).
+pub const INT_MAX_CHANNELS_LARGE: usize = 3;
+/// See [`INT_MAX_CHANNELS_LARGE`] (an 8K RGB plane is 99.5 M samples, a 4K one 24.9 M).
+pub const INT_HUGE_PLANE: usize = 32_000_000;
 /// `fast_int`'s resident blocks per multiprocessor for sides up to 7 (measured on 4K gray box:
 /// 13.0 vs 13.7 µs at 3, 17.3 vs 19.1 µs at 5; at 9, 39.6 vs 35.4 µs, so 9 keeps
 /// [`REG_MIN_BLOCKS`]).
@@ -277,7 +301,7 @@ pub const REG_MIN_BLOCKS_WIDE16: usize = 8;
 /// `CONVFLOW_FAST_PY` (its rows per thread, 1–8), `CONVFLOW_FAST_MINB` (its resident blocks
 /// per multiprocessor, 1–16), `CONVFLOW_FAST_TILED_PY` (rows per thread of the tiled
 /// separable kernel, 1–8), `CONVFLOW_FAST_INT_MAX` (largest kernel side for `fast_int`; 0:
-/// never). Read once per process.
+/// never), `CONVFLOW_FAST_INT_CH` (most channels `fast_int` takes). Read once per process.
 #[derive(Clone, Copy, Debug, Default)]
 struct Tuning {
     reg_max: Option<usize>,
@@ -285,6 +309,7 @@ struct Tuning {
     min_blocks: Option<usize>,
     tiled_py: Option<usize>,
     int_max: Option<usize>,
+    int_ch: Option<usize>,
 }
 
 fn tuning() -> Tuning {
@@ -297,6 +322,7 @@ fn tuning() -> Tuning {
             min_blocks: var("CONVFLOW_FAST_MINB").filter(|b| (1..=16).contains(b)),
             tiled_py: var("CONVFLOW_FAST_TILED_PY").filter(|py| (1..=8).contains(py)),
             int_max: var("CONVFLOW_FAST_INT_MAX"),
+            int_ch: var("CONVFLOW_FAST_INT_CH"),
         }
     })
 }
@@ -336,7 +362,11 @@ pub(super) fn launch(
     let sb = l.depth.bytes();
     if b.block_override().is_none() && l.depth == Depth::U8 {
         let int = IntegerForm::of(plan, l.depth.max()).and_then(|form| {
-            let samples = l.width * ch * l.height;
+            // Tests may ask for the large planes' rules on every plane.
+            let samples = match b.large_rules {
+                true => usize::MAX,
+                false => l.width * ch * l.height,
+            };
             Some((
                 FastSpec::integer(&form, ch, plan.border, separable, samples)?,
                 form,
@@ -492,7 +522,17 @@ mod tests {
                 "weights beyond a signed byte"
             );
         }
-        assert!(!take(3, 1, 3, false, large), "RGB measured slower");
+        // RGB: large planes only; separable plans up to 3, 5 from 32 M samples.
+        let (rgb4k, rgb8k) = (3 * 3840 * 2160, 3 * 7680 * 4320);
+        assert!(
+            !take(3, 1, 3, false, 3 * small),
+            "RGB measured slower on 1080p"
+        );
+        assert!(take(3, 1, 3, false, rgb4k) && take(5, 1, 3, false, rgb4k));
+        assert!(take(3, 1, 3, true, rgb4k) && !take(5, 1, 3, true, rgb4k));
+        assert!(take(5, 1, 3, true, rgb8k) && !take(7, 1, 3, true, rgb8k));
+        assert!(!take(7, 1, 3, false, rgb8k), "RGB 7×7 spills");
+        assert!(!take(3, 1, 4, false, rgb8k), "RGBA not measured");
         let spec = FastSpec::integer(&form(5, 1), 1, Border::Zero, false, large).unwrap();
         assert!(spec.reg && spec.int == Some((25, 0)) && spec.min_blocks == INT_MIN_BLOCKS_SMALL);
     }

@@ -241,7 +241,12 @@ impl Registry {
                 if let Some(p) = &path {
                     // A failed cache write only costs a recompile next time.
                     let _ = std::fs::create_dir_all(p.parent().unwrap());
-                    let tmp = p.with_extension(format!("tmp{}", std::process::id()));
+                    // A name of this write alone: several backends of one process (GPUs,
+                    // test threads) may compile the same module at once.
+                    static WRITES: std::sync::atomic::AtomicU64 =
+                        std::sync::atomic::AtomicU64::new(0);
+                    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let tmp = p.with_extension(format!("tmp{}-{n}", std::process::id()));
                     if std::fs::write(&tmp, &ptx).is_ok() {
                         let _ = std::fs::rename(&tmp, p);
                     }
