@@ -135,7 +135,11 @@ impl<C, Q: Runs> Flight<C, Q> {
 impl<C, Q: Runs> Drop for Flight<C, Q> {
     fn drop(&mut self) {
         for _ in 0..self.jobs.len() {
-            let _ = self.queue.finish();
+            // While the stage unwinds from a panic of the queue, the queue may panic again: a
+            // second panic escaping a destructor would abort the process before its clean-up
+            // (temporary outputs) runs, so it is caught here; the stage's panic goes on.
+            let queue = &mut self.queue;
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| queue.finish()));
         }
     }
 }
@@ -223,4 +227,39 @@ pub(super) fn async_stage<I, O, C, Q: Runs>(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A queue whose every `finish` panics.
+    struct Panicking;
+
+    impl Runs for Panicking {
+        fn finish(&mut self) -> Result<Duration, BackendError> {
+            panic!("planned queue panic");
+        }
+        fn depth(&self) -> usize {
+            4
+        }
+        fn done(&mut self) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn a_queue_panicking_again_while_its_flight_unwinds_does_not_abort() {
+        let unwound = std::panic::catch_unwind(|| {
+            let mut flight = Flight::new(Panicking);
+            for i in 0..3 {
+                flight
+                    .start(i, (i, 0, Duration::ZERO), |_, _| Ok(()))
+                    .unwrap();
+            }
+            // Panics; the flight's drop then finishes the two jobs left, panicking again.
+            flight.land(&mut StageStats::new("filter"));
+        });
+        assert!(unwound.is_err(), "the first panic reaches the caller");
+    }
 }
