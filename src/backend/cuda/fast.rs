@@ -136,19 +136,16 @@ impl FastSpec {
         let large = samples >= INT_LARGE_PLANE;
         let max_side = match (separable, large) {
             (false, _) => INT_MAX_FULL,
+            // Three channels reach here on large planes only (`max_ch`).
+            (true, _) if ch >= 3 && samples >= INT_HUGE_PLANE => INT_MAX_SEP_RGB_HUGE,
+            (true, _) if ch >= 3 => INT_MAX_SEP_RGB,
             (true, false) => INT_MAX_SEP,
             (true, true) => INT_MAX_SEP_LARGE,
         };
-        // Three channels: large planes only, and separable plans up to 3 (5 on huge ones).
         let max_ch = if large {
             INT_MAX_CHANNELS_LARGE
         } else {
             INT_MAX_CHANNELS
-        };
-        let max_side = match (separable && ch >= 3, samples >= INT_HUGE_PLANE) {
-            (true, false) => max_side.min(3),
-            (true, true) => max_side.min(5),
-            (false, _) => max_side,
         };
         let max_side = tune.int_max.unwrap_or(max_side);
         let (kw, kh) = (form.width, form.height);
@@ -276,10 +273,14 @@ pub const INT_LARGE_PLANE: usize = 8_000_000;
 pub const INT_MAX_CHANNELS: usize = 2;
 /// … and on planes of at least [`INT_LARGE_PLANE`] samples, where RGB gains: 4K gaussian 3×3
 /// 41.7 → 37.2 µs, 5×5 77.5 → 69.8 µs, 8K 3×3 133.0 → 109.6 µs, 5×5 266.4 → 214.0 µs (H100,
-/// docs/PERFORMANCE.md). Separable RGB plans: 3 gains as much; 5 ties on 4K (68.6 vs 69.6 µs)
-/// and gains 1.08× from [`INT_HUGE_PLANE`] samples (8K). RGB 7×7 would spill (80 words).
+/// docs/PERFORMANCE.md). RGB 7×7 would spill (80 words).
 pub const INT_MAX_CHANNELS_LARGE: usize = 3;
-/// See [`INT_MAX_CHANNELS_LARGE`] (an 8K RGB plane is 99.5 M samples, a 4K one 24.9 M).
+/// Largest side of separable RGB plans on `fast_int` (3 gains as much as full 3×3; 5 ties on
+/// 4K, 68.6 vs 69.6 µs) …
+pub const INT_MAX_SEP_RGB: usize = 3;
+/// … and on planes of at least [`INT_HUGE_PLANE`] samples (5: 1.08× on 8K).
+pub const INT_MAX_SEP_RGB_HUGE: usize = 5;
+/// See [`INT_MAX_SEP_RGB_HUGE`] (an 8K RGB plane is 99.5 M samples, a 4K one 24.9 M).
 pub const INT_HUGE_PLANE: usize = 32_000_000;
 /// `fast_int`'s resident blocks per multiprocessor for sides up to 7 (measured on 4K gray box:
 /// 13.0 vs 13.7 µs at 3, 17.3 vs 19.1 µs at 5; at 9, 39.6 vs 35.4 µs, so 9 keeps
@@ -363,9 +364,10 @@ pub(super) fn launch(
     if b.block_override().is_none() && l.depth == Depth::U8 {
         let int = IntegerForm::of(plan, l.depth.max()).and_then(|form| {
             // Tests may ask for the large planes' rules on every plane.
-            let samples = match b.large_rules {
-                true => usize::MAX,
-                false => l.width * ch * l.height,
+            let samples = if b.large_rules {
+                usize::MAX
+            } else {
+                l.width * ch * l.height
             };
             Some((
                 FastSpec::integer(&form, ch, plan.border, separable, samples)?,
