@@ -9,7 +9,8 @@
 // shared-memory-free kernel for small kernels, launched with 128-thread blocks, at least
 // REG_MINB of them resident per multiprocessor; 0: the tiled fast_full / fast_sep), INT (with
 // REG: build fast_int instead, the exact integer kernel for 8-bit samples, whose divisor and
-// offset numerator are IDIV and IOFF). Weights live in __constant__ memory and are indexed with
+// offset numerator are IDIV and IOFF; DEIL 1: fast_int deinterleaves the channels of each
+// window row before its dot products, PX / CH pixels per thread). Weights live in __constant__ memory and are indexed with
 // compile-time offsets, so they become FFMA constant operands (c_w; fast_int's packed signed
 // bytes are c_wp).
 //
@@ -376,38 +377,54 @@ __device__ __forceinline__ void reg_words(const PlaneParams& p, int e, int y0, u
     }
 }
 
-#if !INT
-template <int MODE>
-__device__ __forceinline__ void reg_inside(const PlaneParams& p, int e, int y0, float acc[PY][PX]) {
-    unsigned words[RIN][NWR];
-    reg_words<MODE>(p, e, y0, words);
+// The same words for threads whose window crosses a row end, or on planes not 4-byte aligned:
+// a word lying wholly inside the row is loaded as it is (when `aligned`), any other is built
+// sample by sample through the border rule (samples of the zero border are 0, as are samples
+// outside the window). A row-end thread thus builds only the words past the end one by one.
+__device__ __forceinline__ void gather_words(const PlaneParams& p, int e, int y0, bool aligned, unsigned words[RIN][NWR]) {
+    const int n = p.width * CH, s = e - AX * CH;
 #pragma unroll
     for (int r = 0; r < RIN; ++r) {
-        float v[SEG];
-#pragma unroll
-        for (int j = 0; j < SEG; ++j) v[j] = word_value(p, words[r][(j + OFF) / SPW], (j + OFF) % SPW);
-        reg_accumulate(r, v, acc);
-    }
-}
-
-// The window sample by sample through the border rule (threads at the row ends, unaligned
-// planes).
-__device__ __forceinline__ void reg_gather(const PlaneParams& p, int e, int y0, float acc[PY][PX]) {
-    const int s = e - AX * CH;
-#pragma unroll
-    for (int r = 0; r < RIN; ++r) {
-        float v[SEG];
         const int sy = map_index<BORDER>(y0 - AY + r, p.height);
         const sample_t* row = row_of<sample_t>(p.src, max(sy, 0), p.src_stride);
 #pragma unroll
-        for (int j = 0; j < SEG; ++j) {
-            const int px = floor_div(s + j, CH);
-            const int sx = map_index<BORDER>(px, p.width);
-            v[j] = sx < 0 || sy < 0 ? 0.0f : (float)value(p, row[(size_t)sx * CH + (s + j - px * CH)]);
+        for (int k = 0; k < NWR; ++k) {
+            const int j0 = SPW * k - OFF;  // window sample of the word's first lane
+            if (aligned && sy >= 0 && s + j0 >= 0 && s + j0 + SPW <= n) {
+                words[r][k] = __ldg((const unsigned*)(row + s + j0));
+                continue;
+            }
+            unsigned w = 0;
+#pragma unroll
+            for (int l = 0; l < SPW; ++l) {
+                const int j = j0 + l;
+                if (j >= 0 && j < SEG) {
+                    const int px = floor_div(s + j, CH);
+                    const int sx = map_index<BORDER>(px, p.width);
+                    if (sx >= 0 && sy >= 0) w |= (unsigned)row[(size_t)sx * CH + (s + j - px * CH)] << (8 * SB * l);
+                }
+            }
+            words[r][k] = w;
         }
-        reg_accumulate(r, v, acc);
     }
 }
+
+// A thread's window words, by the fastest load its position and the plane's alignment allow.
+// Whole words beyond the last needed sample stay within the row's stride or the device slack
+// (CONVFLOW_DEVICE_SLACK) after the plane.
+__device__ __forceinline__ void window_words(const PlaneParams& p, int e, int y0, unsigned words[RIN][NWR]) {
+    const int n = p.width * CH;
+    const bool inside = e - AX * CH >= 0 && e + PX + (KW - 1 - AX) * CH <= n;
+    const unsigned long long a = p.src | (unsigned long long)(unsigned)p.src_stride;
+    if (inside && (a & 15) == 0 && (PX * SB) % 16 == 0)
+        reg_words<2>(p, e, y0, words);
+    else if (inside && (a & 3) == 0)
+        reg_words<1>(p, e, y0, words);
+    else
+        gather_words(p, e, y0, (a & 3) == 0, words);
+}
+
+#if !INT
 
 // REG_MINB blocks of 128 threads per multiprocessor at least: caps the registers so that the
 // loads of enough warps are in flight.
@@ -416,21 +433,20 @@ extern "C" __global__ void __launch_bounds__(128, REG_MINB) fast_reg(PlaneParams
     const int e = (blockIdx.x * blockDim.x + threadIdx.x) * PX;
     const int y0 = (blockIdx.y * blockDim.y + threadIdx.y) * PY;
     if (e >= n || y0 >= p.height) return;
-    // Whole words beyond the last needed sample stay within the row's stride or the device
-    // slack (CONVFLOW_DEVICE_SLACK) after the plane.
-    const bool inside = e - AX * CH >= 0 && e + PX + (KW - 1 - AX) * CH <= n;
-    const unsigned long long a = p.src | (unsigned long long)(unsigned)p.src_stride;
+    unsigned words[RIN][NWR];
+    window_words(p, e, y0, words);
     float acc[PY][PX];
 #pragma unroll
     for (int py = 0; py < PY; ++py)
 #pragma unroll
         for (int i = 0; i < PX; ++i) acc[py][i] = 0.0f;
-    if (inside && (a & 15) == 0)
-        reg_inside<2>(p, e, y0, acc);
-    else if (inside && (a & 3) == 0)
-        reg_inside<1>(p, e, y0, acc);
-    else
-        reg_gather(p, e, y0, acc);
+#pragma unroll
+    for (int r = 0; r < RIN; ++r) {
+        float v[SEG];
+#pragma unroll
+        for (int j = 0; j < SEG; ++j) v[j] = word_value(p, words[r][(j + OFF) / SPW], (j + OFF) % SPW);
+        reg_accumulate(r, v, acc);
+    }
 #pragma unroll
     for (int py = 0; py < PY; ++py)
         if (y0 + py < p.height) store_acc(p, e, y0 + py, acc[py]);
@@ -450,8 +466,26 @@ extern "C" __global__ void __launch_bounds__(128, REG_MINB) fast_reg(PlaneParams
 #if SB != 1
 #error "the integer path takes 8-bit samples"
 #endif
-#define IWIN ((3 + (KW - 1) * CH + 1 + 3) / 4)
+// Bytes between a kernel row's taps in the words the dot products read: CH in the plane's
+// words, 1 in deinterleaved channel words.
+#if DEIL
+#define TSTR 1
+#else
+#define TSTR CH
+#endif
+#define IWIN ((3 + (KW - 1) * TSTR + 1 + 3) / 4)
+#if SEPARABLE
+// Separable integer kernels (one channel): c_wp holds the row factor packed as one kernel
+// row, c_wc the column factor; each input row's horizontal sums (dp4a) are weighted by the
+// column factor into every output row that reads them (exact integers: the order is free).
+#if DEIL
+#error "separable integer kernels take one channel"
+#endif
+__constant__ int c_wp[4 * IWIN];
+__constant__ int c_wc[KH];
+#else
 __constant__ int c_wp[KH * 4 * IWIN];
+#endif
 
 __device__ __forceinline__ int dp4a_us(unsigned a, int b, int c) {
     int d;
@@ -459,6 +493,92 @@ __device__ __forceinline__ int dp4a_us(unsigned a, int b, int c) {
     return d;
 }
 
+#if DEIL
+// Deinterleaved windows (DEIL, for 2-4 channels): with the taps of a channel CH bytes apart,
+// a 5-tap row of RGB spreads over 4 words and most dp4a lanes would carry zero weights. So a
+// thread owns DP whole pixels (PX = DP * CH samples), and each window row is first regrouped
+// into DCW words per channel holding consecutive pixels of that channel; output pixel i of
+// channel c then reads words i/4.. of its channel with the weights packed for byte offset
+// i % 4 (c_wp packed as for one channel), a 5-tap row in 2 dp4a instead of 4.
+#define DP (PX / CH)              // pixels per thread
+#define DWP (DP + KW - 1)         // window pixels per row
+#define DCW ((DWP + 3) / 4)       // words per channel and row
+#if PX % CH != 0 || DP % 4 != 0
+#error "DEIL threads own whole pixels, a multiple of 4"
+#endif
+
+// Word m of channel c of a window row: lane l holds the channel's sample of window pixel
+// 4m + l (lanes past the window repeat its last pixel; their weights are 0). The lanes' bytes
+// lie in 1-4 consecutive words of the row; every index and selector here is a compile-time
+// constant once the callers' loops are unrolled, so this is 1-3 byte_perm.
+__device__ __forceinline__ unsigned deil_word(const unsigned w[NWR], int c, int m) {
+    int s[4];
+#pragma unroll
+    for (int l = 0; l < 4; ++l) s[l] = OFF + min(4 * m + l, DWP - 1) * CH + c;
+    const int a = s[0] / 4, last = s[3] / 4;
+    // Lanes in words a and a + 1 (selector nibbles 0-7 of that pair); the others are
+    // placeholders replaced below.
+    unsigned sel = 0;
+#pragma unroll
+    for (int l = 0; l < 4; ++l) sel |= (unsigned)(s[l] / 4 <= a + 1 ? s[l] - 4 * a : 0) << (4 * l);
+    const unsigned lo = __byte_perm(w[a], w[min(a + 1, NWR - 1)], sel);
+    if (last <= a + 1) return lo;
+    // Lanes in words a + 2 and a + 3, merged over the placeholders (nibble 4 + l: lane l of
+    // the second operand).
+    unsigned hsel = 0, msel = 0;
+#pragma unroll
+    for (int l = 0; l < 4; ++l) {
+        const bool high = s[l] / 4 >= a + 2;
+        hsel |= (unsigned)(high ? s[l] - 4 * (a + 2) : 0) << (4 * l);
+        msel |= (unsigned)(high ? 4 + (last == a + 2 ? s[l] - 4 * (a + 2) : l) : l) << (4 * l);
+    }
+    if (last == a + 2) return __byte_perm(lo, w[a + 2], msel);
+    return __byte_perm(lo, __byte_perm(w[a + 2], w[a + 3], hsel), msel);
+}
+
+__device__ __forceinline__ void int_accumulate(const unsigned words[RIN][NWR], int acc[PY][PX]) {
+#pragma unroll
+    for (int r = 0; r < RIN; ++r) {
+        unsigned cw[CH][DCW];
+#pragma unroll
+        for (int c = 0; c < CH; ++c)
+#pragma unroll
+            for (int m = 0; m < DCW; ++m) cw[c][m] = deil_word(words[r], c, m);
+#pragma unroll
+        for (int py = 0; py < PY; ++py) {
+            const int ky = r - py;
+            if (ky >= 0 && ky < KH) {
+#pragma unroll
+                for (int c = 0; c < CH; ++c)
+#pragma unroll
+                    for (int i = 0; i < DP; ++i) {
+                        const int b = i % 4, q = i / 4;
+#pragma unroll
+                        for (int t = 0; t * 4 < b + KW; ++t)
+                            acc[py][i * CH + c] = dp4a_us(cw[c][q + t], c_wp[(ky * 4 + b) * IWIN + t], acc[py][i * CH + c]);
+                    }
+            }
+        }
+    }
+}
+#elif SEPARABLE
+__device__ __forceinline__ void int_accumulate(const unsigned words[RIN][NWR], int acc[PY][PX]) {
+#pragma unroll
+    for (int r = 0; r < RIN; ++r)
+#pragma unroll
+        for (int i = 0; i < PX; ++i) {
+            const int b = (i + OFF) % 4, q = (i + OFF) / 4;
+            int h = 0;
+#pragma unroll
+            for (int t = 0; t * 4 < b + (KW - 1) * CH + 1; ++t) h = dp4a_us(words[r][q + t], c_wp[b * IWIN + t], h);
+#pragma unroll
+            for (int py = 0; py < PY; ++py) {
+                const int ky = r - py;
+                if (ky >= 0 && ky < KH) acc[py][i] += c_wc[ky] * h;
+            }
+        }
+}
+#else
 __device__ __forceinline__ void int_accumulate(const unsigned words[RIN][NWR], int acc[PY][PX]) {
 #pragma unroll
     for (int r = 0; r < RIN; ++r)
@@ -476,31 +596,7 @@ __device__ __forceinline__ void int_accumulate(const unsigned words[RIN][NWR], i
             }
         }
 }
-
-// The window's words sample by sample through the border rule (row ends, unaligned planes);
-// bytes outside the window are 0 (their weights are 0 anyway).
-__device__ __forceinline__ void int_gather(const PlaneParams& p, int e, int y0, unsigned words[RIN][NWR]) {
-    const int s = e - AX * CH;
-#pragma unroll
-    for (int r = 0; r < RIN; ++r) {
-        const int sy = map_index<BORDER>(y0 - AY + r, p.height);
-        const u8* row = row_of<u8>(p.src, max(sy, 0), p.src_stride);
-#pragma unroll
-        for (int k = 0; k < NWR; ++k) {
-            unsigned w = 0;
-#pragma unroll
-            for (int l = 0; l < 4; ++l) {
-                const int j = 4 * k + l - OFF;
-                if (j >= 0 && j < SEG) {
-                    const int px = floor_div(s + j, CH);
-                    const int sx = map_index<BORDER>(px, p.width);
-                    if (sx >= 0 && sy >= 0) w |= (unsigned)row[(size_t)sx * CH + (s + j - px * CH)] << (8 * l);
-                }
-            }
-            words[r][k] = w;
-        }
-    }
-}
+#endif  // DEIL, SEPARABLE
 
 // filter::IntegerForm::finish: (sum + IOFF) / IDIV, |.| with --abs, rounded half to even,
 // saturated to 0..255. IDIV and IOFF are compile-time constants, and filter::exact gives forms
@@ -529,15 +625,8 @@ extern "C" __global__ void __launch_bounds__(128, REG_MINB) fast_int(PlaneParams
     const int e = (blockIdx.x * blockDim.x + threadIdx.x) * PX;
     const int y0 = (blockIdx.y * blockDim.y + threadIdx.y) * PY;
     if (e >= n || y0 >= p.height) return;
-    const bool inside = e - AX * CH >= 0 && e + PX + (KW - 1 - AX) * CH <= n;
-    const unsigned long long a = p.src | (unsigned long long)(unsigned)p.src_stride;
     unsigned words[RIN][NWR];
-    if (inside && (a & 15) == 0)
-        reg_words<2>(p, e, y0, words);
-    else if (inside && (a & 3) == 0)
-        reg_words<1>(p, e, y0, words);
-    else
-        int_gather(p, e, y0, words);
+    window_words(p, e, y0, words);
     int acc[PY][PX];
 #pragma unroll
     for (int py = 0; py < PY; ++py)

@@ -198,6 +198,14 @@ fn proof(plan: &Plan, max: u16) -> Option<(IntegerForm, f64, bool)> {
     Some((form, total, exact))
 }
 
+fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
 impl IntegerForm {
     /// The plan's integer form for samples in `0…max`, when one of the module's two proofs
     /// shows it gives the contract's outputs for every input; else `None`.
@@ -210,6 +218,23 @@ impl IntegerForm {
     /// Largest |integer weight|: the GPU's `__dp4a` path needs it ≤ 127.
     pub fn max_weight(&self) -> i32 {
         self.weights.iter().map(|n| n.abs()).max().unwrap_or(0)
+    }
+
+    /// The weights as an outer product of integer vectors `(column, row)` (the row's entries
+    /// without a common factor, its first nonzero one positive), when they are one: a
+    /// separable plan's integer form always is, a full plan's may be.
+    pub fn factors(&self) -> Option<(Vec<i32>, Vec<i32>)> {
+        let (w, h) = (self.width, self.height);
+        let rows = || self.weights.chunks(w);
+        let first = rows().find(|r| r.iter().any(|&n| n != 0))?;
+        let kx = first.iter().position(|&n| n != 0)?;
+        let g = first.iter().fold(0u32, |g, &n| gcd(g, n.unsigned_abs())) as i32;
+        let g = if first[kx] < 0 { -g } else { g };
+        let row: Vec<i32> = first.iter().map(|&n| n / g).collect();
+        let col: Vec<i32> = rows().map(|r| r[kx] / row[kx]).collect();
+        let outer =
+            (0..h * w).all(|i| col[i / w] as i64 * row[i % w] as i64 == self.weights[i] as i64);
+        outer.then_some((col, row))
     }
 
     /// Sum of |integer weights|: sums of samples in `0…max` stay within ±this·max.
@@ -401,6 +426,34 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn factors_split_outer_products_only() {
+        let form = |w: usize, weights: Vec<i32>| IntegerForm {
+            width: w,
+            height: weights.len() / w,
+            weights,
+            divisor: 1,
+            offset: 0,
+        };
+        // Rows 0, 2·[0 1 -2] and 3·[0 1 -2]; negated, the column takes the sign.
+        let f = form(3, vec![0, 0, 0, 0, 2, -4, 0, 3, -6]);
+        assert_eq!(f.factors(), Some((vec![0, 2, 3], vec![0, 1, -2])));
+        let f = form(3, vec![0, 0, 0, 0, -2, 4, 0, -3, 6]);
+        assert_eq!(f.factors(), Some((vec![0, -2, -3], vec![0, 1, -2])));
+        assert_eq!(form(2, vec![1, 2, 3, 4]).factors(), None);
+        assert_eq!(form(2, vec![1, 2, 2, 5]).factors(), None);
+        assert_eq!(form(2, vec![0, 0, 0, 0]).factors(), None);
+        for k in [3, 5, 7, 9] {
+            let p = plan(&format!("gaussian:{k}"), Mode::Separable);
+            let f = IntegerForm::of(&p, 255).expect("the default Gaussians up to 9 have one");
+            let (col, row) = f
+                .factors()
+                .expect("a separable plan's form is an outer product");
+            assert_eq!(col.len() * row.len(), f.weights.len());
+            assert!(row.iter().all(|n| n.abs() <= 127), "{k}: {row:?}");
         }
     }
 

@@ -4,7 +4,10 @@
 //! A [`FastSpec`] fixes kernel size, anchor, channels, border and register blocking at NVRTC
 //! compile time (weights become constant operands). Small kernels take the register kernel
 //! `fast_reg` (no shared memory, 16 bytes of outputs per thread; where it measured faster, see
-//! [`FastSpec::register`]); others the tiled kernels, whose block shrinks (unless given) until
+//! [`FastSpec::register`]); 8-bit plans with a proven integer form the exact integer kernel
+//! `fast_int` (the same thread shape, `dp4a` on the bytes as loaded, channels regrouped for
+//! wider kernels, two integer factors for separable one-channel 7×7; [`FastSpec::integer`]);
+//! others the tiled kernels, whose block shrinks (unless given) until
 //! the tile fits 48 KB (80 KB for separable kernels taller than 9). A kernel beyond constant
 //! memory or any tile is handed to the baseline kernels of the same decomposition — same
 //! results, slower — and the backend's name says so.
@@ -45,6 +48,9 @@ pub struct FastSpec {
     /// Build `fast_int`, the exact integer register kernel, for this divisor and offset
     /// numerator ([`IntegerForm`]); weights go to `c_wp` packed by [`pack_int_weights`].
     pub int: Option<(u32, i32)>,
+    /// `fast_int` regroups each window row by channel before its dot products (threads own
+    /// `px / ch` whole pixels); see [`FastSpec::tap_stride`].
+    pub deinterleave: bool,
 }
 
 impl FastSpec {
@@ -74,12 +80,14 @@ impl FastSpec {
             reg: false,
             min_blocks: 1,
             int: None,
+            deinterleave: false,
         }
     }
 
     /// The register specialization (`fast_reg`) where it measured faster than the tiled
-    /// kernels on an H200 (docs/PERFORMANCE.md, "Small kernels"): full kernels up to
-    /// [`REG_MAX_FULL`] and separable ones up to [`REG_MAX_SEP`] on a side; else None. `sb`
+    /// kernels (docs/PERFORMANCE.md, "Small kernels" and "Deinterleaved windows"): full
+    /// kernels up to [`REG_MAX_FULL`] ([`REG_MAX_FULL_8BIT`] for 8-bit samples of up to 3
+    /// channels) and separable ones up to [`REG_MAX_SEP`] on a side; else None. `sb`
     /// is the bytes per sample (a thread's outputs are 16 bytes); each thread takes
     /// [`REG_ROWS`] rows.
     pub fn register(
@@ -91,7 +99,11 @@ impl FastSpec {
         sb: usize,
     ) -> Option<FastSpec> {
         let tune = tuning();
-        let max = if separable { REG_MAX_SEP } else { REG_MAX_FULL };
+        let max = match (separable, sb, ch) {
+            (true, ..) => REG_MAX_SEP,
+            (false, 1, 1..=3) => REG_MAX_FULL_8BIT,
+            (false, ..) => REG_MAX_FULL,
+        };
         if kw > tune.reg_max.unwrap_or(max) || kh > tune.reg_max.unwrap_or(max) {
             return None;
         }
@@ -114,17 +126,22 @@ impl FastSpec {
                 REG_MIN_BLOCKS
             }),
             int: None,
+            deinterleave: false,
         })
     }
 
     /// The exact integer specialization (`fast_int`) for 8-bit samples of `ch` channels where
-    /// it measured faster than the f32 kernels (docs/PERFORMANCE.md, "Exact integer path"):
-    /// the plan has an integer form ([`IntegerForm::of`]) whose weights fit a signed byte
-    /// (`__dp4a`), `ch` ≤ [`INT_MAX_CHANNELS`] ([`INT_MAX_CHANNELS_LARGE`] on large planes),
-    /// no side over [`INT_MAX_FULL`]
-    /// ([`INT_MAX_SEP`] when the plan is separable, whose f32 kernel is faster beyond) and a
-    /// register window of at most [`INT_MAX_WORDS`] words; else None. `samples` is the
-    /// plane's width × channels × height.
+    /// it measured faster than the f32 kernels (docs/PERFORMANCE.md, "Exact integer path" and
+    /// "Deinterleaved windows"): the plan has an integer form ([`IntegerForm::of`]) whose
+    /// weights fit a signed byte (`__dp4a`), `ch` ≤ [`INT_MAX_CHANNELS`], no side over
+    /// [`INT_MAX_FULL`] ([`INT_MAX_SEP`] when the plan is separable, whose f32 kernel is faster
+    /// beyond; [`INT_MAX_SEP_LARGE`] on planes of [`INT_LARGE_PLANE`] samples) and a register
+    /// window of at most [`INT_MAX_WORDS`] words; else None. Interleaved channels are
+    /// deinterleaved from a kernel width of [`INT_DEINTERLEAVE_WIDTH`]. Separable one-channel
+    /// plans of the sides from [`INT_SEP_MIN_SIDE`] to [`INT_SEP_MAX_SIDE`] whose integer form
+    /// is an outer product with a row factor within a signed byte take the two-factor kernel
+    /// instead (`separable` set in the result). `samples` is the plane's width × channels ×
+    /// height.
     pub fn integer(
         form: &IntegerForm,
         ch: usize,
@@ -133,43 +150,64 @@ impl FastSpec {
         samples: usize,
     ) -> Option<FastSpec> {
         let tune = tuning();
-        let large = samples >= INT_LARGE_PLANE;
-        let max_side = match (separable, large) {
+        let max_side = match (separable, samples >= INT_LARGE_PLANE) {
             (false, _) => INT_MAX_FULL,
-            // Three channels reach here on large planes only (`max_ch`).
-            (true, _) if ch >= 3 && samples >= INT_HUGE_PLANE => INT_MAX_SEP_RGB_HUGE,
-            (true, _) if ch >= 3 => INT_MAX_SEP_RGB,
             (true, false) => INT_MAX_SEP,
             (true, true) => INT_MAX_SEP_LARGE,
         };
-        let max_ch = if large {
-            INT_MAX_CHANNELS_LARGE
-        } else {
-            INT_MAX_CHANNELS
-        };
         let max_side = tune.int_max.unwrap_or(max_side);
         let (kw, kh) = (form.width, form.height);
-        if kw > max_side
-            || kh > max_side
-            || form.max_weight() > 127
-            || ch > tune.int_ch.unwrap_or(max_ch)
+        let side = kw.max(kh);
+        // The two-factor kernel: one channel, a row factor within a signed byte.
+        let two_factor = separable
+            && ch == 1
+            && (tune.int_sep_min.unwrap_or(INT_SEP_MIN_SIDE)..=INT_SEP_MAX_SIDE).contains(&side)
+            && tune.int_max != Some(0)
+            && form
+                .factors()
+                .is_some_and(|(_, row)| row.iter().all(|n| n.abs() <= 127));
+        if !two_factor
+            && (side > max_side
+                || form.max_weight() > 127
+                || ch > tune.int_ch.unwrap_or(INT_MAX_CHANNELS))
         {
             return None;
         }
-        let min_blocks = if kw.max(kh) <= 7 {
+        // The two-factor kernel's PY × 16 sums need more than 64 registers.
+        let min_blocks = if side <= 7 && !two_factor {
             INT_MIN_BLOCKS_SMALL
         } else {
             REG_MIN_BLOCKS
         };
+        let deinterleave = ch >= 2 && kw >= tune.deil_width.unwrap_or(INT_DEINTERLEAVE_WIDTH);
+        let px = if deinterleave {
+            ch * tune.int_pixels.unwrap_or(INT_PIXELS)
+        } else {
+            16
+        };
         let spec = FastSpec {
             int: Some((form.divisor, form.offset)),
+            deinterleave,
             min_blocks: tune.min_blocks.unwrap_or(min_blocks),
             reg: true,
-            px: 16,
-            py: tune.py.unwrap_or(REG_ROWS),
+            px,
+            py: tune
+                .py
+                .unwrap_or(if two_factor { INT_SEP_ROWS } else { REG_ROWS }),
+            separable: two_factor,
             ..FastSpec::new(kw, kh, ch, border)
         };
         (spec.window_words() <= INT_MAX_WORDS).then_some(spec)
+    }
+
+    /// Bytes between a kernel row's taps in the words `fast_int`'s dot products read: the
+    /// channel count, or 1 in deinterleaved channel words ([`pack_int_weights`]' `stride`).
+    pub fn tap_stride(&self) -> usize {
+        if self.deinterleave {
+            1
+        } else {
+            self.ch
+        }
     }
 
     /// Words a register-kernel thread holds for its window (fast.cu's RIN × NWR).
@@ -229,6 +267,7 @@ impl FastSpec {
             format!("-DINT={}", self.int.is_some() as u8),
             format!("-DIDIV={}u", self.int.map_or(1, |(d, _)| d)),
             format!("-DIOFF={}", self.int.map_or(0, |(_, o)| o)),
+            format!("-DDEIL={}", self.deinterleave as u8),
         ]
     }
 
@@ -249,9 +288,13 @@ impl FastSpec {
     }
 }
 
-/// Largest full kernel side `fast_reg` takes (measured: at 7 the tiled kernel wins for RGB by
-/// 1.4×; for gray they tie).
+/// Largest full kernel side `fast_reg` takes (measured on an H200 before the row ends built
+/// their windows word by word: at 7 the tiled kernel won for RGB by 1.4×; for gray they tied;
+/// 16-bit and RGBA samples were not measured again since) …
 pub const REG_MAX_FULL: usize = 5;
+/// … and for 8-bit samples of 1–3 channels (H100, gaussian:7: 1080p/4K/8K gray 14.1/37.3/128.6
+/// µs against 15.5/43.5/156.4 tiled, RGB 36.9/112.9/405.3 against 43.1/122.4/403.3).
+pub const REG_MAX_FULL_8BIT: usize = 7;
 /// Largest separable kernel side `fast_reg` takes (measured: at 7 the tiled kernel wins for
 /// RGB by 1.3× and for gray by 1.1×).
 pub const REG_MAX_SEP: usize = 5;
@@ -267,21 +310,33 @@ pub const INT_MAX_SEP: usize = 5;
 pub const INT_MAX_SEP_LARGE: usize = 7;
 /// See [`INT_MAX_SEP_LARGE`] (a 4K gray plane is 8.3 M samples).
 pub const INT_LARGE_PLANE: usize = 8_000_000;
-/// Most interleaved channels `fast_int` takes (measured: gray and NV12 gain up to 1.6×; on RGB
-/// the taps' stride of 3 bytes spreads a 3×3 window over 2–3 words, and on 1080p RGB the f32
-/// kernels are 1.0–1.06× faster at 3 and 5) …
-pub const INT_MAX_CHANNELS: usize = 2;
-/// … and on planes of at least [`INT_LARGE_PLANE`] samples, where RGB gains: 4K gaussian 3×3
-/// 41.7 → 37.2 µs, 5×5 77.5 → 69.8 µs, 8K 3×3 133.0 → 109.6 µs, 5×5 266.4 → 214.0 µs (H100,
-/// docs/PERFORMANCE.md). RGB 7×7 would spill (80 words).
-pub const INT_MAX_CHANNELS_LARGE: usize = 3;
-/// Largest side of separable RGB plans on `fast_int` (3 gains as much as full 3×3; 5 ties on
-/// 4K, 68.6 vs 69.6 µs) …
-pub const INT_MAX_SEP_RGB: usize = 3;
-/// … and on planes of at least [`INT_HUGE_PLANE`] samples (5: 1.08× on 8K).
-pub const INT_MAX_SEP_RGB_HUGE: usize = 5;
-/// See [`INT_MAX_SEP_RGB_HUGE`] (an 8K RGB plane is 99.5 M samples, a 4K one 24.9 M).
-pub const INT_HUGE_PLANE: usize = 32_000_000;
+/// Most interleaved channels `fast_int` takes: all of them. Before the row ends built their
+/// windows word by word, RGB was slower than the f32 kernels on 1080p; now 1080p RGB gaussian
+/// 3×3 takes 10.2 µs against 11.4 µs, 5×5 18.0 against 20.5, RGBA 5×5 24.1 against 31.0
+/// (H100, docs/PERFORMANCE.md).
+pub const INT_MAX_CHANNELS: usize = 4;
+/// Least kernel width whose `fast_int` windows are deinterleaved ([`FastSpec::deinterleave`]):
+/// at 5, 4K RGB gaussian 42.6 µs against 51.2 interleaved (8K 132.5 against 167.3, RGBA 57.9
+/// against 79.1, NV12 25.5 against 26.4); at 3 the interleaved windows are as fast or faster
+/// (4K RGB 29.9 against 32.0 µs).
+pub const INT_DEINTERLEAVE_WIDTH: usize = 5;
+/// Sides of separable one-channel plans that `fast_int` runs as two integer factors
+/// ([`IntegerForm::factors`]: dp4a horizontal sums of each input row, weighted by the column
+/// factor into the output rows), where the full integer kernel cannot take them (weights
+/// beyond a signed byte) or is slower: side 7 (H100, gaussian:7 on 1080p/4K/8K gray: 10.3 /
+/// 21.0 / 68.1 µs against 12.0 / 32.1 / 115.7 for the f32 separable kernel; box:7 10.5 / 21.5
+/// / 69.5 against 12.1 / 21.5 / 64.5 for the full integer kernel). At 9 it ties or loses on
+/// 1080p and 4K.
+pub const INT_SEP_MIN_SIDE: usize = 7;
+/// See [`INT_SEP_MIN_SIDE`].
+pub const INT_SEP_MAX_SIDE: usize = 7;
+/// Output rows per thread of the two-factor kernel (each input row's horizontal sums serve
+/// that many output rows; measured: 2 rows 10–20 % faster than 4 on 1080p/4K, 4 % slower on
+/// 8K; 8 rows spill).
+pub const INT_SEP_ROWS: usize = 2;
+/// Pixels a deinterleaving `fast_int` thread owns per row (a multiple of 4; 8 measured 1.5–2.8×
+/// slower on RGB).
+pub const INT_PIXELS: usize = 4;
 /// `fast_int`'s resident blocks per multiprocessor for sides up to 7 (measured on 4K gray box:
 /// 13.0 vs 13.7 µs at 3, 17.3 vs 19.1 µs at 5; at 9, 39.6 vs 35.4 µs, so 9 keeps
 /// [`REG_MIN_BLOCKS`]).
@@ -302,7 +357,10 @@ pub const REG_MIN_BLOCKS_WIDE16: usize = 8;
 /// `CONVFLOW_FAST_PY` (its rows per thread, 1–8), `CONVFLOW_FAST_MINB` (its resident blocks
 /// per multiprocessor, 1–16), `CONVFLOW_FAST_TILED_PY` (rows per thread of the tiled
 /// separable kernel, 1–8), `CONVFLOW_FAST_INT_MAX` (largest kernel side for `fast_int`; 0:
-/// never), `CONVFLOW_FAST_INT_CH` (most channels `fast_int` takes). Read once per process.
+/// never), `CONVFLOW_FAST_INT_CH` (most channels `fast_int` takes), `CONVFLOW_FAST_DEIL_WIDTH`
+/// (least kernel width it deinterleaves), `CONVFLOW_FAST_INT_PIXELS` (pixels per deinterleaving
+/// thread: 4 or 8), `CONVFLOW_FAST_INT_SEP_MIN` (least side of its two-factor kernel). Read
+/// once per process.
 #[derive(Clone, Copy, Debug, Default)]
 struct Tuning {
     reg_max: Option<usize>,
@@ -311,6 +369,9 @@ struct Tuning {
     tiled_py: Option<usize>,
     int_max: Option<usize>,
     int_ch: Option<usize>,
+    deil_width: Option<usize>,
+    int_pixels: Option<usize>,
+    int_sep_min: Option<usize>,
 }
 
 fn tuning() -> Tuning {
@@ -324,6 +385,9 @@ fn tuning() -> Tuning {
             tiled_py: var("CONVFLOW_FAST_TILED_PY").filter(|py| (1..=8).contains(py)),
             int_max: var("CONVFLOW_FAST_INT_MAX"),
             int_ch: var("CONVFLOW_FAST_INT_CH"),
+            deil_width: var("CONVFLOW_FAST_DEIL_WIDTH"),
+            int_pixels: var("CONVFLOW_FAST_INT_PIXELS").filter(|n| [4, 8].contains(n)),
+            int_sep_min: var("CONVFLOW_FAST_INT_SEP_MIN"),
         }
     })
 }
@@ -376,7 +440,20 @@ pub(super) fn launch(
         });
         if let Some((spec, form)) = int {
             let key = ModuleKey::Fast(spec.clone());
-            b.constant_words(&key, "c_wp", &pack_int_weights(&form, ch))?;
+            let packed = match form.factors().filter(|_| spec.separable) {
+                Some((col, row)) => {
+                    let col: Vec<u32> = col.iter().map(|&n| n as u32).collect();
+                    b.constant_words(&key, "c_wc", &col)?;
+                    let row = IntegerForm {
+                        height: 1,
+                        weights: row,
+                        ..form
+                    };
+                    pack_int_weights(&row, spec.tap_stride())
+                }
+                None => pack_int_weights(&form, spec.tap_stride()),
+            };
+            b.constant_words(&key, "c_wp", &packed)?;
             return launch_register(b, &spec, &key, "fast_int", p, l);
         }
     }
@@ -468,9 +545,10 @@ fn launch_register(
 
 /// `fast_int`'s `c_wp`: for kernel row ky, byte offset b (0–3) of an output's first tap in its
 /// first word, and word t of its window, the weights of the taps in that word's four byte
-/// lanes as signed bytes: lane l holds tap kx where 4t + l − b = kx·ch, else 0.
-pub fn pack_int_weights(form: &IntegerForm, ch: usize) -> Vec<u32> {
-    let (kw, kh) = (form.width, form.height);
+/// lanes as signed bytes: lane l holds tap kx where 4t + l − b = kx·stride, else 0. `stride`
+/// is [`FastSpec::tap_stride`].
+pub fn pack_int_weights(form: &IntegerForm, stride: usize) -> Vec<u32> {
+    let (kw, kh, ch) = (form.width, form.height, stride);
     let span = (kw - 1) * ch + 1;
     let win = (3 + span).div_ceil(4);
     let mut out = Vec::with_capacity(kh * 4 * win);
@@ -514,9 +592,10 @@ mod tests {
         };
         for ch in 1..=2 {
             assert!(take(3, 1, ch, false, small) && take(7, -127, ch, false, small));
-            // 9 wide: 60 words of window for gray, 80 for two channels (spills).
-            assert_eq!(take(9, 1, ch, false, small), ch == 1);
-            assert!(take(5, 1, ch, true, small) && !take(7, 1, ch, true, small));
+            // 9 wide: 60 words of window for gray and for two deinterleaved channels.
+            assert!(take(9, 1, ch, false, small));
+            // Separable 7 on small planes: the two-factor kernel, one channel only.
+            assert!(take(5, 1, ch, true, small) && take(7, 1, ch, true, small) == (ch == 1));
             assert!(take(7, 1, ch, true, large) && !take(9, 1, ch, true, large));
             assert!(!take(10, 1, ch, false, large), "beyond INT_MAX_FULL");
             assert!(
@@ -524,17 +603,40 @@ mod tests {
                 "weights beyond a signed byte"
             );
         }
-        // RGB: large planes only; separable plans up to 3, 5 from 32 M samples.
-        let (rgb4k, rgb8k) = (3 * 3840 * 2160, 3 * 7680 * 4320);
+        // Three and four channels at every size, separable plans up to 5; from a width of 5
+        // the windows are deinterleaved, whole pixels per thread.
+        for ch in 3..=4 {
+            assert!(take(3, 1, ch, false, 3 * small) && take(5, 1, ch, true, 3 * small));
+            assert!(!take(7, 1, ch, true, 3 * small) && !take(7, 1, ch, false, 4 * large));
+        }
+        let spec = |k, ch| FastSpec::integer(&form(k, 1), ch, Border::Clamp, false, small);
+        assert!(!spec(3, 3).unwrap().deinterleave && spec(3, 3).unwrap().px == 16);
+        for ch in 2..=4 {
+            let s5 = spec(5, ch).unwrap();
+            assert!(s5.deinterleave && s5.px == ch * INT_PIXELS && s5.tap_stride() == 1);
+        }
         assert!(
-            !take(3, 1, 3, false, 3 * small),
-            "RGB measured slower on 1080p"
+            !spec(5, 1).unwrap().deinterleave,
+            "one channel is never regrouped"
         );
-        assert!(take(3, 1, 3, false, rgb4k) && take(5, 1, 3, false, rgb4k));
-        assert!(take(3, 1, 3, true, rgb4k) && !take(5, 1, 3, true, rgb4k));
-        assert!(take(5, 1, 3, true, rgb8k) && !take(7, 1, 3, true, rgb8k));
-        assert!(!take(7, 1, 3, false, rgb8k), "RGB 7×7 spills");
-        assert!(!take(3, 1, 4, false, rgb8k), "RGBA not measured");
+        // The two-factor kernel: weights beyond a signed byte are fine when the row factor's
+        // are not (g ⊗ g has 324), side 7 only, one channel.
+        let g = [1, 18, 1, 1, 1, 1, 18];
+        let outer = IntegerForm {
+            width: 7,
+            height: 7,
+            weights: (0..49).map(|i| g[i / 7] * g[i % 7]).collect(),
+            divisor: 4096,
+            offset: 0,
+        };
+        let two = FastSpec::integer(&outer, 1, Border::Clamp, true, small).unwrap();
+        assert!(two.separable && two.int == Some((4096, 0)) && two.py == INT_SEP_ROWS);
+        assert!(FastSpec::integer(&outer, 1, Border::Clamp, false, small).is_none());
+        assert!(FastSpec::integer(&outer, 2, Border::Clamp, true, small).is_none());
+        // 9 keeps the f32 separable kernel, 5 the full integer one.
+        assert!(!take(9, 1, 1, true, small));
+        let s5 = FastSpec::integer(&form(5, 1), 1, Border::Clamp, true, small).unwrap();
+        assert!(!s5.separable);
         let spec = FastSpec::integer(&form(5, 1), 1, Border::Zero, false, large).unwrap();
         assert!(spec.reg && spec.int == Some((25, 0)) && spec.min_blocks == INT_MIN_BLOCKS_SMALL);
     }
@@ -593,8 +695,13 @@ mod tests {
                     let spec = FastSpec::register(3, 5, ch, Border::Reflect, separable, sb)
                         .expect("5 and below take the register kernel");
                     assert!(spec.reg && spec.px * sb == 16 && spec.py == REG_ROWS);
-                    assert!(FastSpec::register(7, 3, ch, Border::Zero, separable, sb).is_none());
-                    assert!(FastSpec::register(3, 7, ch, Border::Zero, separable, sb).is_none());
+                    // Full 7×7 for 8-bit samples of up to three channels.
+                    let wide = !separable && sb == 1 && ch <= 3;
+                    for (kw, kh) in [(7, 3), (3, 7)] {
+                        let reg = FastSpec::register(kw, kh, ch, Border::Zero, separable, sb);
+                        assert_eq!(reg.is_some(), wide, "{kw}x{kh} ch {ch} sb {sb}");
+                    }
+                    assert!(FastSpec::register(9, 9, ch, Border::Zero, separable, sb).is_none());
                 }
             }
         }

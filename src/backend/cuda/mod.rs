@@ -164,9 +164,9 @@ pub struct CudaBackend {
     d_w: Option<CudaSlice<f32>>,
     /// What `d_w` holds.
     w_host: Vec<f32>,
-    /// What each module's `__constant__` weights hold (their bits: f32 weights or packed
-    /// integer ones).
-    const_host: std::collections::HashMap<ModuleKey, Vec<u32>>,
+    /// What each module's `__constant__` arrays hold, by symbol (their bits: f32 weights or
+    /// packed integer ones).
+    const_host: std::collections::HashMap<(ModuleKey, &'static str), Vec<u32>>,
     ceilings: Option<(f64, f64)>,
     /// Copy frames straight from/to pageable memory (`--pageable`) instead of staging them
     /// through page-locked buffers.

@@ -31,13 +31,13 @@ impl CudaBackend {
     pub(super) fn constant_weights(
         &mut self,
         key: &ModuleKey,
-        symbol: &str,
+        symbol: &'static str,
         plan: &Plan,
     ) -> Result<(), CudaError> {
         let bits = || plan.weights().iter().map(|w| w.to_bits());
         if self
             .const_host
-            .get(key)
+            .get(&(key.clone(), symbol))
             .is_some_and(|h| h.iter().copied().eq(bits()))
         {
             return Ok(()); // the common case, every frame: nothing to allocate or upload
@@ -50,10 +50,11 @@ impl CudaBackend {
     pub(super) fn constant_words(
         &mut self,
         key: &ModuleKey,
-        symbol: &str,
+        symbol: &'static str,
         words: &[u32],
     ) -> Result<(), CudaError> {
-        if self.const_host.get(key).is_some_and(|h| h == words) {
+        let slot = (key.clone(), symbol);
+        if self.const_host.get(&slot).is_some_and(|h| h == words) {
             return Ok(());
         }
         let module = self.registry.module(key)?;
@@ -71,7 +72,7 @@ impl CudaBackend {
         self.stream
             .memcpy_htod(words, &mut view)
             .map_err(|e| CudaError::driver("uploading constant weights", e))?;
-        self.const_host.insert(key.clone(), words.to_vec());
+        self.const_host.insert(slot, words.to_vec());
         Ok(())
     }
 

@@ -157,9 +157,36 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                 divisor,
                 offset,
             };
-            if let Some(spec) = FastSpec::integer(&form, ch, Border::ALL[i % 4], false, 0) {
+            let b = Border::ALL[i % 4];
+            if let Some(spec) = FastSpec::integer(&form, ch, b, false, 0) {
                 keys.push(ModuleKey::Fast(spec));
             }
+            // Interleaved channels regrouped per channel, 4 and 8 pixels per thread.
+            if ch >= 2 && kw <= 5 {
+                if let Some(spec) = FastSpec::integer(&form, 1, b, false, 0) {
+                    for pixels in [4, 8] {
+                        keys.push(ModuleKey::Fast(FastSpec {
+                            ch,
+                            deinterleave: true,
+                            px: ch * pixels,
+                            ..spec.clone()
+                        }));
+                    }
+                }
+            }
+            i += 1;
+        }
+        // The two-factor integer kernel of separable one-channel plans.
+        for (kw, kh) in [(7, 7), (8, 9), (9, 9)].into_iter().filter(|_| ch == 1) {
+            let form = IntegerForm {
+                width: kw,
+                height: kh,
+                weights: vec![1; kw * kh],
+                divisor: (kw * kh) as u32,
+                offset: 0,
+            };
+            let spec = FastSpec::integer(&form, 1, Border::ALL[i % 4], true, usize::MAX);
+            keys.extend(spec.map(ModuleKey::Fast));
             i += 1;
         }
     }
