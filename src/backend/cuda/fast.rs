@@ -100,8 +100,9 @@ impl FastSpec {
     ) -> Option<FastSpec> {
         let tune = tuning();
         let max = match (separable, sb, ch) {
+            (true, 1, 4) => REG_MAX_SEP_RGBA,
             (true, ..) => REG_MAX_SEP,
-            (false, 1, 1..=3) => REG_MAX_FULL_8BIT,
+            (false, 1, 1 | 3 | 4) => REG_MAX_FULL_8BIT,
             (false, ..) => REG_MAX_FULL,
         };
         if kw > tune.reg_max.unwrap_or(max) || kh > tune.reg_max.unwrap_or(max) {
@@ -271,6 +272,20 @@ impl FastSpec {
         ]
     }
 
+    /// The block tried first for the tiled separable kernel of an 8-bit RGB plan taller than
+    /// 9: 16 × 16 threads from 17 rows, 8 × 16 below (measured on H100, gaussian:15 / :25 on
+    /// 1080p and 4K: 43.1 / 62.5 and 127.2 / 202.3 µs against 50.6 / 83.4 and 162.4 / 266.9
+    /// for the 16 × 8 blocks; the taller tile loads the 2 × (k − 1) halo rows for more output
+    /// rows). Other formats were not measured: None.
+    fn tall_block(&self) -> Option<(u32, u32)> {
+        let rgb = self.ch == 3 && self.sb == 1;
+        (self.separable && !self.reg && rgb && self.kh > 9).then_some(if self.kh > 16 {
+            (16, 16)
+        } else {
+            (8, 16)
+        })
+    }
+
     /// The tiled kernels' shared tile for `block`: (row stride in floats, bytes). The stride is
     /// a multiple of 4 (float4 reads) with room for the last thread's over-read; the separable
     /// kernel keeps its horizontal sums after the tile.
@@ -292,12 +307,16 @@ impl FastSpec {
 /// their windows word by word: at 7 the tiled kernel won for RGB by 1.4×; for gray they tied;
 /// 16-bit and RGBA samples were not measured again since) …
 pub const REG_MAX_FULL: usize = 5;
-/// … and for 8-bit samples of 1–3 channels (H100, gaussian:7: 1080p/4K/8K gray 14.1/37.3/128.6
-/// µs against 15.5/43.5/156.4 tiled, RGB 36.9/112.9/405.3 against 43.1/122.4/403.3).
+/// … and for 8-bit gray, RGB and RGBA (H100, gaussian:7: 1080p/4K/8K gray 14.1/37.3/128.6 µs
+/// against 15.5/43.5/156.4 tiled, RGB 36.9/112.9/405.3 against 43.1/122.4/403.3; 1080p/4K
+/// RGBA 61.0/176.1 against 61.2/204.6; two channels not measured).
 pub const REG_MAX_FULL_8BIT: usize = 7;
 /// Largest separable kernel side `fast_reg` takes (measured: at 7 the tiled kernel wins for
 /// RGB by 1.3× and for gray by 1.1×).
 pub const REG_MAX_SEP: usize = 5;
+/// … and for 8-bit RGBA (H100, gaussian:7 on 1080p/4K: 56.1/147.5 µs against 63.6/233.2 for
+/// the tiled kernel; RGB's register kernel lost at 7, 31.5 against 29.2 µs on 1080p).
+pub const REG_MAX_SEP_RGBA: usize = 7;
 /// Largest kernel side `fast_int` takes for full plans (measured on 4K gray box:9: 35.7 µs vs
 /// 47.7 µs for the f32 kernel; larger sides were not measured).
 pub const INT_MAX_FULL: usize = 9;
@@ -397,6 +416,9 @@ fn tuning() -> Tuning {
 /// on 4K RGB k = 15/25 by 1.8× / 1.2× (at k = 7 they lost 9 %; docs/PERFORMANCE.md).
 const FULL_TILE_PREFERRED: usize = 48 * 1024;
 const SEP_TILE_PREFERRED: usize = 80 * 1024;
+/// … and for [`FastSpec::tall_block`]'s blocks (16 × 16 for RGB 25: 102 KB, two blocks per
+/// multiprocessor).
+const TALL_TILE_PREFERRED: usize = 112 * 1024;
 
 /// Block shapes tried, largest first, when none was asked for.
 const BLOCKS: [(u32, u32); 11] = [
@@ -472,18 +494,20 @@ pub(super) fn launch(
     if let (true, Some(py)) = (separable, tuning().tiled_py) {
         spec.py = py;
     }
+    let tall = spec.tall_block();
     let candidates: Vec<(u32, u32)> = match b.block_override() {
         Some(block) => vec![block],
-        None => BLOCKS.to_vec(),
+        None => tall.into_iter().chain(BLOCKS).collect(),
     };
     let fits_constant = plan.weights().len() <= MAX_CONST_TAPS;
     // Prefer a block whose tile fits the preferred size (several blocks per multiprocessor),
     // else the largest that fits at all.
-    let preferred = if separable && kh > 9 {
-        SEP_TILE_PREFERRED
-    } else {
-        FULL_TILE_PREFERRED
-    };
+    let preferred = match (separable && kh > 9, tall) {
+        (true, Some(_)) => TALL_TILE_PREFERRED,
+        (true, None) => SEP_TILE_PREFERRED,
+        _ => FULL_TILE_PREFERRED,
+    }
+    .min(b.max_shared());
     let chosen = candidates
         .iter()
         .copied()
@@ -695,8 +719,8 @@ mod tests {
                     let spec = FastSpec::register(3, 5, ch, Border::Reflect, separable, sb)
                         .expect("5 and below take the register kernel");
                     assert!(spec.reg && spec.px * sb == 16 && spec.py == REG_ROWS);
-                    // Full 7×7 for 8-bit samples of up to three channels.
-                    let wide = !separable && sb == 1 && ch <= 3;
+                    // 7 wide for 8-bit gray, RGB and RGBA (full) and RGBA (separable).
+                    let wide = sb == 1 && if separable { ch == 4 } else { ch != 2 };
                     for (kw, kh) in [(7, 3), (3, 7)] {
                         let reg = FastSpec::register(kw, kh, ch, Border::Zero, separable, sb);
                         assert_eq!(reg.is_some(), wide, "{kw}x{kh} ch {ch} sb {sb}");
@@ -724,6 +748,24 @@ mod tests {
             let (x, y) = spec.register_block(n);
             assert_eq!(x * y, 128);
         }
+    }
+
+    #[test]
+    fn tall_blocks_for_rgb_separable_kernels_taller_than_9() {
+        let tall = |k, ch, sb| {
+            FastSpec::separable(k, k, ch, Border::Clamp)
+                .with_sample_bytes(sb)
+                .tall_block()
+        };
+        assert_eq!(tall(25, 3, 1), Some((16, 16)));
+        assert_eq!(tall(15, 3, 1), Some((8, 16)));
+        assert_eq!(tall(9, 3, 1), None);
+        assert_eq!(tall(25, 1, 1), None);
+        assert_eq!(tall(25, 3, 2), None);
+        assert_eq!(FastSpec::new(25, 25, 3, Border::Clamp).tall_block(), None);
+        // The 16 × 16 tile of RGB 25 fits the preferred size.
+        let spec = FastSpec::separable(25, 25, 3, Border::Clamp);
+        assert!(spec.tile((16, 16)).1 <= TALL_TILE_PREFERRED);
     }
 
     #[test]
