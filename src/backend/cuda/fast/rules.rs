@@ -1,0 +1,136 @@
+//! The measured rules of `fast`: which kernel, thread shape and block each plan gets, as named
+//! constants with the measurements behind them (docs/PERFORMANCE.md), and the environment
+//! overrides that measure the alternatives. [`FastSpec`](super::FastSpec)'s constructors and
+//! the launch read them; nothing else decides.
+
+/// Largest full kernel side `fast_reg` takes (measured on an H200 before the row ends built
+/// their windows word by word: at 7 the tiled kernel won for RGB by 1.4×; for gray they tied;
+/// 16-bit and RGBA samples were not measured again since) …
+pub const REG_MAX_FULL: usize = 5;
+/// … and for 8-bit gray, RGB and RGBA (H100, gaussian:7: 1080p/4K/8K gray 14.1/37.3/128.6 µs
+/// against 15.5/43.5/156.4 tiled, RGB 36.9/112.9/405.3 against 43.1/122.4/403.3; 1080p/4K
+/// RGBA 61.0/176.1 against 61.2/204.6; two channels not measured).
+pub const REG_MAX_FULL_8BIT: usize = 7;
+/// Largest separable kernel side `fast_reg` takes (measured: at 7 the tiled kernel wins for
+/// RGB by 1.3× and for gray by 1.1×).
+pub const REG_MAX_SEP: usize = 5;
+/// … and for 8-bit RGBA (H100, gaussian:7 on 1080p/4K: 56.1/147.5 µs against 63.6/233.2 for
+/// the tiled kernel; RGB's register kernel lost at 7, 31.5 against 29.2 µs on 1080p).
+pub const REG_MAX_SEP_RGBA: usize = 7;
+/// Largest kernel side `fast_int` takes for full plans (measured on 4K gray box:9: 35.7 µs vs
+/// 47.7 µs for the f32 kernel; larger sides were not measured).
+pub const INT_MAX_FULL: usize = 9;
+/// … for separable plans (measured on gray box: at 5 1.2–1.5× faster at every size; at 7 0.96×
+/// on 1080p and 0.90× on 4K NV12's chroma plane, where the f32 separable kernel's 2k taps beat
+/// the integer kernel's k²) …
+pub const INT_MAX_SEP: usize = 5;
+/// … and on planes of at least [`INT_LARGE_PLANE`] samples (at 7: 1.26× on 4K gray, 1.56× on
+/// 8K; at 9 the f32 separable kernel ties or wins everywhere).
+pub const INT_MAX_SEP_LARGE: usize = 7;
+/// See [`INT_MAX_SEP_LARGE`] (a 4K gray plane is 8.3 M samples).
+pub const INT_LARGE_PLANE: usize = 8_000_000;
+/// Most interleaved channels `fast_int` takes: all of them. Before the row ends built their
+/// windows word by word, RGB was slower than the f32 kernels on 1080p; now 1080p RGB gaussian
+/// 3×3 takes 10.2 µs against 11.4 µs, 5×5 18.0 against 20.5, RGBA 5×5 24.1 against 31.0
+/// (H100, docs/PERFORMANCE.md).
+pub const INT_MAX_CHANNELS: usize = 4;
+/// Least kernel width whose `fast_int` windows are deinterleaved ([`FastSpec::deinterleave`](super::FastSpec::deinterleave)):
+/// at 5, 4K RGB gaussian 42.6 µs against 51.2 interleaved (8K 132.5 against 167.3, RGBA 57.9
+/// against 79.1, NV12 25.5 against 26.4); at 3 the interleaved windows are as fast or faster
+/// (4K RGB 29.9 against 32.0 µs).
+pub const INT_DEINTERLEAVE_WIDTH: usize = 5;
+/// Sides of separable one-channel plans that `fast_int` runs as two integer factors
+/// ([`IntegerForm::factors`](crate::filter::IntegerForm::factors): dp4a horizontal sums of each input row, weighted by the column
+/// factor into the output rows), where the full integer kernel cannot take them (weights
+/// beyond a signed byte) or is slower: side 7 (H100, gaussian:7 on 1080p/4K/8K gray: 10.3 /
+/// 21.0 / 68.1 µs against 12.0 / 32.1 / 115.7 for the f32 separable kernel; box:7 10.5 / 21.5
+/// / 69.5 against 12.1 / 21.5 / 64.5 for the full integer kernel). At 9 it ties or loses on
+/// 1080p and 4K.
+pub const INT_SEP_MIN_SIDE: usize = 7;
+/// See [`INT_SEP_MIN_SIDE`].
+pub const INT_SEP_MAX_SIDE: usize = 7;
+/// Output rows per thread of the two-factor kernel (each input row's horizontal sums serve
+/// that many output rows; measured: 2 rows 10–20 % faster than 4 on 1080p/4K, 4 % slower on
+/// 8K; 8 rows spill).
+pub const INT_SEP_ROWS: usize = 2;
+/// Pixels a deinterleaving `fast_int` thread owns per row (a multiple of 4; 8 measured 1.5–2.8×
+/// slower on RGB).
+pub const INT_PIXELS: usize = 4;
+/// `fast_int`'s resident blocks per multiprocessor for sides up to 7 (measured on 4K gray box:
+/// 13.0 vs 13.7 µs at 3, 17.3 vs 19.1 µs at 5; at 9, 39.6 vs 35.4 µs, so 9 keeps
+/// [`REG_MIN_BLOCKS`]).
+pub const INT_MIN_BLOCKS_SMALL: usize = 8;
+/// Most words of input window a `fast_int` thread may hold in registers (beyond, the f32
+/// path: the window would spill).
+pub const INT_MAX_WORDS: usize = 64;
+/// `fast_reg`'s output rows per thread (measured).
+pub const REG_ROWS: usize = 2;
+/// `fast_reg`'s resident blocks per multiprocessor (measured: 8 caps registers at 64, spills
+/// and loses, except for 16-bit RGB/RGBA).
+pub const REG_MIN_BLOCKS: usize = 4;
+/// … for 16-bit samples of 3–4 channels (measured: 49 µs vs 57 µs on 4K rgb48 3×3).
+pub const REG_MIN_BLOCKS_WIDE16: usize = 8;
+
+/// Overrides of the measured rules, for measuring the alternatives (docs/PERFORMANCE.md):
+/// `CONVFLOW_FAST_REG_MAX` (largest kernel side for `fast_reg`; 0: never) and
+/// `CONVFLOW_FAST_PY` (its rows per thread, 1–8), `CONVFLOW_FAST_MINB` (its resident blocks
+/// per multiprocessor, 1–16), `CONVFLOW_FAST_TILED_PY` (rows per thread of the tiled
+/// separable kernel, 1–8), `CONVFLOW_FAST_INT_MAX` (largest kernel side for `fast_int`; 0:
+/// never), `CONVFLOW_FAST_INT_CH` (most channels `fast_int` takes), `CONVFLOW_FAST_DEIL_WIDTH`
+/// (least kernel width it deinterleaves), `CONVFLOW_FAST_INT_PIXELS` (pixels per deinterleaving
+/// thread: 4 or 8), `CONVFLOW_FAST_INT_SEP_MIN` (least side of its two-factor kernel). Read
+/// once per process.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Tuning {
+    pub(super) reg_max: Option<usize>,
+    pub(super) py: Option<usize>,
+    pub(super) min_blocks: Option<usize>,
+    pub(super) tiled_py: Option<usize>,
+    pub(super) int_max: Option<usize>,
+    pub(super) int_ch: Option<usize>,
+    pub(super) deil_width: Option<usize>,
+    pub(super) int_pixels: Option<usize>,
+    pub(super) int_sep_min: Option<usize>,
+}
+
+pub(super) fn tuning() -> Tuning {
+    static T: std::sync::OnceLock<Tuning> = std::sync::OnceLock::new();
+    *T.get_or_init(|| {
+        let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse().ok());
+        Tuning {
+            reg_max: var("CONVFLOW_FAST_REG_MAX"),
+            py: var("CONVFLOW_FAST_PY").filter(|py| (1..=8).contains(py)),
+            min_blocks: var("CONVFLOW_FAST_MINB").filter(|b| (1..=16).contains(b)),
+            tiled_py: var("CONVFLOW_FAST_TILED_PY").filter(|py| (1..=8).contains(py)),
+            int_max: var("CONVFLOW_FAST_INT_MAX"),
+            int_ch: var("CONVFLOW_FAST_INT_CH"),
+            deil_width: var("CONVFLOW_FAST_DEIL_WIDTH"),
+            int_pixels: var("CONVFLOW_FAST_INT_PIXELS").filter(|n| [4, 8].contains(n)),
+            int_sep_min: var("CONVFLOW_FAST_INT_SEP_MIN"),
+        }
+    })
+}
+
+/// Shared memory a tiled block may take before a smaller block is preferred: 48 KB, and 80 KB
+/// for separable kernels taller than 9, where the 16×8 blocks at 50–74 KB beat the 48 KB ones
+/// on 4K RGB k = 15/25 by 1.8× / 1.2× (at k = 7 they lost 9 %; docs/PERFORMANCE.md).
+pub(super) const FULL_TILE_PREFERRED: usize = 48 * 1024;
+pub(super) const SEP_TILE_PREFERRED: usize = 80 * 1024;
+/// … and for `FastSpec::tall_block`'s blocks (16 × 16 for RGB 25: 102 KB, two blocks per
+/// multiprocessor).
+pub(super) const TALL_TILE_PREFERRED: usize = 112 * 1024;
+
+/// Block shapes tried, largest first, when none was asked for.
+pub(super) const BLOCKS: [(u32, u32); 11] = [
+    (32, 8),
+    (16, 8),
+    (32, 4),
+    (16, 4),
+    (8, 8),
+    (8, 4),
+    (16, 2),
+    (8, 2),
+    (8, 1),
+    (4, 1),
+    (1, 1),
+];
