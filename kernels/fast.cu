@@ -12,7 +12,8 @@
 // offset numerator are IDIV and IOFF; DEIL 1: fast_int deinterleaves the channels of each
 // window row before its dot products, PX / CH pixels per thread). Weights live in __constant__ memory and are indexed with
 // compile-time offsets, so they become FFMA constant operands (c_w; fast_int's packed signed
-// bytes are c_wp).
+// bytes are c_wp; with INT and SEPARABLE, c_wp is the row factor packed as one kernel row and
+// c_wc the column factor).
 //
 // Conversions avoid the conversion unit (I2F/F2I issue at 16 per clock per multiprocessor on
 // Hopper, an eighth of FFMA): a sample becomes a float by placing its bits in the mantissa of
@@ -461,8 +462,9 @@ extern "C" __global__ void __launch_bounds__(128, REG_MINB) fast_reg(PlaneParams
 // bytes OFF + i + kx*CH, spread over IWIN words at most, and one __dp4a (unsigned samples times
 // signed 8-bit weights, 4 taps per instruction, exact in 32 bits) consumes a word against the
 // weights packed for that byte offset: c_wp[(ky * 4 + b) * IWIN + t] holds in lane l the weight
-// of tap kx where 4t + l - b = kx*CH (0 elsewhere), b the window's offset in its first word.
-// No conversion and no shuffling of samples: the bytes are used as loaded.
+// of tap kx where 4t + l - b = kx*TSTR (0 elsewhere), b the window's offset in its first word.
+// No conversion: the bytes are used as loaded (TSTR = CH), or, with DEIL, regrouped per
+// channel by byte_perm first (TSTR = 1).
 #if SB != 1
 #error "the integer path takes 8-bit samples"
 #endif

@@ -18,9 +18,15 @@ pub fn integer_kernels_every_shape_and_row_end(backend: &mut dyn Backend, salt: 
     for kw in min..=9 {
         for kh in min..=9 {
             let divisor = rng.pick(&[1u32, 2, 16, 256, 9, 25, 7, 81, 6]);
-            // Rank 1 (integer factors) half the time, so separable plans are covered too.
+            // Rank 1 (integer factors) half the time, so separable plans are covered too; the
+            // column's entries after the first may be zero or negative.
             let kernel = if rng.range(0, 2) == 0 || runs == Support::SeparableOnly {
-                let col: Vec<f64> = (0..kh).map(|_| rng.range(1, 9) as f64).collect();
+                let col: Vec<f64> = (0..kh)
+                    .map(|i| match i {
+                        0 => rng.range(1, 9) as f64,
+                        _ => rng.range(0, 12) as f64 - 3.0,
+                    })
+                    .collect();
                 let row: Vec<f64> = (0..kw).map(|_| rng.range(0, 15) as f64 - 4.0).collect();
                 let d = divisor as f64;
                 let col: Vec<f64> = col.iter().map(|c| c / d).collect();

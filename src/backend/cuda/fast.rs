@@ -8,7 +8,8 @@
 //! `fast_int` (the same thread shape, `dp4a` on the bytes as loaded, channels regrouped for
 //! wider kernels, two integer factors for separable one-channel 7×7; [`FastSpec::integer`]);
 //! others the tiled kernels, whose block shrinks (unless given) until
-//! the tile fits 48 KB (80 KB for separable kernels taller than 9). A kernel beyond constant
+//! the tile fits 48 KB (80 KB for separable kernels taller than 9, 112 KB for the taller blocks
+//! of RGB ones; never more than the device allows). A kernel beyond constant
 //! memory or any tile is handed to the baseline kernels of the same decomposition — same
 //! results, slower — and the backend's name says so.
 
@@ -90,9 +91,9 @@ impl FastSpec {
     }
 
     /// The register specialization (`fast_reg`) where it measured faster than the tiled
-    /// kernels (docs/PERFORMANCE.md, "Small kernels" and "Deinterleaved windows"): full
-    /// kernels up to [`REG_MAX_FULL`] ([`REG_MAX_FULL_8BIT`] for 8-bit samples of up to 3
-    /// channels) and separable ones up to [`REG_MAX_SEP`] on a side; else None. `sb`
+    /// kernels (docs/PERFORMANCE.md, "Small kernels" and "sixth round"): full kernels up to
+    /// [`REG_MAX_FULL`] ([`REG_MAX_FULL_8BIT`] for 8-bit gray, RGB and RGBA) and separable ones
+    /// up to [`REG_MAX_SEP`] ([`REG_MAX_SEP_RGBA`] for 8-bit RGBA) on a side; else None. `sb`
     /// is the bytes per sample (a thread's outputs are 16 bytes); each thread takes
     /// [`REG_ROWS`] rows.
     pub fn register(
@@ -167,8 +168,9 @@ impl FastSpec {
         // The two-factor kernel: one channel, a row factor within a signed byte.
         let two_factor = separable
             && ch == 1
+            && ch <= tune.int_ch.unwrap_or(INT_MAX_CHANNELS)
             && (tune.int_sep_min.unwrap_or(INT_SEP_MIN_SIDE)..=INT_SEP_MAX_SIDE).contains(&side)
-            && tune.int_max != Some(0)
+            && side <= tune.int_max.unwrap_or(side)
             && form
                 .factors()
                 .is_some_and(|(_, row)| row.iter().all(|n| n.abs() <= 127));

@@ -148,6 +148,7 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
             (3, 3, 16, 0),
             (4, 3, 1, -5),
             (5, 5, 25, 3200),
+            (6, 7, 1, 0),
             (9, 9, 81, 0),
         ] {
             let form = IntegerForm {
@@ -177,7 +178,7 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
             i += 1;
         }
         // The two-factor integer kernel of separable one-channel plans.
-        for (kw, kh) in [(7, 7), (8, 9), (9, 9)].into_iter().filter(|_| ch == 1) {
+        for (kw, kh) in [(7, 7), (6, 7), (7, 4)].into_iter().filter(|_| ch == 1) {
             let form = IntegerForm {
                 width: kw,
                 height: kh,

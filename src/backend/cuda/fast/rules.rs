@@ -34,18 +34,21 @@ pub const INT_LARGE_PLANE: usize = 8_000_000;
 /// 3×3 takes 10.2 µs against 11.4 µs, 5×5 18.0 against 20.5, RGBA 5×5 24.1 against 31.0
 /// (H100, docs/PERFORMANCE.md).
 pub const INT_MAX_CHANNELS: usize = 4;
-/// Least kernel width whose `fast_int` windows are deinterleaved ([`FastSpec::deinterleave`](super::FastSpec::deinterleave)):
-/// at 5, 4K RGB gaussian 42.6 µs against 51.2 interleaved (8K 132.5 against 167.3, RGBA 57.9
-/// against 79.1, NV12 25.5 against 26.4); at 3 the interleaved windows are as fast or faster
-/// (4K RGB 29.9 against 32.0 µs).
+/// Least kernel width whose `fast_int` windows are deinterleaved
+/// ([`FastSpec::deinterleave`](super::FastSpec::deinterleave)): at 5, 4K RGB gaussian 42.6 µs
+/// against 51.2 interleaved (8K 132.5 against 167.3, RGBA 57.9 against 79.1, NV12 25.5 against
+/// 26.4); at 3 the interleaved windows are as fast or faster (4K RGB 29.9 against 32.0 µs). Two of
+/// the chosen specializations spill a little at their 64 registers (NV12 chroma 7×7: 112 bytes;
+/// RGBA 5×5: 8) and were measured faster all the same (4K box:7 NV12 42.7 against 48.9 µs
+/// interleaved).
 pub const INT_DEINTERLEAVE_WIDTH: usize = 5;
 /// Sides of separable one-channel plans that `fast_int` runs as two integer factors
-/// ([`IntegerForm::factors`](crate::filter::IntegerForm::factors): dp4a horizontal sums of each input row, weighted by the column
-/// factor into the output rows), where the full integer kernel cannot take them (weights
-/// beyond a signed byte) or is slower: side 7 (H100, gaussian:7 on 1080p/4K/8K gray: 10.3 /
-/// 21.0 / 68.1 µs against 12.0 / 32.1 / 115.7 for the f32 separable kernel; box:7 10.5 / 21.5
-/// / 69.5 against 12.1 / 21.5 / 64.5 for the full integer kernel). At 9 it ties or loses on
-/// 1080p and 4K.
+/// ([`IntegerForm::factors`](crate::filter::IntegerForm::factors): dp4a horizontal sums of each
+/// input row, weighted by the column factor into the output rows), where the full integer kernel
+/// cannot take them (weights beyond a signed byte) or is slower: side 7 (H100, gaussian:7 on
+/// 1080p/4K/8K gray: 10.3 / 21.0 / 68.1 µs against 12.0 / 32.1 / 115.7 for the f32 separable
+/// kernel; box:7 10.5 / 21.5 / 69.5 against 12.1 / 21.5 / 64.5 for the full integer kernel). At 9
+/// it ties or loses on 1080p and 4K.
 pub const INT_SEP_MIN_SIDE: usize = 7;
 /// See [`INT_SEP_MIN_SIDE`].
 pub const INT_SEP_MAX_SIDE: usize = 7;
