@@ -178,12 +178,16 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
             i += 1;
         }
         // The two-factor integer kernel of separable one-channel plans.
-        for (kw, kh) in [(7, 7), (6, 7), (7, 4)].into_iter().filter(|_| ch == 1) {
+        // (Integer forms have odd or power-of-two divisors.)
+        for (kw, kh, divisor) in [(7, 7, 49), (6, 7, 64), (7, 4, 1)] {
+            if ch != 1 {
+                break;
+            }
             let form = IntegerForm {
                 width: kw,
                 height: kh,
                 weights: vec![1; kw * kh],
-                divisor: (kw * kh) as u32,
+                divisor,
                 offset: 0,
             };
             let spec = FastSpec::integer(&form, 1, Border::ALL[i % 4], true, usize::MAX);
