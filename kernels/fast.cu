@@ -320,7 +320,7 @@ extern "C" __global__ void fast_sep(PlaneParams p, int ts) {
 // the halo words beside them in 4-byte loads that neighbours' loads bring into L1), converts it
 // once, and feeds every output row that uses it: row r serves output row py with kernel row
 // ky = r - py, so each output still sees its rows in increasing ky (contract order). All rows'
-// loads are issued before the first is used (reg_inside): one memory latency per thread.
+// loads are issued before the first is used (window_words): one memory latency per thread.
 #define HWL ((AX * CH + SPW - 1) / SPW)            // halo words left of the outputs
 #define HWR (((KW - 1 - AX) * CH + SPW - 1) / SPW)  // and right of them
 #define CW (PX / SPW)                               // words under the outputs
