@@ -337,7 +337,9 @@ pub(super) fn launch(
         });
         if let Some((spec, form)) = int {
             let key = ModuleKey::Fast(spec.clone());
-            let packed = match form.factors().filter(|_| spec.separable) {
+            // Only the two-factor kernel needs the factors (not worked out for every frame of
+            // the others).
+            let packed = match spec.separable.then(|| form.factors()).flatten() {
                 Some((col, row)) => {
                     let col: Vec<u32> = col.iter().map(|&n| n as u32).collect();
                     b.constant_words(&key, "c_wc", &col)?;
