@@ -7,7 +7,9 @@
 // factor of the kernel-row loop of fast_full when PY is 1), SEPARABLE (1: weights are the
 // column factor then the row factor; 0: row-major weights), REG (1: build fast_reg, the
 // shared-memory-free kernel for small kernels, launched with 128-thread blocks, at least
-// REG_MINB of them resident per multiprocessor; 0: the tiled fast_full / fast_sep), INT (with
+// REG_MINB of them resident per multiprocessor; 0: the tiled fast_full / fast_sep), SEPG (with
+// SEPARABLE and not REG: fast_sep's row pass reads its windows from global memory, no input
+// tile), INT (with
 // REG: build fast_int instead, the exact integer kernel for 8-bit samples, whose divisor and
 // offset numerator are IDIV and IOFF; DEIL 1: fast_int deinterleaves the channels of each
 // window row before its dot products, PX / CH pixels per thread). Weights live in __constant__ memory and are indexed with
@@ -94,10 +96,29 @@ __device__ __forceinline__ void feed_rows(int r, const float* v, float acc[PY][P
 
 __device__ __forceinline__ int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
-// Fills th rows x ts samples of f32: tile sample (r, j) is the value of image sample s0 + j of
-// row y0 + r, mapped by the border rule per pixel (zero border and padding columns are 0).
+// Where logical column j (a sample of a tile or horizontal-sum row) lies in its shared-memory
+// row. Threads of 2- and 4-channel specializations own PX = 8 or 16 floats, so neighbours'
+// float4 reads start 32 or 64 bytes apart: the 8 threads of one shared-memory wavefront would
+// hit only 4 or 2 of the 8 four-bank groups (4K RGBA gaussian:15 ran at 3.7× RGB's time). One
+// float4 of padding after every 32 floats puts them on 8 distinct groups, and keeps every
+// 4-aligned run of 4 columns contiguous and 16-byte aligned. 1- and 3-channel rows (16 and 48
+// bytes apart) are conflict-free as they are.
+#define TILE_PAD (CH == 2 || CH == 4)
+__device__ __forceinline__ int tcol(int j) { return TILE_PAD ? j + ((j >> 5) << 2) : j; }
+
+// Floats of a logical row of n columns (a multiple of 4) in shared memory; the host's
+// FastSpec::tile computes the same.
+__device__ __forceinline__ int padded_row(int n) { return TILE_PAD ? n + (((n - 1) >> 5) << 2) : n; }
+
+// The logical width of a tile row of tw samples: a multiple of 4 (float4 reads) with room for
+// the last thread's over-read (the host's FastSpec::tile computes the same).
+__device__ __forceinline__ int tile_cols(int tw) { return (tw + 3 + 3) & ~3; }
+
+// Fills th rows x tile_cols(tw) samples of f32, rows ts floats apart, columns placed by tcol:
+// tile sample (r, j) is the value of image sample s0 + j of row y0 + r, mapped by the border
+// rule per pixel (zero border and padding columns are 0).
 __device__ __forceinline__ void load_tile(const PlaneParams& p, float* tile, int tw, int ts, int th, int s0, int y0) {
-    const int n = p.width * CH;
+    const int n = p.width * CH, tc = tile_cols(tw);
     const int tid = threadIdx.y * blockDim.x + threadIdx.x, nthreads = blockDim.x * blockDim.y;
     const bool interior = y0 >= 0 && y0 + th <= p.height && s0 >= 0 && s0 + tw <= n;
     if (interior && (p.src_stride & 3) == 0 && (p.src & 3) == 0) {
@@ -117,31 +138,32 @@ __device__ __forceinline__ void load_tile(const PlaneParams& p, float* tile, int
                 const int j = SPW * wi - shift;
                 if (j >= 0 && j + SPW - 1 < tw) {
 #pragma unroll
-                    for (int t = 0; t < SPW; ++t) trow[j + t] = word_value(p, v, t);
+                    for (int t = 0; t < SPW; ++t) trow[tcol(j + t)] = word_value(p, v, t);
                 } else {
 #pragma unroll
                     for (int t = 0; t < SPW; ++t)
-                        if (j + t >= 0 && j + t < ts) trow[j + t] = j + t < tw ? word_value(p, v, t) : 0.0f;
+                        if (j + t >= 0 && j + t < tc) trow[tcol(j + t)] = j + t < tw ? word_value(p, v, t) : 0.0f;
                 }
             }
         }
         // Padding columns past the last word (at most 7 per row).
-        const int pad0 = SPW * nw - shift, padn = ts - pad0;
+        const int pad0 = SPW * nw - shift, padn = tc - pad0;
         for (int i = tid; i < th * padn; i += nthreads) {
             const int r = i / padn;
-            tile[r * ts + pad0 + (i - r * padn)] = 0.0f;
+            tile[r * ts + tcol(pad0 + (i - r * padn))] = 0.0f;
         }
         return;
     }
     if (interior) {
-        for (int i = tid; i < ts * th; i += nthreads) {
-            int r = i / ts, j = i - r * ts;
-            tile[i] = j < tw ? (float)value(p, row_of<sample_t>(p.src, y0 + r, p.src_stride)[s0 + j]) : 0.0f;
+        for (int i = tid; i < tc * th; i += nthreads) {
+            int r = i / tc, j = i - r * tc;
+            tile[r * ts + tcol(j)] =
+                j < tw ? (float)value(p, row_of<sample_t>(p.src, y0 + r, p.src_stride)[s0 + j]) : 0.0f;
         }
         return;
     }
-    for (int i = tid; i < ts * th; i += nthreads) {
-        int r = i / ts, j = i - r * ts;
+    for (int i = tid; i < tc * th; i += nthreads) {
+        int r = i / tc, j = i - r * tc;
         float v = 0.0f;
         if (j < tw) {
             int s = s0 + j;
@@ -151,16 +173,17 @@ __device__ __forceinline__ void load_tile(const PlaneParams& p, float* tile, int
             if (sy >= 0 && sx >= 0)
                 v = (float)value(p, row_of<sample_t>(p.src, sy, p.src_stride)[(size_t)sx * CH + c]);
         }
-        tile[i] = v;
+        tile[r * ts + tcol(j)] = v;
     }
 }
 
-// N consecutive floats of shared memory (16-byte aligned, N a multiple of 4) into registers.
+// N consecutive columns of the shared-memory row t from column col (a multiple of 4; N too)
+// into registers.
 template <int N>
-__device__ __forceinline__ void load_segment(const float* t, float v[N]) {
+__device__ __forceinline__ void load_segment(const float* t, int col, float v[N]) {
 #pragma unroll
     for (int j = 0; j < N; j += 4) {
-        const float4 q = *(const float4*)(t + j);
+        const float4 q = *(const float4*)(t + tcol(col + j));
         v[j] = q.x;
         v[j + 1] = q.y;
         v[j + 2] = q.z;
@@ -168,11 +191,12 @@ __device__ __forceinline__ void load_segment(const float* t, float v[N]) {
     }
 }
 
-// One row segment (SEG samples from `t`) times the horizontal taps w[0..KW) into acc[PX].
-__device__ __forceinline__ void row_taps(const float* __restrict__ t, const float* w, float acc[PX]) {
+// One row segment (SEG samples of the shared row t from column col) times the horizontal taps
+// w[0..KW) into acc[PX].
+__device__ __forceinline__ void row_taps(const float* __restrict__ t, int col, const float* w, float acc[PX]) {
 #if SEG_IN_REGS
     float v[SEG4];
-    load_segment<SEG4>(t, v);
+    load_segment<SEG4>(t, col, v);
 #pragma unroll
     for (int kx = 0; kx < KW; ++kx) {
         const float wv = w[kx];
@@ -184,7 +208,7 @@ __device__ __forceinline__ void row_taps(const float* __restrict__ t, const floa
     for (int kx = 0; kx < KW; ++kx) {
         const float wv = w[kx];
 #pragma unroll
-        for (int i = 0; i < PX; ++i) acc[i] = fmaf(wv, t[i + kx * CH], acc[i]);
+        for (int i = 0; i < PX; ++i) acc[i] = fmaf(wv, t[tcol(col + i + kx * CH)], acc[i]);
     }
 #endif
 }
@@ -247,7 +271,7 @@ extern "C" __global__ void fast_full(PlaneParams p, int ts) {
 #pragma unroll
     for (int i = 0; i < PX; ++i) acc[i] = 0.0f;
 #pragma unroll KY_UNROLL
-    for (int ky = 0; ky < KH; ++ky) row_taps(tile + (ybase + ky) * ts + ex, c_w + ky * KW, acc);
+    for (int ky = 0; ky < KH; ++ky) row_taps(tile + (ybase + ky) * ts, ex, c_w + ky * KW, acc);
     store_acc(p, e0 + ex, y0 + ybase, acc);
 #else
     float acc[PY][PX];
@@ -257,9 +281,8 @@ extern "C" __global__ void fast_full(PlaneParams p, int ts) {
         for (int i = 0; i < PX; ++i) acc[py][i] = 0.0f;
 #pragma unroll
     for (int r = 0; r < PY + KH - 1; ++r) {
-        const float* t = tile + (ybase + r) * ts + ex;
         float v[SEG4];
-        load_segment<SEG4>(t, v);
+        load_segment<SEG4>(tile + (ybase + r) * ts, ex, v);
         feed_rows(r, v, acc);
     }
 #pragma unroll
@@ -270,50 +293,8 @@ extern "C" __global__ void fast_full(PlaneParams p, int ts) {
 
 #endif  // !SEPARABLE && !REG
 
-#if SEPARABLE && !REG
-// Separable, fused: horizontal results for blockDim.y*PY + KH - 1 rows go to shared memory
-// after the tile; each thread then runs the vertical pass for PY rows x PX samples.
-extern "C" __global__ void fast_sep(PlaneParams p, int ts) {
-    extern __shared__ float smem[];
-    const int bw = blockDim.x * PX;
-    const int tw = bw + (KW - 1) * CH;
-    const int rows = blockDim.y * PY, th = rows + KH - 1;
-    float* tile = smem;
-    float* hs = smem + ts * th;  // th x bw
-    const int e0 = blockIdx.x * bw, y0 = blockIdx.y * rows;
-    load_tile(p, tile, tw, ts, th, e0 - AX * CH, y0 - AY);
-    __syncthreads();
-    const int ex = threadIdx.x * PX;
-    const float* roww = c_w + KH;
-    for (int r = threadIdx.y; r < th; r += blockDim.y) {
-        float acc[PX];
-#pragma unroll
-        for (int i = 0; i < PX; ++i) acc[i] = 0.0f;
-        row_taps(tile + r * ts + ex, roww, acc);
-#pragma unroll
-        for (int i = 0; i < PX; i += 4) *(float4*)(hs + r * bw + ex + i) = make_float4(acc[i], acc[i + 1], acc[i + 2], acc[i + 3]);
-    }
-    __syncthreads();
-    const int e = e0 + ex, ybase = threadIdx.y * PY;
-    if (e >= p.width * CH || y0 + ybase >= p.height) return;
-    float acc[PY][PX];
-#pragma unroll
-    for (int py = 0; py < PY; ++py)
-#pragma unroll
-        for (int i = 0; i < PX; ++i) acc[py][i] = 0.0f;
-#pragma unroll
-    for (int r = 0; r < PY + KH - 1; ++r) {
-        float v[PX];
-        load_segment<PX>(hs + (ybase + r) * bw + ex, v);
-        feed_rows(r, v, acc);
-    }
-#pragma unroll
-    for (int py = 0; py < PY; ++py)
-        if (y0 + ybase + py < p.height) store_acc(p, e, y0 + ybase + py, acc[py]);
-}
-#endif  // SEPARABLE && !REG
 
-#if REG
+#if REG || SEPG
 // Register kernel for small kernels: no shared memory and no barriers. Each thread owns PX
 // consecutive samples (16 bytes) of PY consecutive output rows. For each of the PY + KH - 1
 // input rows it reads the row segment it needs (the 16 bytes under its outputs in one load,
@@ -348,10 +329,10 @@ __device__ __forceinline__ void reg_accumulate(int r, const float v[SEG], float 
 // (MODE 2: the 16 bytes under the outputs in one aligned load; 1: 4-byte loads), with no branch
 // between them, so that their latencies overlap; a row outside the plane is read from a row
 // inside it and, for the zero border, zeroed (a zero word is the value 0).
-template <int MODE>
-__device__ __forceinline__ void reg_words(const PlaneParams& p, int e, int y0, unsigned words[RIN][NWR]) {
+template <int R, int MODE>
+__device__ __forceinline__ void reg_words(const PlaneParams& p, int e, int y0, unsigned words[R][NWR]) {
 #pragma unroll
-    for (int r = 0; r < RIN; ++r) {
+    for (int r = 0; r < R; ++r) {
         const int sy = map_index<BORDER>(y0 - AY + r, p.height);
         const unsigned* w = (const unsigned*)(row_of<sample_t>(p.src, max(sy, 0), p.src_stride) + e);
 #pragma unroll
@@ -382,10 +363,11 @@ __device__ __forceinline__ void reg_words(const PlaneParams& p, int e, int y0, u
 // a word lying wholly inside the row is loaded as it is (when `aligned`), any other is built
 // sample by sample through the border rule (samples of the zero border are 0, as are samples
 // outside the window). A row-end thread thus builds only the words past the end one by one.
-__device__ __forceinline__ void gather_words(const PlaneParams& p, int e, int y0, bool aligned, unsigned words[RIN][NWR]) {
+template <int R>
+__device__ __forceinline__ void gather_words(const PlaneParams& p, int e, int y0, bool aligned, unsigned words[R][NWR]) {
     const int n = p.width * CH, s = e - AX * CH;
 #pragma unroll
-    for (int r = 0; r < RIN; ++r) {
+    for (int r = 0; r < R; ++r) {
         const int sy = map_index<BORDER>(y0 - AY + r, p.height);
         const sample_t* row = row_of<sample_t>(p.src, max(sy, 0), p.src_stride);
 #pragma unroll
@@ -413,18 +395,94 @@ __device__ __forceinline__ void gather_words(const PlaneParams& p, int e, int y0
 // A thread's window words, by the fastest load its position and the plane's alignment allow.
 // Whole words beyond the last needed sample stay within the row's stride or the device slack
 // (CONVFLOW_DEVICE_SLACK) after the plane.
-__device__ __forceinline__ void window_words(const PlaneParams& p, int e, int y0, unsigned words[RIN][NWR]) {
+template <int R>
+__device__ __forceinline__ void window_words(const PlaneParams& p, int e, int y0, unsigned words[R][NWR]) {
     const int n = p.width * CH;
     const bool inside = e - AX * CH >= 0 && e + PX + (KW - 1 - AX) * CH <= n;
     const unsigned long long a = p.src | (unsigned long long)(unsigned)p.src_stride;
     if (inside && (a & 15) == 0 && (PX * SB) % 16 == 0)
-        reg_words<2>(p, e, y0, words);
+        reg_words<R, 2>(p, e, y0, words);
     else if (inside && (a & 3) == 0)
-        reg_words<1>(p, e, y0, words);
+        reg_words<R, 1>(p, e, y0, words);
     else
-        gather_words(p, e, y0, (a & 3) == 0, words);
+        gather_words<R>(p, e, y0, (a & 3) == 0, words);
 }
+#endif  // REG || SEPG
 
+#if SEPARABLE && !REG
+// Separable, fused: horizontal results for blockDim.y*PY + KH - 1 rows go to shared memory
+// (after the input tile, or with SEPG computed from global memory); each thread then runs the
+// vertical pass for PY rows x PX samples.
+extern "C" __global__ void fast_sep(PlaneParams p, int ts) {
+    extern __shared__ float smem[];
+    const int bw = blockDim.x * PX;
+    const int rows = blockDim.y * PY, th = rows + KH - 1;
+    const int hsw = padded_row(bw);
+    const int e0 = blockIdx.x * bw, y0 = blockIdx.y * rows;
+    const int ex = threadIdx.x * PX;
+    const float* roww = c_w + KH;
+#if SEPG
+    // The row pass reads each window from global memory as the register kernel does
+    // (window_words: whole words, the row ends and borders built sample by sample), so no
+    // input tile: shared memory holds only the horizontal sums. A thread's sums feed only its
+    // own columns of the vertical pass, so threads past the row end have nothing to compute.
+    float* hs = smem;  // th rows of bw columns, hsw floats apart
+    if (e0 + ex < p.width * CH) {
+        for (int r = threadIdx.y; r < th; r += blockDim.y) {
+            unsigned words[1][NWR];
+            window_words<1>(p, e0 + ex, y0 + r, words);
+            float v[SEG];
+#pragma unroll
+            for (int j = 0; j < SEG; ++j) v[j] = word_value(p, words[0][(j + OFF) / SPW], (j + OFF) % SPW);
+            float acc[PX];
+#pragma unroll
+            for (int i = 0; i < PX; ++i) acc[i] = 0.0f;
+#pragma unroll
+            for (int kx = 0; kx < KW; ++kx)
+#pragma unroll
+                for (int i = 0; i < PX; ++i) acc[i] = fmaf(roww[kx], v[i + kx * CH], acc[i]);
+#pragma unroll
+            for (int i = 0; i < PX; i += 4)
+                *(float4*)(hs + r * hsw + tcol(ex + i)) = make_float4(acc[i], acc[i + 1], acc[i + 2], acc[i + 3]);
+        }
+    }
+#else
+    const int tw = bw + (KW - 1) * CH;
+    float* tile = smem;
+    float* hs = smem + ts * th;  // th rows of bw columns, hsw floats apart
+    load_tile(p, tile, tw, ts, th, e0 - AX * CH, y0 - AY);
+    __syncthreads();
+    for (int r = threadIdx.y; r < th; r += blockDim.y) {
+        float acc[PX];
+#pragma unroll
+        for (int i = 0; i < PX; ++i) acc[i] = 0.0f;
+        row_taps(tile + r * ts, ex, roww, acc);
+#pragma unroll
+        for (int i = 0; i < PX; i += 4)
+            *(float4*)(hs + r * hsw + tcol(ex + i)) = make_float4(acc[i], acc[i + 1], acc[i + 2], acc[i + 3]);
+    }
+#endif
+    __syncthreads();
+    const int e = e0 + ex, ybase = threadIdx.y * PY;
+    if (e >= p.width * CH || y0 + ybase >= p.height) return;
+    float acc[PY][PX];
+#pragma unroll
+    for (int py = 0; py < PY; ++py)
+#pragma unroll
+        for (int i = 0; i < PX; ++i) acc[py][i] = 0.0f;
+#pragma unroll
+    for (int r = 0; r < PY + KH - 1; ++r) {
+        float v[PX];
+        load_segment<PX>(hs + (ybase + r) * hsw, ex, v);
+        feed_rows(r, v, acc);
+    }
+#pragma unroll
+    for (int py = 0; py < PY; ++py)
+        if (y0 + ybase + py < p.height) store_acc(p, e, y0 + ybase + py, acc[py]);
+}
+#endif  // SEPARABLE && !REG
+
+#if REG
 #if !INT
 
 // REG_MINB blocks of 128 threads per multiprocessor at least: caps the registers so that the
@@ -435,7 +493,7 @@ extern "C" __global__ void __launch_bounds__(128, REG_MINB) fast_reg(PlaneParams
     const int y0 = (blockIdx.y * blockDim.y + threadIdx.y) * PY;
     if (e >= n || y0 >= p.height) return;
     unsigned words[RIN][NWR];
-    window_words(p, e, y0, words);
+    window_words<RIN>(p, e, y0, words);
     float acc[PY][PX];
 #pragma unroll
     for (int py = 0; py < PY; ++py)
@@ -454,195 +512,5 @@ extern "C" __global__ void __launch_bounds__(128, REG_MINB) fast_reg(PlaneParams
 }
 #endif  // !INT
 
-#if INT
-// The exact integer path (src/filter/exact.rs): 8-bit samples, integer weights n over the
-// divisor IDIV, offset numerator IOFF; the host builds it only where filter::exact proves that
-// round_half_even((sum n*s + IOFF) / IDIV) is the f32 contract's output for every input. A
-// thread's windows are the register kernel's words; output i's taps in input row r are the
-// bytes OFF + i + kx*CH, spread over IWIN words at most, and one __dp4a (unsigned samples times
-// signed 8-bit weights, 4 taps per instruction, exact in 32 bits) consumes a word against the
-// weights packed for that byte offset: c_wp[(ky * 4 + b) * IWIN + t] holds in lane l the weight
-// of tap kx where 4t + l - b = kx*TSTR (0 elsewhere), b the window's offset in its first word.
-// No conversion: the bytes are used as loaded (TSTR = CH), or, with DEIL, regrouped per
-// channel by byte_perm first (TSTR = 1).
-#if SB != 1
-#error "the integer path takes 8-bit samples"
-#endif
-// Bytes between a kernel row's taps in the words the dot products read: CH in the plane's
-// words, 1 in deinterleaved channel words.
-#if DEIL
-#define TSTR 1
-#else
-#define TSTR CH
-#endif
-#define IWIN ((3 + (KW - 1) * TSTR + 1 + 3) / 4)
-#if SEPARABLE
-// Separable integer kernels (one channel): c_wp holds the row factor packed as one kernel
-// row, c_wc the column factor; each input row's horizontal sums (dp4a) are weighted by the
-// column factor into every output row that reads them (exact integers: the order is free).
-#if DEIL
-#error "separable integer kernels take one channel"
-#endif
-__constant__ int c_wp[4 * IWIN];
-__constant__ int c_wc[KH];
-#else
-__constant__ int c_wp[KH * 4 * IWIN];
-#endif
-
-__device__ __forceinline__ int dp4a_us(unsigned a, int b, int c) {
-    int d;
-    asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-    return d;
-}
-
-#if DEIL
-// Deinterleaved windows (DEIL, for 2-4 channels): with the taps of a channel CH bytes apart,
-// a 5-tap row of RGB spreads over 4 words and most dp4a lanes would carry zero weights. So a
-// thread owns DP whole pixels (PX = DP * CH samples), and each window row is first regrouped
-// into DCW words per channel holding consecutive pixels of that channel; output pixel i of
-// channel c then reads words i/4.. of its channel with the weights packed for byte offset
-// i % 4 (c_wp packed as for one channel), a 5-tap row in 2 dp4a instead of 4.
-#define DP (PX / CH)              // pixels per thread
-#define DWP (DP + KW - 1)         // window pixels per row
-#define DCW ((DWP + 3) / 4)       // words per channel and row
-#if PX % CH != 0 || DP % 4 != 0
-#error "DEIL threads own whole pixels, a multiple of 4"
-#endif
-
-// Word m of channel c of a window row: lane l holds the channel's sample of window pixel
-// 4m + l (lanes past the window repeat its last pixel; their weights are 0). The lanes' bytes
-// lie in 1-4 consecutive words of the row; every index and selector here is a compile-time
-// constant once the callers' loops are unrolled, so this is 1-3 byte_perm.
-__device__ __forceinline__ unsigned deil_word(const unsigned w[NWR], int c, int m) {
-    int s[4];
-#pragma unroll
-    for (int l = 0; l < 4; ++l) s[l] = OFF + min(4 * m + l, DWP - 1) * CH + c;
-    const int a = s[0] / 4, last = s[3] / 4;
-    // Lanes in words a and a + 1 (selector nibbles 0-7 of that pair); the others are
-    // placeholders replaced below.
-    unsigned sel = 0;
-#pragma unroll
-    for (int l = 0; l < 4; ++l) sel |= (unsigned)(s[l] / 4 <= a + 1 ? s[l] - 4 * a : 0) << (4 * l);
-    const unsigned lo = __byte_perm(w[a], w[min(a + 1, NWR - 1)], sel);
-    if (last <= a + 1) return lo;
-    // Lanes in words a + 2 and a + 3, merged over the placeholders (nibble 4 + l: lane l of
-    // the second operand).
-    unsigned hsel = 0, msel = 0;
-#pragma unroll
-    for (int l = 0; l < 4; ++l) {
-        const bool high = s[l] / 4 >= a + 2;
-        hsel |= (unsigned)(high ? s[l] - 4 * (a + 2) : 0) << (4 * l);
-        msel |= (unsigned)(high ? 4 + (last == a + 2 ? s[l] - 4 * (a + 2) : l) : l) << (4 * l);
-    }
-    if (last == a + 2) return __byte_perm(lo, w[a + 2], msel);
-    return __byte_perm(lo, __byte_perm(w[a + 2], w[a + 3], hsel), msel);
-}
-
-__device__ __forceinline__ void int_accumulate(const unsigned words[RIN][NWR], int acc[PY][PX]) {
-#pragma unroll
-    for (int r = 0; r < RIN; ++r) {
-        unsigned cw[CH][DCW];
-#pragma unroll
-        for (int c = 0; c < CH; ++c)
-#pragma unroll
-            for (int m = 0; m < DCW; ++m) cw[c][m] = deil_word(words[r], c, m);
-#pragma unroll
-        for (int py = 0; py < PY; ++py) {
-            const int ky = r - py;
-            if (ky >= 0 && ky < KH) {
-#pragma unroll
-                for (int c = 0; c < CH; ++c)
-#pragma unroll
-                    for (int i = 0; i < DP; ++i) {
-                        const int b = i % 4, q = i / 4;
-#pragma unroll
-                        for (int t = 0; t * 4 < b + KW; ++t)
-                            acc[py][i * CH + c] = dp4a_us(cw[c][q + t], c_wp[(ky * 4 + b) * IWIN + t], acc[py][i * CH + c]);
-                    }
-            }
-        }
-    }
-}
-#elif SEPARABLE
-__device__ __forceinline__ void int_accumulate(const unsigned words[RIN][NWR], int acc[PY][PX]) {
-#pragma unroll
-    for (int r = 0; r < RIN; ++r)
-#pragma unroll
-        for (int i = 0; i < PX; ++i) {
-            const int b = (i + OFF) % 4, q = (i + OFF) / 4;
-            int h = 0;
-#pragma unroll
-            for (int t = 0; t * 4 < b + (KW - 1) * CH + 1; ++t) h = dp4a_us(words[r][q + t], c_wp[b * IWIN + t], h);
-#pragma unroll
-            for (int py = 0; py < PY; ++py) {
-                const int ky = r - py;
-                if (ky >= 0 && ky < KH) acc[py][i] += c_wc[ky] * h;
-            }
-        }
-}
-#else
-__device__ __forceinline__ void int_accumulate(const unsigned words[RIN][NWR], int acc[PY][PX]) {
-#pragma unroll
-    for (int r = 0; r < RIN; ++r)
-#pragma unroll
-        for (int py = 0; py < PY; ++py) {
-            const int ky = r - py;
-            if (ky >= 0 && ky < KH) {
-#pragma unroll
-                for (int i = 0; i < PX; ++i) {
-                    const int b = (i + OFF) % 4, q = (i + OFF) / 4;
-#pragma unroll
-                    for (int t = 0; t * 4 < b + (KW - 1) * CH + 1; ++t)
-                        acc[py][i] = dp4a_us(words[r][q + t], c_wp[(ky * 4 + b) * IWIN + t], acc[py][i]);
-                }
-            }
-        }
-}
-#endif  // DEIL, SEPARABLE
-
-// filter::IntegerForm::finish: (sum + IOFF) / IDIV, |.| with --abs, rounded half to even,
-// saturated to 0..255. IDIV and IOFF are compile-time constants, and filter::exact gives forms
-// only with odd or power-of-two divisors: for an odd one (2t + IDIV) / (2 IDIV) is a multiply
-// and shift, and there are no ties; for 2^s, (t + 2^(s-1) - 1 + bit s of t) >> s rounds ties to
-// even. Sums stay below 2^29 in magnitude (filter::exact), so nothing overflows 32 bits.
-#if IDIV % 2 == 0 && (IDIV & (IDIV - 1)) != 0
-#error "integer forms have odd or power-of-two divisors"
-#endif
-__device__ __forceinline__ unsigned finish_int(int sum, const PlaneParams& p) {
-    int t = sum + IOFF;
-    if (p.abs_out) t = abs(t);
-    const unsigned u = (unsigned)max(t, 0);  // t <= 0 gives 0
-#if IDIV == 1
-    const unsigned q = u;
-#elif IDIV % 2 == 0
-    const unsigned q = (u + (IDIV / 2u - 1u) + ((u / IDIV) & 1u)) / IDIV;
-#else
-    const unsigned q = (2u * u + IDIV) / (2u * IDIV);
-#endif
-    return min(q, 255u);
-}
-
-extern "C" __global__ void __launch_bounds__(128, REG_MINB) fast_int(PlaneParams p) {
-    const int n = p.width * CH;
-    const int e = (blockIdx.x * blockDim.x + threadIdx.x) * PX;
-    const int y0 = (blockIdx.y * blockDim.y + threadIdx.y) * PY;
-    if (e >= n || y0 >= p.height) return;
-    unsigned words[RIN][NWR];
-    window_words(p, e, y0, words);
-    int acc[PY][PX];
-#pragma unroll
-    for (int py = 0; py < PY; ++py)
-#pragma unroll
-        for (int i = 0; i < PX; ++i) acc[py][i] = 0;
-    int_accumulate(words, acc);
-#pragma unroll
-    for (int py = 0; py < PY; ++py) {
-        if (y0 + py >= p.height) continue;
-        unsigned out[PX];
-#pragma unroll
-        for (int i = 0; i < PX; ++i) out[i] = finish_int(acc[py][i], p);
-        store_samples(p, e, y0 + py, out);
-    }
-}
-#endif  // INT
+#include "fast_int.cuh"
 #endif  // REG

@@ -68,7 +68,8 @@ case "$what" in
 kernels) $cf bench kernels --backend cuda "$@" --csv "$out/bench.csv" | tee "$out/bench.md" ;;
 pipeline) $cf bench pipeline "$@" --csv "$out/pipeline.csv" | tee "$out/pipeline.md" ;;
 npp)
-    # NPP's nppiFilterBorder32f (8u/16u, C1/C3) timed like bench kernels, for the same table.
+    # NPP's nppiFilterBorder32f and row/column pairs on every format (8u/16u; C1, C3, AC4R, and
+    # plane by plane for YUV), and a plain device copy of each frame, timed like bench kernels.
     nvcc -O2 -o /tmp/npp_bench scripts/npp_bench.cu -lnppif -lnppc && /tmp/npp_bench "$@" |
         tee "$out/npp.csv" ;;
 compare)

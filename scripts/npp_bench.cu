@@ -1,15 +1,20 @@
 // NPP's general 2D filter (nppiFilterBorder32f, f32 weights, replicate border) timed the way
 // `convflow bench kernels` times its kernels: CUDA events around each launch, warm-up, median
 // of many runs with min and max. Built and run on the GPU host by scripts/gpu-run.sh (npp):
-//   nvcc -O2 -o npp_bench scripts/npp_bench.cu -lnppif -lnppc && ./npp_bench 3840 2160 50
+//   nvcc -O2 -o npp_bench scripts/npp_bench.cu -lnppif -lnppc && ./npp_bench 3840 2160 50 rgb,nv12
 // Prints CSV: library,format,k,width,height,runs,median_us,min_us,max_us. Rows `npp` are the
 // full k x k filter; rows `npp-rowcol` the separable pair nppiFilterRowBorder32f +
 // nppiFilterColumnBorder32f through a sample-typed intermediate (NPP rounds between the passes,
 // so it is not the same arithmetic as convflow's f32 separable path: timing reference only).
+// Formats: gray, rgb, rgba, gray16, rgb48, rgba64 (the 8u/16u C1R, C3R and AC4R functions:
+// alpha kept, as convflow's default `--alpha keep`), and yuv420p, yuv420p10 and nv12 as one
+// call per plane timed together (NV12's chroma through the C2R full filter; NPP has no
+// two-channel row or column filter, so NV12 has no separable row).
 // Medians of an even count are the mean of the two middle runs.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -42,27 +47,49 @@ static NppStreamContext context(cudaStream_t s) {
     return c;
 }
 
-// One filter call on a width x height frame of `ch` channels of `bytes`-byte samples.
-static NppStatus run(int bytes, int ch, const void* src, int sstep, void* dst, int dstep, NppiSize size,
-                     const float* k, int kn, NppStreamContext ctx) {
+// One plane of a format: its size as a divisor of the frame's, and its channels.
+struct Plane {
+    int wdiv, hdiv, ch;
+};
+
+// A format as convflow's `bench kernels` names it, laid out plane by plane the way convflow
+// stores it. `keep_alpha`: the 4th channel passes through (convflow's `--alpha keep`, NPP's
+// AC4R). NV12's interleaved chroma has NPP's two-channel full filter but no two-channel row or
+// column filter, so its separable row is left out.
+struct Fmt {
+    const char* name;
+    int bytes;
+    std::vector<Plane> planes;
+    bool keep_alpha;
+};
+
+// One filter call on a w x h plane of `ch` channels of `bytes`-byte samples; NPP_NOT_SUPPORTED_MODE_ERROR
+// where NPP has no such function.
+static NppStatus run(int bytes, int ch, bool keep_alpha, const void* src, int sstep, void* dst, int dstep,
+                     NppiSize size, const float* k, int kn, NppStreamContext ctx) {
     NppiPoint off{0, 0}, anchor{kn / 2, kn / 2};
     NppiSize ks{kn, kn};
-    if (bytes == 1 && ch == 1)
-        return nppiFilterBorder32f_8u_C1R_Ctx((const Npp8u*)src, sstep, size, off, (Npp8u*)dst, dstep, size, k,
-                                              ks, anchor, NPP_BORDER_REPLICATE, ctx);
-    if (bytes == 1 && ch == 3)
-        return nppiFilterBorder32f_8u_C3R_Ctx((const Npp8u*)src, sstep, size, off, (Npp8u*)dst, dstep, size, k,
-                                              ks, anchor, NPP_BORDER_REPLICATE, ctx);
-    if (bytes == 2 && ch == 1)
-        return nppiFilterBorder32f_16u_C1R_Ctx((const Npp16u*)src, sstep, size, off, (Npp16u*)dst, dstep, size,
-                                               k, ks, anchor, NPP_BORDER_REPLICATE, ctx);
-    return nppiFilterBorder32f_16u_C3R_Ctx((const Npp16u*)src, sstep, size, off, (Npp16u*)dst, dstep, size, k,
-                                           ks, anchor, NPP_BORDER_REPLICATE, ctx);
+#define FULL(T, SFX)                                                                                   \
+    return nppiFilterBorder32f_##SFX##_Ctx((const T*)src, sstep, size, off, (T*)dst, dstep, size, k, ks, \
+                                           anchor, NPP_BORDER_REPLICATE, ctx);
+    if (bytes == 1) {
+        if (ch == 1) { FULL(Npp8u, 8u_C1R) }
+        if (ch == 2) { FULL(Npp8u, 8u_C2R) }
+        if (ch == 3) { FULL(Npp8u, 8u_C3R) }
+        if (keep_alpha) { FULL(Npp8u, 8u_AC4R) }
+        FULL(Npp8u, 8u_C4R)
+    }
+    if (ch == 1) { FULL(Npp16u, 16u_C1R) }
+    if (ch == 3) { FULL(Npp16u, 16u_C3R) }
+    if (ch == 4 && keep_alpha) { FULL(Npp16u, 16u_AC4R) }
+    if (ch == 4) { FULL(Npp16u, 16u_C4R) }
+#undef FULL
+    return NPP_NOT_SUPPORTED_MODE_ERROR;
 }
 
-// The separable pair: row pass into `tmp`, column pass into dst (same types as the frame).
-static NppStatus run_rowcol(int bytes, int ch, const void* src, int step, void* tmp, void* dst, NppiSize size,
-                            const float* k, int kn, NppStreamContext ctx) {
+// The separable pair: row pass into `tmp`, column pass into dst (same types as the plane).
+static NppStatus run_rowcol(int bytes, int ch, bool keep_alpha, const void* src, int step, void* tmp, void* dst,
+                            NppiSize size, const float* k, int kn, NppStreamContext ctx) {
     const NppiPoint off{0, 0};
     NppStatus st;
 #define ROWCOL(T, SFX)                                                                                        \
@@ -71,11 +98,19 @@ static NppStatus run_rowcol(int bytes, int ch, const void* src, int step, void* 
     if (st != NPP_SUCCESS) return st;                                                                          \
     return nppiFilterColumnBorder32f_##SFX##_Ctx((const T*)tmp, step, size, off, (T*)dst, step, size, k, kn,    \
                                                  kn / 2, NPP_BORDER_REPLICATE, ctx);
-    if (bytes == 1 && ch == 1) { ROWCOL(Npp8u, 8u_C1R) }
-    if (bytes == 1 && ch == 3) { ROWCOL(Npp8u, 8u_C3R) }
-    if (bytes == 2 && ch == 1) { ROWCOL(Npp16u, 16u_C1R) }
-    ROWCOL(Npp16u, 16u_C3R)
+    if (bytes == 1) {
+        if (ch == 1) { ROWCOL(Npp8u, 8u_C1R) }
+        if (ch == 3) { ROWCOL(Npp8u, 8u_C3R) }
+        if (ch == 4 && keep_alpha) { ROWCOL(Npp8u, 8u_AC4R) }
+        if (ch == 4) { ROWCOL(Npp8u, 8u_C4R) }
+        return NPP_NOT_SUPPORTED_MODE_ERROR;
+    }
+    if (ch == 1) { ROWCOL(Npp16u, 16u_C1R) }
+    if (ch == 3) { ROWCOL(Npp16u, 16u_C3R) }
+    if (ch == 4 && keep_alpha) { ROWCOL(Npp16u, 16u_AC4R) }
+    if (ch == 4) { ROWCOL(Npp16u, 16u_C4R) }
 #undef ROWCOL
+    return NPP_NOT_SUPPORTED_MODE_ERROR;
 }
 
 static double median(const std::vector<float>& v) {
@@ -83,9 +118,52 @@ static double median(const std::vector<float>& v) {
     return n % 2 ? v[n / 2] : 0.5 * ((double)v[n / 2 - 1] + v[n / 2]);
 }
 
+// Times `call` (which enqueues on `s`) like bench kernels: 3 warm-up runs, then `runs` timed
+// ones between CUDA events. Prints one CSV row; false if a call failed.
+template <class F>
+static bool timed(const char* library, const char* fmt, int kn, int w, int h, int runs, cudaStream_t s,
+                  cudaEvent_t a, cudaEvent_t b, F call) {
+    std::vector<float> us;
+    for (int r = -3; r < runs; ++r) {
+        CK(cudaEventRecord(a, s));
+        NppStatus st = call();
+        CK(cudaEventRecord(b, s));
+        CK(cudaEventSynchronize(b));
+        if (st != NPP_SUCCESS) {
+            fprintf(stderr, "NPP error %d (%s %s k=%d)\n", (int)st, library, fmt, kn);
+            return false;
+        }
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        if (r >= 0) us.push_back(ms * 1000.0f);
+    }
+    std::sort(us.begin(), us.end());
+    printf("%s,%s,%d,%d,%d,%d,%.1f,%.1f,%.1f\n", library, fmt, kn, w, h, runs, median(us), us.front(), us.back());
+    return true;
+}
+
+// Copies n16 16-byte words: each thread a few, the loads of a thread issued before its stores.
+__global__ void copy16(const uint4* __restrict__ src, uint4* __restrict__ dst, size_t n16) {
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    for (; i + 3 * stride < n16; i += 4 * stride) {
+        const uint4 a = src[i], b = src[i + stride], c = src[i + 2 * stride], d = src[i + 3 * stride];
+        dst[i] = a;
+        dst[i + stride] = b;
+        dst[i + 2 * stride] = c;
+        dst[i + 3 * stride] = d;
+    }
+    for (; i < n16; i += stride) dst[i] = src[i];
+}
+
+// Usage: npp_bench [WIDTH HEIGHT RUNS [FORMAT,FORMAT,...]]. Rows `copy` (k 0) are the faster of
+// a device-to-device cudaMemcpyAsync of the whole frame and a 16-byte-word copy kernel, each
+// timed like the filters: what reading and writing the frame's bytes once takes at this size,
+// launch and ramp included, the practical memory floor of a filter.
 int main(int argc, char** argv) {
     const int w = argc > 1 ? atoi(argv[1]) : 3840, h = argc > 2 ? atoi(argv[2]) : 2160;
     const int runs = argc > 3 ? atoi(argv[3]) : 50;
+    const std::string wanted = argc > 4 ? argv[4] : "gray,rgb,rgba,gray16,rgb48,rgba64,yuv420p,yuv420p10,nv12";
     cudaStream_t s;
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     NppStreamContext ctx = context(s);
@@ -93,45 +171,73 @@ int main(int argc, char** argv) {
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
     printf("library,format,k,width,height,runs,median_us,min_us,max_us\n");
-    struct Fmt {
-        const char* name;
-        int bytes, ch;
-    } fmts[] = {{"gray", 1, 1}, {"rgb", 1, 3}, {"gray16", 2, 1}, {"rgb48", 2, 3}};
+    const std::vector<Plane> yuv420{{1, 1, 1}, {2, 2, 1}, {2, 2, 1}};
+    const Fmt fmts[] = {
+        {"gray", 1, {{1, 1, 1}}, false},   {"rgb", 1, {{1, 1, 3}}, false},
+        {"rgba", 1, {{1, 1, 4}}, true},    {"gray16", 2, {{1, 1, 1}}, false},
+        {"rgb48", 2, {{1, 1, 3}}, false},  {"rgba64", 2, {{1, 1, 4}}, true},
+        {"yuv420p", 1, yuv420, false},     {"yuv420p10", 2, yuv420, false},
+        {"nv12", 1, {{1, 1, 1}, {2, 2, 2}}, false},
+    };
     for (const Fmt& f : fmts) {
-        const size_t step = (size_t)w * f.ch * f.bytes;
-        void *src, *dst, *tmp;
-        CK(cudaMalloc(&src, step * h));
-        CK(cudaMalloc(&dst, step * h));
-        CK(cudaMalloc(&tmp, step * h));
-        std::vector<unsigned char> host(step * h);
+        if (("," + wanted + ",").find("," + std::string(f.name) + ",") == std::string::npos) continue;
+        struct Lay {
+            NppiSize size;
+            int ch, step;
+            size_t off;
+        };
+        std::vector<Lay> lay;
+        size_t total = 0;
+        for (const Plane& p : f.planes) {
+            const NppiSize sz{(w + p.wdiv - 1) / p.wdiv, (h + p.hdiv - 1) / p.hdiv};
+            const int step = sz.width * p.ch * f.bytes;
+            lay.push_back({sz, p.ch, step, total});
+            total += (size_t)step * sz.height;
+        }
+        unsigned char *src, *dst, *tmp;
+        CK(cudaMalloc(&src, total));
+        CK(cudaMalloc(&dst, total));
+        CK(cudaMalloc(&tmp, total));
+        std::vector<unsigned char> host(total);
         for (size_t i = 0; i < host.size(); ++i) host[i] = (unsigned char)(i * 2654435761u >> 24);
         CK(cudaMemcpy(src, host.data(), host.size(), cudaMemcpyHostToDevice));
+        if (!timed("copy-memcpy", f.name, 0, w, h, runs, s, a, b, [&] {
+                return cudaMemcpyAsync(dst, src, total, cudaMemcpyDeviceToDevice, s) == cudaSuccess
+                           ? NPP_SUCCESS
+                           : NPP_ERROR;
+            }))
+            return 1;
+        // Frame sizes here are multiples of 16 bytes; a tail would be left uncopied (timing only).
+        const size_t n16 = total / 16;
+        const int blocks = (int)std::min<size_t>((n16 + 255) / 256, (size_t)ctx.nMultiProcessorCount * 16);
+        if (!timed("copy-kernel", f.name, 0, w, h, runs, s, a, b, [&] {
+                copy16<<<blocks, 256, 0, s>>>((const uint4*)src, (uint4*)dst, n16);
+                return cudaGetLastError() == cudaSuccess ? NPP_SUCCESS : NPP_ERROR;
+            }))
+            return 1;
         for (int kn : {3, 5, 7, 9, 15, 25}) {
             for (int sep = 0; sep < 2; ++sep) {
+                bool supported = true;
+                for (const Lay& l : lay) supported &= !(sep && l.ch == 2);
+                if (!supported) continue;
                 // Full: a box of kn x kn; separable: the row and column factors of a box.
                 std::vector<float> kh(sep ? kn : kn * kn, sep ? 1.0f / kn : 1.0f / (kn * kn));
                 float* k;
                 CK(cudaMalloc(&k, kh.size() * sizeof(float)));
                 CK(cudaMemcpy(k, kh.data(), kh.size() * sizeof(float), cudaMemcpyHostToDevice));
-                std::vector<float> us;
-                for (int r = -3; r < runs; ++r) {
-                    CK(cudaEventRecord(a, s));
-                    NppStatus st = sep ? run_rowcol(f.bytes, f.ch, src, (int)step, tmp, dst, NppiSize{w, h}, k, kn, ctx)
-                                       : run(f.bytes, f.ch, src, (int)step, dst, (int)step, NppiSize{w, h}, k, kn, ctx);
-                    CK(cudaEventRecord(b, s));
-                    CK(cudaEventSynchronize(b));
-                    if (st != NPP_SUCCESS) {
-                        fprintf(stderr, "NPP error %d (%s k=%d%s)\n", (int)st, f.name, kn, sep ? " row+col" : "");
-                        return 1;
+                const bool ok = timed(sep ? "npp-rowcol" : "npp", f.name, kn, w, h, runs, s, a, b, [&] {
+                    for (const Lay& l : lay) {
+                        const NppStatus st =
+                            sep ? run_rowcol(f.bytes, l.ch, f.keep_alpha, src + l.off, l.step, tmp + l.off,
+                                             dst + l.off, l.size, k, kn, ctx)
+                                : run(f.bytes, l.ch, f.keep_alpha, src + l.off, l.step, dst + l.off, l.step,
+                                      l.size, k, kn, ctx);
+                        if (st != NPP_SUCCESS) return st;
                     }
-                    float ms = 0;
-                    CK(cudaEventElapsedTime(&ms, a, b));
-                    if (r >= 0) us.push_back(ms * 1000.0f);
-                }
-                std::sort(us.begin(), us.end());
-                printf("%s,%s,%d,%d,%d,%d,%.1f,%.1f,%.1f\n", sep ? "npp-rowcol" : "npp", f.name, kn, w, h, runs,
-                       median(us), us.front(), us.back());
+                    return NPP_SUCCESS;
+                });
                 CK(cudaFree(k));
+                if (!ok) return 1;
             }
         }
         CK(cudaFree(src));

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Merges `convflow bench kernels --csv` rows with scripts/npp_bench.cu's CSV (measured in the
 same device command by `scripts/gpu-run.sh OUT compare`) into one markdown table per size:
-convflow's median, its ratio to the floor, NPP's median and NPP / convflow (> 1: convflow is
-faster), for the full and the separable path (NPP: nppiFilterBorder32f, and the
-nppiFilterRowBorder32f + nppiFilterColumnBorder32f pair).
+convflow's median, its ratio to the floor and to a device-to-device copy of the same frame
+(the faster of npp_bench's `copy-*` rows: the practical memory floor at this size, launch and
+ramp included),
+NPP's median and NPP / convflow (> 1: convflow is faster), for the full and the separable path
+(NPP: nppiFilterBorder32f, and the nppiFilterRowBorder32f + nppiFilterColumnBorder32f pair;
+planar and semi-planar formats: one call per plane, timed together).
 
     python3 scripts/npp_compare.py CONVFLOW.csv NPP.csv [NPP.csv ...]
 """
@@ -19,29 +22,36 @@ def main(argv):
     for r in csv.DictReader(open(argv[1])):
         key = (int(r["width"]), int(r["height"]), r["format"], int(r["k"]), r["path"])
         ours[key] = (float(r["median_s"]) * 1e6, float(r["floor_s"] or "nan") * 1e6)
-    npp = {}
+    npp, copy = {}, {}
     for path in argv[2:]:
         for r in csv.DictReader(open(path)):
+            if r["library"].startswith("copy"):
+                key = (int(r["width"]), int(r["height"]), r["format"])
+                copy[key] = min(copy.get(key, float("inf")), float(r["median_us"]))
+                continue
             kind = "full" if r["library"] == "npp" else "separable"
             key = (int(r["width"]), int(r["height"]), r["format"], int(r["k"]), kind)
             npp[key] = float(r["median_us"])
     sizes = sorted({(k[0], k[1]) for k in ours})
     for w, h in sizes:
         print(f"\n#### {w}×{h}\n")
-        print("| format | k | floor µs | full µs | ×floor | NPP full µs | NPP / full | "
-              "separable µs | ×floor | NPP row+col µs | NPP / separable |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        print("| format | k | floor µs | copy µs | full µs | ×floor | ×copy | NPP full µs | "
+              "NPP / full | separable µs | ×floor | ×copy | NPP row+col µs | NPP / separable |")
+        print("|" + "---|" * 14)
         rows = sorted({(k[2], k[3]) for k in ours if (k[0], k[1]) == (w, h)},
                       key=lambda fk: (fk[0], fk[1]))
         for fmt, k in rows:
             cells = []
             floor_full = ours.get((w, h, fmt, k, "full"), (None, None))[1]
             cells.append(f"{floor_full:.1f}" if floor_full else "-")
+            c = copy.get((w, h, fmt))
+            cells.append(f"{c:.1f}" if c else "-")
             for path in ("full", "separable"):
                 t, floor = ours.get((w, h, fmt, k, path), (None, None))
                 n = npp.get((w, h, fmt, k, path))
                 cells.append(f"{t:.1f}" if t else "-")
                 cells.append(f"{t / floor:.2f}" if t and floor else "-")
+                cells.append(f"{t / c:.2f}" if t and c else "-")
                 cells.append(f"{n:.1f}" if n else "-")
                 cells.append(f"**{n / t:.2f}**" if n and t else "-")
             print(f"| {fmt} | {k} | " + " | ".join(cells) + " |")

@@ -397,6 +397,11 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
         (PixelFormat::Gray8, 1000, 1, 7),
         (PixelFormat::Yuv420p10, 1921, 1081, 5),
         (PixelFormat::P010, 1281, 721, 3),
+        // The tiled kernels' padded rows (2 and 4 channels) across many blocks and both edges.
+        (PixelFormat::Rgba8, 1283, 517, 11),
+        (PixelFormat::Nv12, 1285, 389, 13),
+        (PixelFormat::Rgba16, 643, 263, 9),
+        (PixelFormat::Rgba8, 517, 131, 25),
     ];
     for (i, (format, w, h, k)) in cases.into_iter().enumerate() {
         let src = random_frame(&mut rng, format, w, h);

@@ -97,7 +97,7 @@ pub const MAX_CONST_TAPS: usize = 16000;
 pub const DEVICE_SLACK: usize = 64;
 
 /// Samples of one `fast` row segment that are still kept in registers.
-pub const FAST_MAX_SEG: usize = 96;
+pub const FAST_MAX_SEG: usize = 128;
 
 /// The id a border has in kernel code (`BORDER_CLAMP`, …): its position in [`Border::ALL`].
 pub fn border_id(b: Border) -> usize {

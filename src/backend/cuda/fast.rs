@@ -57,6 +57,10 @@ pub struct FastSpec {
     /// `fast_int` regroups each window row by channel before its dot products (threads own
     /// `px / ch` whole pixels); see [`FastSpec::tap_stride`].
     pub deinterleave: bool,
+    /// `fast_sep` reads its row pass's windows from global memory (the register kernel's
+    /// loads) instead of an input tile in shared memory, which then holds only the horizontal
+    /// sums.
+    pub row_global: bool,
 }
 
 impl FastSpec {
@@ -87,13 +91,14 @@ impl FastSpec {
             min_blocks: 1,
             int: None,
             deinterleave: false,
+            row_global: false,
         }
     }
 
     /// The register specialization (`fast_reg`) where it measured faster than the tiled
     /// kernels (docs/PERFORMANCE.md, "Small kernels" and "sixth round"): full kernels up to
     /// [`REG_MAX_FULL`] ([`REG_MAX_FULL_8BIT`] for 8-bit gray, RGB and RGBA) and separable ones
-    /// up to [`REG_MAX_SEP`] ([`REG_MAX_SEP_RGBA`] for 8-bit RGBA) on a side; else None. `sb`
+    /// up to [`REG_MAX_SEP`] on a side; else None. `sb`
     /// is the bytes per sample (a thread's outputs are 16 bytes); each thread takes
     /// [`REG_ROWS`] rows.
     pub fn register(
@@ -106,7 +111,6 @@ impl FastSpec {
     ) -> Option<FastSpec> {
         let tune = tuning();
         let max = match (separable, sb, ch) {
-            (true, 1, 4) => REG_MAX_SEP_RGBA,
             (true, ..) => REG_MAX_SEP,
             (false, 1, 1 | 3 | 4) => REG_MAX_FULL_8BIT,
             (false, ..) => REG_MAX_FULL,
@@ -134,6 +138,7 @@ impl FastSpec {
             }),
             int: None,
             deinterleave: false,
+            row_global: false,
         })
     }
 
@@ -208,6 +213,21 @@ impl FastSpec {
         (spec.window_words() <= INT_MAX_WORDS).then_some(spec)
     }
 
+    /// Whether a separable plan whose larger side is `side`, of `sb`-byte samples on a plane of
+    /// `pixels`, takes the tiled kernel before the register and integer kernels: from
+    /// [`SEP_TILED_MIN_SIDE`], and from [`SEP_TILED_MIN_SIDE_SMALL`] for 16-bit samples or
+    /// planes under [`SEP_SMALL_PLANE`] pixels (`CONVFLOW_FAST_SEP_TILED_MIN`: from that side,
+    /// whatever the plane).
+    pub fn tiled_first(side: usize, sb: usize, pixels: usize) -> bool {
+        match tuning().sep_tiled_min {
+            Some(min) => side >= min,
+            None => {
+                side >= SEP_TILED_MIN_SIDE
+                    || side >= SEP_TILED_MIN_SIDE_SMALL && (sb == 2 || pixels < SEP_SMALL_PLANE)
+            }
+        }
+    }
+
     /// Bytes between a kernel row's taps in the words `fast_int`'s dot products read: the
     /// channel count, or 1 in deinterleaved channel words ([`pack_int_weights`]' `stride`).
     pub fn tap_stride(&self) -> usize {
@@ -240,13 +260,22 @@ impl FastSpec {
     }
 
     /// The specialization of `fast_sep` (fused two-pass) for a separable kernel: as
-    /// [`FastSpec::new`], with 2 rows per thread for 3 or more channels, else 4.
+    /// [`FastSpec::new`], its row pass reading global memory ([`FastSpec::row_global`];
+    /// `CONVFLOW_FAST_SEPG=0`: an input tile) with [`SEP_ROWS`] rows per thread
+    /// ([`SEP_ROWS_RGBA`] for 4 channels; with an input tile, 2 from 3 channels, else 4).
     pub fn separable(kw: usize, kh: usize, ch: usize, border: Border) -> FastSpec {
-        // Fewer rows per thread for wide pixels keeps the two shared-memory stages small.
-        let py = if ch >= 3 { 2 } else { 4 };
+        let row_global = tuning().sep_global.unwrap_or(true);
+        let py = match (row_global, ch) {
+            (true, 4) => SEP_ROWS_RGBA,
+            (true, _) => SEP_ROWS,
+            // Fewer rows per thread for wide pixels keeps the two shared-memory stages small.
+            (false, 3..) => 2,
+            (false, _) => 4,
+        };
         FastSpec {
             py,
             separable: true,
+            row_global,
             ..FastSpec::new(kw, kh, ch, border)
         }
     }
@@ -276,35 +305,56 @@ impl FastSpec {
             format!("-DIDIV={}u", self.int.map_or(1, |(d, _)| d)),
             format!("-DIOFF={}", self.int.map_or(0, |(_, o)| o)),
             format!("-DDEIL={}", self.deinterleave as u8),
+            format!("-DSEPG={}", self.row_global as u8),
         ]
     }
 
-    /// The block tried first for the tiled separable kernel of an 8-bit RGB plan taller than
-    /// 9: 16 × 16 threads from 17 rows, 8 × 16 below (measured on H100, gaussian:15 / :25 on
-    /// 1080p and 4K: 43.1 / 62.5 and 127.2 / 202.3 µs against 50.6 / 83.4 and 162.4 / 266.9
-    /// for the 16 × 8 blocks; the taller tile loads the 2 × (k − 1) halo rows for more output
-    /// rows). Other formats were not measured: None.
-    fn tall_block(&self) -> Option<(u32, u32)> {
+    /// The block tried first for the tiled kernels. Separable: with the row pass from global
+    /// memory [`SEP_BLOCK`] ([`SEP_BLOCK_TALL_RGBA`] for 4 channels taller than 9); with an
+    /// input tile, for 8-bit RGB taller than 9, 16 × 16 threads from 17 rows and 8 × 16 below
+    /// (measured on H100 with the tile, gaussian:15 / :25 on 1080p and 4K: 43.1 / 62.5 and
+    /// 127.2 / 202.3 µs against 50.6 / 83.4 and 162.4 / 266.9 for 16 × 8 blocks). Else None.
+    /// For full kernels: [`FULL_BLOCK_RGBA`] for 4 channels from a side of 9.
+    fn first_block(&self) -> Option<(u32, u32)> {
+        if self.reg {
+            return None;
+        }
+        if !self.separable {
+            return (self.ch == 4 && self.kw.max(self.kh) >= 9).then_some(FULL_BLOCK_RGBA);
+        }
+        if self.row_global {
+            return Some(if self.ch == 4 && self.kh > 9 {
+                SEP_BLOCK_TALL_RGBA
+            } else {
+                SEP_BLOCK
+            });
+        }
         let rgb = self.ch == 3 && self.sb == 1;
-        (self.separable && !self.reg && rgb && self.kh > 9).then_some(if self.kh > 16 {
-            (16, 16)
-        } else {
-            (8, 16)
-        })
+        (rgb && self.kh > 9).then_some(if self.kh > 16 { (16, 16) } else { (8, 16) })
     }
 
-    /// The tiled kernels' shared tile for `block`: (row stride in floats, bytes). The stride is
-    /// a multiple of 4 (float4 reads) with room for the last thread's over-read; the separable
-    /// kernel keeps its horizontal sums after the tile.
+    /// The tiled kernels' shared tile for `block`: (row stride in floats, bytes). A row holds
+    /// a multiple of 4 columns (float4 reads) with room for the last thread's over-read; the
+    /// separable kernel keeps its horizontal sums after the tile. Rows of 2 and 4 channels are
+    /// padded by 4 floats after every 32 (fast.cu's `tcol`: without it, 4K RGBA gaussian:15
+    /// took 3.7× RGB's time on bank conflicts).
     fn tile(&self, (bx, by): (u32, u32)) -> (usize, usize) {
+        // fast.cu's padded_row.
+        let padded = |n: usize| {
+            if self.ch == 2 || self.ch == 4 {
+                n + ((n - 1) >> 5 << 2)
+            } else {
+                n
+            }
+        };
         let bw = bx as usize * self.px;
         let tw = bw + (self.kw - 1) * self.ch;
-        let ts = (tw + 3 + 3) & !3;
+        let ts = padded((tw + 3 + 3) & !3);
         let th = by as usize * self.py + self.kh - 1;
-        let floats = if self.separable {
-            ts * th + th * bw
-        } else {
-            ts * th
+        let floats = match (self.separable, self.row_global) {
+            (true, true) => return (0, th * padded(bw) * 4),
+            (true, false) => ts * th + th * padded(bw),
+            (false, _) => ts * th,
         };
         (ts, floats * 4)
     }
@@ -320,9 +370,12 @@ pub(super) fn launch(
     let (kw, kh, ch) = (plan.kernel.width(), plan.kernel.height(), l.channels);
     let separable = plan.is_separable();
     // Small kernels: the register kernel, unless a block shape was asked for, which only the
-    // tiled kernels take.
+    // tiled kernels take, or the separable tiled kernel measured faster (tests asking for the
+    // large planes' rules reach the integer and register kernels wherever they can run).
     let sb = l.depth.bytes();
-    if b.block_override().is_none() && l.depth == Depth::U8 {
+    let tiled_first =
+        separable && !b.large_rules && FastSpec::tiled_first(kw.max(kh), sb, l.width * l.height);
+    if b.block_override().is_none() && l.depth == Depth::U8 && !tiled_first {
         let int = IntegerForm::of(plan, l.depth.max()).and_then(|form| {
             // Tests may ask for the large planes' rules on every plane.
             let samples = if b.large_rules {
@@ -357,7 +410,7 @@ pub(super) fn launch(
         }
     }
     let reg = FastSpec::register(kw, kh, ch, plan.border, separable, sb);
-    if let Some(spec) = reg.filter(|_| b.block_override().is_none()) {
+    if let Some(spec) = reg.filter(|_| b.block_override().is_none() && !tiled_first) {
         let key = ModuleKey::Fast(spec.clone());
         b.constant_weights(&key, "c_w", plan)?;
         return launch_register(b, &spec, &key, "fast_reg", p, l);
@@ -371,7 +424,7 @@ pub(super) fn launch(
     if let (true, Some(py)) = (separable, tuning().tiled_py) {
         spec.py = py;
     }
-    let tall = spec.tall_block();
+    let tall = spec.first_block();
     let candidates: Vec<(u32, u32)> = match b.block_override() {
         Some(block) => vec![block],
         None => tall.into_iter().chain(BLOCKS).collect(),
@@ -379,9 +432,9 @@ pub(super) fn launch(
     let fits_constant = plan.weights().len() <= MAX_CONST_TAPS;
     // Prefer a block whose tile fits the preferred size (several blocks per multiprocessor),
     // else the largest that fits at all.
-    let preferred = match (separable && kh > 9, tall) {
-        (true, Some(_)) => TALL_TILE_PREFERRED,
-        (true, None) => SEP_TILE_PREFERRED,
+    let preferred = match (separable, kh > 9, tall) {
+        (false, _, Some(_)) | (true, true, Some(_)) => TALL_TILE_PREFERRED,
+        (true, true, None) => SEP_TILE_PREFERRED,
         _ => FULL_TILE_PREFERRED,
     }
     .min(b.max_shared());
@@ -475,181 +528,4 @@ pub fn pack_int_weights(form: &IntegerForm, stride: usize) -> Vec<u32> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn integer_kernel_takes_the_measured_cases_only() {
-        let form = |k: usize, n: i32| IntegerForm {
-            width: k,
-            height: k,
-            weights: vec![n; k * k],
-            divisor: (k * k) as u32,
-            offset: 0,
-        };
-        let (small, large) = (1920 * 1080, 3840 * 2160);
-        let take = |k, n, ch, sep, samples| {
-            FastSpec::integer(&form(k, n), ch, Border::Clamp, sep, samples).is_some()
-        };
-        for ch in 1..=2 {
-            assert!(take(3, 1, ch, false, small) && take(7, -127, ch, false, small));
-            // 9 wide: 60 words of window for gray and for two deinterleaved channels.
-            assert!(take(9, 1, ch, false, small));
-            // Separable 7 on small planes: the two-factor kernel, one channel only.
-            assert!(take(5, 1, ch, true, small) && take(7, 1, ch, true, small) == (ch == 1));
-            assert!(take(7, 1, ch, true, large) && !take(9, 1, ch, true, large));
-            assert!(!take(10, 1, ch, false, large), "beyond INT_MAX_FULL");
-            assert!(
-                !take(3, 128, ch, false, large),
-                "weights beyond a signed byte"
-            );
-        }
-        // Three and four channels at every size, separable plans up to 5; from a width of 5
-        // the windows are deinterleaved, whole pixels per thread.
-        for ch in 3..=4 {
-            assert!(take(3, 1, ch, false, 3 * small) && take(5, 1, ch, true, 3 * small));
-            assert!(!take(7, 1, ch, true, 3 * small) && !take(7, 1, ch, false, 4 * large));
-        }
-        let spec = |k, ch| FastSpec::integer(&form(k, 1), ch, Border::Clamp, false, small);
-        assert!(!spec(3, 3).unwrap().deinterleave && spec(3, 3).unwrap().px == 16);
-        for ch in 2..=4 {
-            let s5 = spec(5, ch).unwrap();
-            assert!(s5.deinterleave && s5.px == ch * INT_PIXELS && s5.tap_stride() == 1);
-        }
-        assert!(
-            !spec(5, 1).unwrap().deinterleave,
-            "one channel is never regrouped"
-        );
-        // The two-factor kernel: weights beyond a signed byte are fine when the row factor's
-        // are not (g ⊗ g has 324), side 7 only, one channel.
-        let g = [1, 18, 1, 1, 1, 1, 18];
-        let outer = IntegerForm {
-            width: 7,
-            height: 7,
-            weights: (0..49).map(|i| g[i / 7] * g[i % 7]).collect(),
-            divisor: 4096,
-            offset: 0,
-        };
-        let two = FastSpec::integer(&outer, 1, Border::Clamp, true, small).unwrap();
-        assert!(two.separable && two.int == Some((4096, 0)) && two.py == INT_SEP_ROWS);
-        assert!(FastSpec::integer(&outer, 1, Border::Clamp, false, small).is_none());
-        assert!(FastSpec::integer(&outer, 2, Border::Clamp, true, small).is_none());
-        // 9 keeps the f32 separable kernel, 5 the full integer one.
-        assert!(!take(9, 1, 1, true, small));
-        let s5 = FastSpec::integer(&form(5, 1), 1, Border::Clamp, true, small).unwrap();
-        assert!(!s5.separable);
-        let spec = FastSpec::integer(&form(5, 1), 1, Border::Zero, false, large).unwrap();
-        assert!(spec.reg && spec.int == Some((25, 0)) && spec.min_blocks == INT_MIN_BLOCKS_SMALL);
-    }
-
-    /// fast_int's accumulation replayed on the host (the same OFF, word index and packed
-    /// weights, dp4a as four byte products) against the direct sum, for every kernel width up
-    /// to 9, 1–4 channels and all 16 outputs of a thread.
-    #[test]
-    fn packed_weights_give_every_tap_once() {
-        let mut seed = 7u32;
-        let mut rnd = move || {
-            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            seed >> 8
-        };
-        for ch in 1..=4 {
-            for kw in 1..=9 {
-                let form = IntegerForm {
-                    width: kw,
-                    height: 1,
-                    weights: (0..kw).map(|_| (rnd() % 255) as i32 - 127).collect(),
-                    divisor: 1,
-                    offset: 0,
-                };
-                let packed = pack_int_weights(&form, ch);
-                let ax = kw / 2;
-                let hwl = (ax * ch).div_ceil(4);
-                let off = hwl * 4 - ax * ch;
-                let span = (kw - 1) * ch + 1;
-                let win = (3 + span).div_ceil(4);
-                assert_eq!(packed.len(), 4 * win);
-                let bytes: Vec<u8> = (0..4 * (hwl + 4 + 10)).map(|_| rnd() as u8).collect();
-                let word = |k: usize| u32::from_le_bytes(bytes[4 * k..][..4].try_into().unwrap());
-                for i in 0..16 {
-                    let (b, q) = ((i + off) % 4, (i + off) / 4);
-                    let mut acc = 0i32;
-                    for t in 0..(b + span).div_ceil(4) {
-                        let (a, w) = (word(q + t), packed[b * win + t]);
-                        for l in 0..4 {
-                            acc += (a >> (8 * l) & 255) as i32 * (w >> (8 * l)) as u8 as i8 as i32;
-                        }
-                    }
-                    let direct: i32 = (0..kw)
-                        .map(|kx| form.weights[kx] * bytes[off + i + kx * ch] as i32)
-                        .sum();
-                    assert_eq!(acc, direct, "ch {ch} kw {kw} output {i}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn register_kernel_takes_small_kernels_only() {
-        for sb in [1, 2] {
-            for ch in 1..=4 {
-                for separable in [false, true] {
-                    let spec = FastSpec::register(3, 5, ch, Border::Reflect, separable, sb)
-                        .expect("5 and below take the register kernel");
-                    assert!(spec.reg && spec.px * sb == 16 && spec.py == REG_ROWS);
-                    // 7 wide for 8-bit gray, RGB and RGBA (full) and RGBA (separable).
-                    let wide = sb == 1 && if separable { ch == 4 } else { ch != 2 };
-                    for (kw, kh) in [(7, 3), (3, 7)] {
-                        let reg = FastSpec::register(kw, kh, ch, Border::Zero, separable, sb);
-                        assert_eq!(reg.is_some(), wide, "{kw}x{kh} ch {ch} sb {sb}");
-                    }
-                    assert!(FastSpec::register(9, 9, ch, Border::Zero, separable, sb).is_none());
-                }
-            }
-        }
-        let wide16 = FastSpec::register(3, 3, 3, Border::Clamp, false, 2).unwrap();
-        assert_eq!(wide16.min_blocks, REG_MIN_BLOCKS_WIDE16);
-        let gray = FastSpec::register(3, 3, 1, Border::Clamp, false, 1).unwrap();
-        assert_eq!(gray.min_blocks, REG_MIN_BLOCKS);
-        assert!(gray.defines().contains(&"-DREG=1".to_string()));
-    }
-
-    #[test]
-    fn register_blocks_leave_the_fewest_idle_threads() {
-        let spec = FastSpec::register(3, 3, 1, Border::Clamp, false, 1).unwrap();
-        // 3840 gray: 240 threads per row, 16 divides it; 1920: 120, 8 does.
-        assert_eq!(spec.register_block(3840), (16, 8));
-        assert_eq!(spec.register_block(1920), (8, 16));
-        assert_eq!(spec.register_block(4096), (32, 4));
-        // Every shape has 128 threads.
-        for n in [1, 15, 17, 1000, 11520] {
-            let (x, y) = spec.register_block(n);
-            assert_eq!(x * y, 128);
-        }
-    }
-
-    #[test]
-    fn tall_blocks_for_rgb_separable_kernels_taller_than_9() {
-        let tall = |k, ch, sb| {
-            FastSpec::separable(k, k, ch, Border::Clamp)
-                .with_sample_bytes(sb)
-                .tall_block()
-        };
-        assert_eq!(tall(25, 3, 1), Some((16, 16)));
-        assert_eq!(tall(15, 3, 1), Some((8, 16)));
-        assert_eq!(tall(9, 3, 1), None);
-        assert_eq!(tall(25, 1, 1), None);
-        assert_eq!(tall(25, 3, 2), None);
-        assert_eq!(FastSpec::new(25, 25, 3, Border::Clamp).tall_block(), None);
-        // The 16 × 16 tile of RGB 25 fits the preferred size.
-        let spec = FastSpec::separable(25, 25, 3, Border::Clamp);
-        assert!(spec.tile((16, 16)).1 <= TALL_TILE_PREFERRED);
-    }
-
-    #[test]
-    fn tiled_rows_per_thread_follow_the_unrolled_size() {
-        assert_eq!(FastSpec::new(9, 9, 1, Border::Clamp).py, 4);
-        assert_eq!(FastSpec::new(9, 9, 3, Border::Clamp).py, 4);
-        assert_eq!(FastSpec::new(9, 9, 4, Border::Clamp).py, 2);
-        assert_eq!(FastSpec::new(25, 25, 1, Border::Clamp).py, 1);
-    }
-}
+mod tests;

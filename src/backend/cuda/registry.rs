@@ -23,6 +23,7 @@ const COMMON: &str = include_str!("../../../kernels/common.cuh");
 const DIRECT: &str = include_str!("../../../kernels/direct.cu");
 const SEPARABLE: &str = include_str!("../../../kernels/separable.cu");
 const FAST: &str = include_str!("../../../kernels/fast.cu");
+const FAST_INT: &str = include_str!("../../../kernels/fast_int.cuh");
 
 /// Which module: the fixed families, or one `fast` specialization.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -37,7 +38,7 @@ pub enum ModuleKey {
 
 impl ModuleKey {
     /// The module's file name and its full source: the ABI prelude, then the file with
-    /// common.cuh inlined.
+    /// common.cuh (and fast.cu's fast_int.cuh) inlined.
     fn source(&self) -> (&'static str, String) {
         let (name, file) = match self {
             ModuleKey::Direct => ("direct.cu", DIRECT),
@@ -46,7 +47,10 @@ impl ModuleKey {
         };
         (
             name,
-            abi::prelude() + &file.replace("#include \"common.cuh\"", COMMON),
+            abi::prelude()
+                + &file
+                    .replace("#include \"common.cuh\"", COMMON)
+                    .replace("#include \"fast_int.cuh\"", FAST_INT),
         )
     }
 
@@ -123,7 +127,15 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                 } else {
                     FastSpec::new(kw, kh, ch, b)
                 };
-                keys.push(ModuleKey::Fast(spec.with_sample_bytes(1 + i / 2 % 2)));
+                let spec = spec.with_sample_bytes(1 + i / 2 % 2);
+                // The separable kernel's row pass from global memory, too.
+                if separable && kw < 63 {
+                    keys.push(ModuleKey::Fast(FastSpec {
+                        row_global: true,
+                        ..spec.clone()
+                    }));
+                }
+                keys.push(ModuleKey::Fast(spec));
                 i += 1;
             }
         }

@@ -14,9 +14,6 @@ pub const REG_MAX_FULL_8BIT: usize = 7;
 /// Largest separable kernel side `fast_reg` takes (measured: at 7 the tiled kernel wins for
 /// RGB by 1.3× and for gray by 1.1×).
 pub const REG_MAX_SEP: usize = 5;
-/// … and for 8-bit RGBA (H100, gaussian:7 on 1080p/4K: 56.1/147.5 µs against 63.6/233.2 for
-/// the tiled kernel; RGB's register kernel lost at 7, 31.5 against 29.2 µs on 1080p).
-pub const REG_MAX_SEP_RGBA: usize = 7;
 /// Largest kernel side `fast_int` takes for full plans (measured on 4K gray box:9: 35.7 µs vs
 /// 47.7 µs for the f32 kernel; larger sides were not measured).
 pub const INT_MAX_FULL: usize = 9;
@@ -48,7 +45,9 @@ pub const INT_DEINTERLEAVE_WIDTH: usize = 5;
 /// cannot take them (weights beyond a signed byte) or is slower: side 7 (H100, gaussian:7 on
 /// 1080p/4K/8K gray: 10.3 / 21.0 / 68.1 µs against 12.0 / 32.1 / 115.7 for the f32 separable
 /// kernel; box:7 10.5 / 21.5 / 69.5 against 12.1 / 21.5 / 64.5 for the full integer kernel). At 9
-/// it ties or loses on 1080p and 4K.
+/// it ties or loses on 1080p and 4K. That f32 kernel staged an input tile; the one whose row
+/// pass reads global memory beats this one at 7 too ([`SEP_TILED_MIN_SIDE`]), so only tests
+/// asking for the large planes' rules, or `CONVFLOW_FAST_SEP_TILED_MIN` above 7, reach it.
 pub const INT_SEP_MIN_SIDE: usize = 7;
 /// See [`INT_SEP_MIN_SIDE`].
 pub const INT_SEP_MAX_SIDE: usize = 7;
@@ -81,8 +80,10 @@ pub const REG_MIN_BLOCKS_WIDE16: usize = 8;
 /// separable kernel, 1–8), `CONVFLOW_FAST_INT_MAX` (largest kernel side for `fast_int`; 0:
 /// never), `CONVFLOW_FAST_INT_CH` (most channels `fast_int` takes), `CONVFLOW_FAST_DEIL_WIDTH`
 /// (least kernel width it deinterleaves), `CONVFLOW_FAST_INT_PIXELS` (pixels per deinterleaving
-/// thread: 4 or 8), `CONVFLOW_FAST_INT_SEP_MIN` (least side of its two-factor kernel). Read
-/// once per process.
+/// thread: 4 or 8), `CONVFLOW_FAST_INT_SEP_MIN` (least side of its two-factor kernel),
+/// `CONVFLOW_FAST_SEPG` (1: the tiled separable kernel's row pass reads global memory; 0: an
+/// input tile), `CONVFLOW_FAST_SEP_TILED_MIN` (least side of the separable plans the tiled
+/// kernel takes first, on every plane). Read once per process.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Tuning {
     pub(super) reg_max: Option<usize>,
@@ -94,6 +95,8 @@ pub(super) struct Tuning {
     pub(super) deil_width: Option<usize>,
     pub(super) int_pixels: Option<usize>,
     pub(super) int_sep_min: Option<usize>,
+    pub(super) sep_global: Option<bool>,
+    pub(super) sep_tiled_min: Option<usize>,
 }
 
 pub(super) fn tuning() -> Tuning {
@@ -110,16 +113,52 @@ pub(super) fn tuning() -> Tuning {
             deil_width: var("CONVFLOW_FAST_DEIL_WIDTH"),
             int_pixels: var("CONVFLOW_FAST_INT_PIXELS").filter(|n| [4, 8].contains(n)),
             int_sep_min: var("CONVFLOW_FAST_INT_SEP_MIN"),
+            sep_global: var("CONVFLOW_FAST_SEPG").map(|v: usize| v != 0),
+            sep_tiled_min: var("CONVFLOW_FAST_SEP_TILED_MIN"),
         }
     })
 }
+
+/// Separable plans from this side on take the tiled kernel `fast_sep`, its row pass from
+/// global memory, before the register and integer kernels (H100, gaussian:7 on 1080p / 4K /
+/// 8K: gray 7.9 / 17.4 / 66.2 µs against 10.9 / 21.3 / 68.1 for the two-factor integer kernel,
+/// NV12 15.6 / 29.6 / 97.8 against 18.2 / 33.3 / 100.0, box:7 gray 7.9 / 17.5 / 66.2 against
+/// 11.2 / 21.3 / 68.9 for the integer kernels; RGB, RGBA and 16-bit tie) …
+pub const SEP_TILED_MIN_SIDE: usize = 6;
+/// … and from this side for 16-bit samples, or on planes under [`SEP_SMALL_PLANE`] pixels
+/// (gaussian:5 on 1080p: gray 7.5 against 8.9 µs, RGB 14.2 against 17.9, RGBA 17.1 against 23.6,
+/// NV12 13.8 against 14.8; rgb48 20.0 / 67.4 / 227.7 against 31.2 / 86.9 / 303.5 on 1080p / 4K /
+/// 8K; on 4K and 8K the 8-bit integer kernels tie or win, gray 8K 42.1 against 61.5). At side 3
+/// the register and integer kernels win everywhere (4K gray 10.5 against 14.0 µs).
+pub const SEP_TILED_MIN_SIDE_SMALL: usize = 4;
+/// See [`SEP_TILED_MIN_SIDE_SMALL`] (a 1080p plane has 2.1 M pixels, a 4K one 8.3 M).
+pub const SEP_SMALL_PLANE: usize = 4_000_000;
+/// Output rows per thread of the separable tiled kernel `fast_sep` with its row pass from global
+/// memory ([`FastSpec::row_global`](super::FastSpec::row_global)) … (H100, 1080p and 4K,
+/// gaussian:7…25: RGB 1.0–1.27× faster than 2 rows, e.g. 4K gaussian:9 57.7 against 66.6 µs)
+pub const SEP_ROWS: usize = 4;
+/// … and for 4 channels (RGBA 4K gaussian:9: 85.1 against 115 µs with 4 rows).
+pub const SEP_ROWS_RGBA: usize = 2;
+/// The block `fast_sep` tries first with its row pass from global memory: 8 × 16 threads was
+/// within 7 % of the best of 11 shapes at every measured point (gray, gray16, NV12, RGB, RGBA,
+/// RGBA64 on 1080p and 4K, gaussian:7…25; docs/PERFORMANCE.md, "seventh round") …
+pub const SEP_BLOCK: (u32, u32) = (8, 16);
+/// … but for 4 channels taller than 9, 4 × 32, within 9 % of the best there (RGBA gaussian:25
+/// 66.0 / 221 µs on 1080p / 4K against 76.6 / 252 for 8 × 16).
+pub const SEP_BLOCK_TALL_RGBA: (u32, u32) = (4, 32);
+
+/// The block the full tiled kernel `fast_full` tries first for 4 channels from a side of 9, tall
+/// and narrow (H100, gaussian:9 / 15 / 25, RGBA on 4K: 192.5 / 482.5 / 1104 µs against 202.4 /
+/// 542.5 / 1476 for the 16 × 4 and 16 × 8 blocks chosen by size; RGBA64 236.4 / 516.4 / 1124
+/// against 238.9 / 587.1 / 2049; within 5 % of the best of 11 shapes but for 1080p RGBA 9, 9 %).
+pub const FULL_BLOCK_RGBA: (u32, u32) = (8, 32);
 
 /// Shared memory a tiled block may take before a smaller block is preferred: 48 KB, and 80 KB
 /// for separable kernels taller than 9, where the 16×8 blocks at 50–74 KB beat the 48 KB ones
 /// on 4K RGB k = 15/25 by 1.8× / 1.2× (at k = 7 they lost 9 %; docs/PERFORMANCE.md).
 pub(super) const FULL_TILE_PREFERRED: usize = 48 * 1024;
 pub(super) const SEP_TILE_PREFERRED: usize = 80 * 1024;
-/// … and for `FastSpec::tall_block`'s blocks (16 × 16 for RGB 25: 102 KB, two blocks per
+/// … and for `FastSpec::first_block`'s blocks (16 × 16 for RGB 25: 102 KB, two blocks per
 /// multiprocessor).
 pub(super) const TALL_TILE_PREFERRED: usize = 112 * 1024;
 

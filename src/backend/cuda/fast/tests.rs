@@ -1,0 +1,202 @@
+//! Unit tests of `fast`'s specializations and measured rules (thread shapes, blocks, tiles,
+//! integer weight packing).
+
+use super::*;
+
+#[test]
+fn integer_kernel_takes_the_measured_cases_only() {
+    let form = |k: usize, n: i32| IntegerForm {
+        width: k,
+        height: k,
+        weights: vec![n; k * k],
+        divisor: (k * k) as u32,
+        offset: 0,
+    };
+    let (small, large) = (1920 * 1080, 3840 * 2160);
+    let take = |k, n, ch, sep, samples| {
+        FastSpec::integer(&form(k, n), ch, Border::Clamp, sep, samples).is_some()
+    };
+    for ch in 1..=2 {
+        assert!(take(3, 1, ch, false, small) && take(7, -127, ch, false, small));
+        // 9 wide: 60 words of window for gray and for two deinterleaved channels.
+        assert!(take(9, 1, ch, false, small));
+        // Separable 7 on small planes: the two-factor kernel, one channel only.
+        assert!(take(5, 1, ch, true, small) && take(7, 1, ch, true, small) == (ch == 1));
+        assert!(take(7, 1, ch, true, large) && !take(9, 1, ch, true, large));
+        assert!(!take(10, 1, ch, false, large), "beyond INT_MAX_FULL");
+        assert!(
+            !take(3, 128, ch, false, large),
+            "weights beyond a signed byte"
+        );
+    }
+    // Three and four channels at every size, separable plans up to 5; from a width of 5
+    // the windows are deinterleaved, whole pixels per thread.
+    for ch in 3..=4 {
+        assert!(take(3, 1, ch, false, 3 * small) && take(5, 1, ch, true, 3 * small));
+        assert!(!take(7, 1, ch, true, 3 * small) && !take(7, 1, ch, false, 4 * large));
+    }
+    let spec = |k, ch| FastSpec::integer(&form(k, 1), ch, Border::Clamp, false, small);
+    assert!(!spec(3, 3).unwrap().deinterleave && spec(3, 3).unwrap().px == 16);
+    for ch in 2..=4 {
+        let s5 = spec(5, ch).unwrap();
+        assert!(s5.deinterleave && s5.px == ch * INT_PIXELS && s5.tap_stride() == 1);
+    }
+    assert!(
+        !spec(5, 1).unwrap().deinterleave,
+        "one channel is never regrouped"
+    );
+    // The two-factor kernel: weights beyond a signed byte are fine when the row factor's
+    // are not (g ⊗ g has 324), side 7 only, one channel.
+    let g = [1, 18, 1, 1, 1, 1, 18];
+    let outer = IntegerForm {
+        width: 7,
+        height: 7,
+        weights: (0..49).map(|i| g[i / 7] * g[i % 7]).collect(),
+        divisor: 4096,
+        offset: 0,
+    };
+    let two = FastSpec::integer(&outer, 1, Border::Clamp, true, small).unwrap();
+    assert!(two.separable && two.int == Some((4096, 0)) && two.py == INT_SEP_ROWS);
+    assert!(FastSpec::integer(&outer, 1, Border::Clamp, false, small).is_none());
+    assert!(FastSpec::integer(&outer, 2, Border::Clamp, true, small).is_none());
+    // 9 keeps the f32 separable kernel, 5 the full integer one.
+    assert!(!take(9, 1, 1, true, small));
+    let s5 = FastSpec::integer(&form(5, 1), 1, Border::Clamp, true, small).unwrap();
+    assert!(!s5.separable);
+    let spec = FastSpec::integer(&form(5, 1), 1, Border::Zero, false, large).unwrap();
+    assert!(spec.reg && spec.int == Some((25, 0)) && spec.min_blocks == INT_MIN_BLOCKS_SMALL);
+}
+
+/// fast_int's accumulation replayed on the host (the same OFF, word index and packed
+/// weights, dp4a as four byte products) against the direct sum, for every kernel width up
+/// to 9, 1–4 channels and all 16 outputs of a thread.
+#[test]
+fn packed_weights_give_every_tap_once() {
+    let mut seed = 7u32;
+    let mut rnd = move || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        seed >> 8
+    };
+    for ch in 1..=4 {
+        for kw in 1..=9 {
+            let form = IntegerForm {
+                width: kw,
+                height: 1,
+                weights: (0..kw).map(|_| (rnd() % 255) as i32 - 127).collect(),
+                divisor: 1,
+                offset: 0,
+            };
+            let packed = pack_int_weights(&form, ch);
+            let ax = kw / 2;
+            let hwl = (ax * ch).div_ceil(4);
+            let off = hwl * 4 - ax * ch;
+            let span = (kw - 1) * ch + 1;
+            let win = (3 + span).div_ceil(4);
+            assert_eq!(packed.len(), 4 * win);
+            let bytes: Vec<u8> = (0..4 * (hwl + 4 + 10)).map(|_| rnd() as u8).collect();
+            let word = |k: usize| u32::from_le_bytes(bytes[4 * k..][..4].try_into().unwrap());
+            for i in 0..16 {
+                let (b, q) = ((i + off) % 4, (i + off) / 4);
+                let mut acc = 0i32;
+                for t in 0..(b + span).div_ceil(4) {
+                    let (a, w) = (word(q + t), packed[b * win + t]);
+                    for l in 0..4 {
+                        acc += (a >> (8 * l) & 255) as i32 * (w >> (8 * l)) as u8 as i8 as i32;
+                    }
+                }
+                let direct: i32 = (0..kw)
+                    .map(|kx| form.weights[kx] * bytes[off + i + kx * ch] as i32)
+                    .sum();
+                assert_eq!(acc, direct, "ch {ch} kw {kw} output {i}");
+            }
+        }
+    }
+}
+
+#[test]
+fn register_kernel_takes_small_kernels_only() {
+    for sb in [1, 2] {
+        for ch in 1..=4 {
+            for separable in [false, true] {
+                let spec = FastSpec::register(3, 5, ch, Border::Reflect, separable, sb)
+                    .expect("5 and below take the register kernel");
+                assert!(spec.reg && spec.px * sb == 16 && spec.py == REG_ROWS);
+                // 7 wide for full 8-bit gray, RGB and RGBA.
+                let wide = sb == 1 && !separable && ch != 2;
+                for (kw, kh) in [(7, 3), (3, 7)] {
+                    let reg = FastSpec::register(kw, kh, ch, Border::Zero, separable, sb);
+                    assert_eq!(reg.is_some(), wide, "{kw}x{kh} ch {ch} sb {sb}");
+                }
+                assert!(FastSpec::register(9, 9, ch, Border::Zero, separable, sb).is_none());
+            }
+        }
+    }
+    let wide16 = FastSpec::register(3, 3, 3, Border::Clamp, false, 2).unwrap();
+    assert_eq!(wide16.min_blocks, REG_MIN_BLOCKS_WIDE16);
+    let gray = FastSpec::register(3, 3, 1, Border::Clamp, false, 1).unwrap();
+    assert_eq!(gray.min_blocks, REG_MIN_BLOCKS);
+    assert!(gray.defines().contains(&"-DREG=1".to_string()));
+}
+
+#[test]
+fn register_blocks_leave_the_fewest_idle_threads() {
+    let spec = FastSpec::register(3, 3, 1, Border::Clamp, false, 1).unwrap();
+    // 3840 gray: 240 threads per row, 16 divides it; 1920: 120, 8 does.
+    assert_eq!(spec.register_block(3840), (16, 8));
+    assert_eq!(spec.register_block(1920), (8, 16));
+    assert_eq!(spec.register_block(4096), (32, 4));
+    // Every shape has 128 threads.
+    for n in [1, 15, 17, 1000, 11520] {
+        let (x, y) = spec.register_block(n);
+        assert_eq!(x * y, 128);
+    }
+}
+
+#[test]
+fn separable_blocks_follow_the_measured_rules() {
+    let block = |k, ch, sb, row_global| {
+        FastSpec {
+            row_global,
+            ..FastSpec::separable(k, k, ch, Border::Clamp).with_sample_bytes(sb)
+        }
+        .first_block()
+    };
+    for (ch, sb) in [(1, 1), (2, 1), (3, 1), (3, 2), (1, 2)] {
+        assert_eq!(block(7, ch, sb, true), Some(SEP_BLOCK));
+        assert_eq!(block(25, ch, sb, true), Some(SEP_BLOCK));
+    }
+    assert_eq!(block(9, 4, 1, true), Some(SEP_BLOCK));
+    assert_eq!(block(15, 4, 2, true), Some(SEP_BLOCK_TALL_RGBA));
+    // With an input tile: the taller blocks of 8-bit RGB only.
+    assert_eq!(block(25, 3, 1, false), Some((16, 16)));
+    assert_eq!(block(15, 3, 1, false), Some((8, 16)));
+    assert_eq!(block(9, 3, 1, false), None);
+    assert_eq!(block(25, 1, 1, false), None);
+    assert_eq!(block(25, 3, 2, false), None);
+    assert_eq!(FastSpec::new(25, 25, 3, Border::Clamp).first_block(), None);
+    assert_eq!(FastSpec::new(7, 7, 4, Border::Clamp).first_block(), None);
+    for k in [9, 25] {
+        let rgba = FastSpec::new(k, k, 4, Border::Clamp);
+        assert_eq!(rgba.first_block(), Some(FULL_BLOCK_RGBA));
+        assert!(rgba.tile(FULL_BLOCK_RGBA).1 <= TALL_TILE_PREFERRED);
+    }
+    // The 16 × 16 tile of RGB 25 fits the preferred size.
+    let spec = FastSpec {
+        row_global: false,
+        py: 2,
+        ..FastSpec::separable(25, 25, 3, Border::Clamp)
+    };
+    assert!(spec.tile((16, 16)).1 <= TALL_TILE_PREFERRED);
+    // Rows from global memory: shared memory holds only the horizontal sums.
+    let g = FastSpec::separable(25, 25, 4, Border::Clamp);
+    assert!(g.row_global);
+    assert_eq!(g.tile((4, 32)), (0, (32 * 2 + 24) * (64 + 4) * 4));
+}
+
+#[test]
+fn tiled_rows_per_thread_follow_the_unrolled_size() {
+    assert_eq!(FastSpec::new(9, 9, 1, Border::Clamp).py, 4);
+    assert_eq!(FastSpec::new(9, 9, 3, Border::Clamp).py, 4);
+    assert_eq!(FastSpec::new(9, 9, 4, Border::Clamp).py, 2);
+    assert_eq!(FastSpec::new(25, 25, 1, Border::Clamp).py, 1);
+}
