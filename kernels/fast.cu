@@ -483,22 +483,34 @@ extern "C" __global__ void fast_sep(PlaneParams p, int ts) {
 #endif  // SEPARABLE && !REG
 
 #if REG
-#if !INT
-
-// REG_MINB blocks of 128 threads per multiprocessor at least: caps the registers so that the
-// loads of enough warps are in flight.
-extern "C" __global__ void __launch_bounds__(128, REG_MINB) fast_reg(PlaneParams p) {
-    const int n = p.width * CH;
-    const int e = (blockIdx.x * blockDim.x + threadIdx.x) * PX;
-    const int y0 = (blockIdx.y * blockDim.y + threadIdx.y) * PY;
-    if (e >= n || y0 >= p.height) return;
-    unsigned words[RIN][NWR];
+// A register kernel thread's first output sample e and first row y0, and the words of its
+// window; false for a thread past the plane, which has nothing to do.
+__device__ __forceinline__ bool reg_thread(const PlaneParams& p, int& e, int& y0, unsigned words[RIN][NWR]) {
+    e = (blockIdx.x * blockDim.x + threadIdx.x) * PX;
+    y0 = (blockIdx.y * blockDim.y + threadIdx.y) * PY;
+    if (e >= p.width * CH || y0 >= p.height) return false;
     window_words<RIN>(p, e, y0, words);
-    float acc[PY][PX];
+    return true;
+}
+
+// A register kernel thread's PY x PX sums (f32 or exact integers), zeroed.
+template <class T>
+__device__ __forceinline__ void zero_acc(T acc[PY][PX]) {
 #pragma unroll
     for (int py = 0; py < PY; ++py)
 #pragma unroll
-        for (int i = 0; i < PX; ++i) acc[py][i] = 0.0f;
+        for (int i = 0; i < PX; ++i) acc[py][i] = T(0);
+}
+
+#if !INT
+// REG_MINB blocks of 128 threads per multiprocessor at least: caps the registers so that the
+// loads of enough warps are in flight.
+extern "C" __global__ void __launch_bounds__(128, REG_MINB) fast_reg(PlaneParams p) {
+    int e, y0;
+    unsigned words[RIN][NWR];
+    if (!reg_thread(p, e, y0, words)) return;
+    float acc[PY][PX];
+    zero_acc(acc);
 #pragma unroll
     for (int r = 0; r < RIN; ++r) {
         float v[SEG];

@@ -1,6 +1,6 @@
 // fast.cu's exact integer kernel fast_int (INT with REG), inlined into fast.cu where it
 // includes this file (src/backend/cuda/registry.rs): it uses fast.cu's window loads
-// (window_words), macros (CH, KW, PX, NWR, …) and output stores.
+// (reg_thread, zero_acc, window_words), macros (CH, KW, PX, NWR, …) and output stores.
 #if INT
 // The exact integer path (src/filter/exact.rs): 8-bit samples, integer weights n over the
 // divisor IDIV, offset numerator IOFF; the host builds it only where filter::exact proves that
@@ -170,17 +170,11 @@ __device__ __forceinline__ unsigned finish_int(int sum, const PlaneParams& p) {
 }
 
 extern "C" __global__ void __launch_bounds__(128, REG_MINB) fast_int(PlaneParams p) {
-    const int n = p.width * CH;
-    const int e = (blockIdx.x * blockDim.x + threadIdx.x) * PX;
-    const int y0 = (blockIdx.y * blockDim.y + threadIdx.y) * PY;
-    if (e >= n || y0 >= p.height) return;
+    int e, y0;
     unsigned words[RIN][NWR];
-    window_words<RIN>(p, e, y0, words);
+    if (!reg_thread(p, e, y0, words)) return;
     int acc[PY][PX];
-#pragma unroll
-    for (int py = 0; py < PY; ++py)
-#pragma unroll
-        for (int i = 0; i < PX; ++i) acc[py][i] = 0;
+    zero_acc(acc);
     int_accumulate(words, acc);
 #pragma unroll
     for (int py = 0; py < PY; ++py) {
