@@ -9,7 +9,7 @@
 // shared-memory-free kernel for small kernels, launched with 128-thread blocks, at least
 // REG_MINB of them resident per multiprocessor; 0: the tiled fast_full / fast_sep), SEPG (with
 // SEPARABLE and not REG: fast_sep's row pass reads its windows from global memory, no input
-// tile), INT (with
+// tile), TILE_PAD (1: the tiled kernels' shared rows are padded, see tcol), INT (with
 // REG: build fast_int instead, the exact integer kernel for 8-bit samples, whose divisor and
 // offset numerator are IDIV and IOFF; DEIL 1: fast_int deinterleaves the channels of each
 // window row before its dot products, PX / CH pixels per thread). Weights live in __constant__ memory and are indexed with
@@ -97,18 +97,18 @@ __device__ __forceinline__ void feed_rows(int r, const float* v, float acc[PY][P
 __device__ __forceinline__ int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 // Where logical column j (a sample of a tile or horizontal-sum row) lies in its shared-memory
-// row. Threads of 2- and 4-channel specializations own PX = 8 or 16 floats, so neighbours'
-// float4 reads start 32 or 64 bytes apart: the 8 threads of one shared-memory wavefront would
-// hit only 4 or 2 of the 8 four-bank groups (4K RGBA gaussian:15 ran at 3.7× RGB's time). One
-// float4 of padding after every 32 floats puts them on 8 distinct groups, and keeps every
-// 4-aligned run of 4 columns contiguous and 16-byte aligned. 1- and 3-channel rows (16 and 48
-// bytes apart) are conflict-free as they are.
-#define TILE_PAD (CH == 2 || CH == 4)
-__device__ __forceinline__ int tcol(int j) { return TILE_PAD ? j + ((j >> 5) << 2) : j; }
+// row: with TILE_PAD (the host's FastSpec::tile_pad says for which specializations and why), a
+// float4 of padding after every CONVFLOW_TILE_PAD_PERIOD floats, so that neighbouring threads'
+// float4 reads fall on distinct bank groups; every 4-aligned run of 4 columns stays contiguous.
+__device__ __forceinline__ int tcol(int j) {
+    return TILE_PAD ? j + (int)((unsigned)j / CONVFLOW_TILE_PAD_PERIOD) * CONVFLOW_TILE_PAD_FLOATS : j;
+}
 
 // Floats of a logical row of n columns (a multiple of 4) in shared memory; the host's
 // FastSpec::tile computes the same.
-__device__ __forceinline__ int padded_row(int n) { return TILE_PAD ? n + (((n - 1) >> 5) << 2) : n; }
+__device__ __forceinline__ int padded_row(int n) {
+    return TILE_PAD ? n + (int)((unsigned)(n - 1) / CONVFLOW_TILE_PAD_PERIOD) * CONVFLOW_TILE_PAD_FLOATS : n;
+}
 
 // The logical width of a tile row of tw samples: a multiple of 4 (float4 reads) with room for
 // the last thread's over-read (the host's FastSpec::tile computes the same).

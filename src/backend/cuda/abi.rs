@@ -99,6 +99,13 @@ pub const DEVICE_SLACK: usize = 64;
 /// Samples of one `fast` row segment that are still kept in registers.
 pub const FAST_MAX_SEG: usize = 128;
 
+/// Padded rows of `fast`'s shared tiles ([`FastSpec::tile_pad`](super::fast::FastSpec::tile_pad)):
+/// [`FAST_TILE_PAD_FLOATS`] floats (one float4) after every [`FAST_TILE_PAD_PERIOD`] (a power
+/// of two, a multiple of 4), fast.cu's `tcol`.
+pub const FAST_TILE_PAD_PERIOD: usize = 32;
+/// See [`FAST_TILE_PAD_PERIOD`].
+pub const FAST_TILE_PAD_FLOATS: usize = 4;
+
 /// The id a border has in kernel code (`BORDER_CLAMP`, …): its position in [`Border::ALL`].
 pub fn border_id(b: Border) -> usize {
     Border::ALL
@@ -113,6 +120,8 @@ pub fn prelude() -> String {
     s += &format!("#define CONVFLOW_MAX_CONST_TAPS {MAX_CONST_TAPS}\n");
     s += &format!("#define CONVFLOW_DEVICE_SLACK {DEVICE_SLACK}\n");
     s += &format!("#define CONVFLOW_FAST_MAX_SEG {FAST_MAX_SEG}\n");
+    s += &format!("#define CONVFLOW_TILE_PAD_PERIOD {FAST_TILE_PAD_PERIOD}\n");
+    s += &format!("#define CONVFLOW_TILE_PAD_FLOATS {FAST_TILE_PAD_FLOATS}\n");
     let mut each = String::new();
     for &b in Border::ALL {
         let upper = b.name().to_ascii_uppercase();

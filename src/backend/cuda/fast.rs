@@ -18,7 +18,7 @@ mod rules;
 pub use rules::*;
 use rules::{tuning, BLOCKS, FULL_TILE_PREFERRED, SEP_TILE_PREFERRED, TALL_TILE_PREFERRED};
 
-use super::abi::{launch, PlaneParams, MAX_CONST_TAPS};
+use super::abi::{launch, PlaneParams, FAST_TILE_PAD_FLOATS, FAST_TILE_PAD_PERIOD, MAX_CONST_TAPS};
 use super::registry::ModuleKey;
 use super::{variants, CudaBackend, CudaError};
 use crate::border::Border;
@@ -306,6 +306,7 @@ impl FastSpec {
             format!("-DIOFF={}", self.int.map_or(0, |(_, o)| o)),
             format!("-DDEIL={}", self.deinterleave as u8),
             format!("-DSEPG={}", self.row_global as u8),
+            format!("-DTILE_PAD={}", self.tile_pad() as u8),
         ]
     }
 
@@ -333,16 +334,25 @@ impl FastSpec {
         (rgb && self.kh > 9).then_some(if self.kh > 16 { (16, 16) } else { (8, 16) })
     }
 
+    /// Whether the tiled kernels pad their shared rows ([`FAST_TILE_PAD_FLOATS`] after every
+    /// [`FAST_TILE_PAD_PERIOD`] floats, fast.cu's `tcol`): for 2 and 4 channels, whose threads
+    /// own 8 or 16 floats, so that neighbours' float4 reads start 32 or 64 bytes apart and the 8
+    /// threads of a shared-memory wavefront would hit only 4 or 2 of the 8 four-bank groups
+    /// (4K RGBA gaussian:15 took 3.7× RGB's time). 1 and 3 channels (16 and 48 bytes apart) are
+    /// conflict-free as they are.
+    pub fn tile_pad(&self) -> bool {
+        self.ch == 2 || self.ch == 4
+    }
+
     /// The tiled kernels' shared tile for `block`: (row stride in floats, bytes). A row holds
-    /// a multiple of 4 columns (float4 reads) with room for the last thread's over-read; the
-    /// separable kernel keeps its horizontal sums after the tile. Rows of 2 and 4 channels are
-    /// padded by 4 floats after every 32 (fast.cu's `tcol`: without it, 4K RGBA gaussian:15
-    /// took 3.7× RGB's time on bank conflicts).
+    /// a multiple of 4 columns (float4 reads) with room for the last thread's over-read,
+    /// padded where [`FastSpec::tile_pad`] says; the separable kernel keeps its horizontal sums
+    /// after the tile.
     fn tile(&self, (bx, by): (u32, u32)) -> (usize, usize) {
         // fast.cu's padded_row.
         let padded = |n: usize| {
-            if self.ch == 2 || self.ch == 4 {
-                n + ((n - 1) >> 5 << 2)
+            if self.tile_pad() {
+                n + (n - 1) / FAST_TILE_PAD_PERIOD * FAST_TILE_PAD_FLOATS
             } else {
                 n
             }
@@ -424,15 +434,15 @@ pub(super) fn launch(
     if let (true, Some(py)) = (separable, tuning().tiled_py) {
         spec.py = py;
     }
-    let tall = spec.first_block();
+    let first = spec.first_block();
     let candidates: Vec<(u32, u32)> = match b.block_override() {
         Some(block) => vec![block],
-        None => tall.into_iter().chain(BLOCKS).collect(),
+        None => first.into_iter().chain(BLOCKS).collect(),
     };
     let fits_constant = plan.weights().len() <= MAX_CONST_TAPS;
     // Prefer a block whose tile fits the preferred size (several blocks per multiprocessor),
     // else the largest that fits at all.
-    let preferred = match (separable, kh > 9, tall) {
+    let preferred = match (separable, kh > 9, first) {
         (false, _, Some(_)) | (true, true, Some(_)) => TALL_TILE_PREFERRED,
         (true, true, None) => SEP_TILE_PREFERRED,
         _ => FULL_TILE_PREFERRED,

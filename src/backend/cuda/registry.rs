@@ -128,10 +128,10 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                     FastSpec::new(kw, kh, ch, b)
                 };
                 let spec = spec.with_sample_bytes(1 + i / 2 % 2);
-                // The separable kernel's row pass from global memory, too.
-                if separable && kw < 63 {
+                // The separable kernel with an input tile too (CONVFLOW_FAST_SEPG=0).
+                if separable {
                     keys.push(ModuleKey::Fast(FastSpec {
-                        row_global: true,
+                        row_global: !spec.row_global,
                         ..spec.clone()
                     }));
                 }
