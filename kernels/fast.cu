@@ -12,10 +12,19 @@
 // tile), TILE_PAD (1: the tiled kernels' shared rows are padded, see tcol), INT (with
 // REG: build fast_int instead, the exact integer kernel for 8-bit samples, whose divisor and
 // offset numerator are IDIV and IOFF; DEIL 1: fast_int deinterleaves the channels of each
-// window row before its dot products, PX / CH pixels per thread). Weights live in __constant__ memory and are indexed with
-// compile-time offsets, so they become FFMA constant operands (c_w; fast_int's packed signed
-// bytes are c_wp; with INT and SEPARABLE, c_wp is the row factor packed as one kernel row and
-// c_wc the column factor).
+// window row before its dot products, PX / CH pixels per thread), CMASK (bit c set: channel c
+// is filtered; the others, such as RGBA's alpha under --alpha keep, are neither computed nor
+// converted, and take the source's stored samples), SHIFT (a sample's value is its stored
+// word shifted right by this: MSB-aligned formats such as P010; 0 otherwise), ABS (--abs) and
+// ZERO_OFFSET (the kernel's offset is 0: nothing to add; both for the register kernels only),
+// PLANES (planes per launch, below), TILED_TB and TILED_MINB (the tiled kernels' launch
+// bounds, TILED_BOUNDS). Weights live in __constant__ memory and are indexed with compile-time
+// offsets, so they become FFMA constant operands (c_w; fast_int's packed signed bytes are c_wp;
+// with INT and SEPARABLE, c_wp is the row factor packed as one kernel row and c_wc the column
+// factor).
+//
+// The PLANES planes of one frame that share this specialization (YUV's three planes, say) run
+// in one launch, its blocks numbered plane after plane (FAST_PLANE, plane_block).
 //
 // Conversions avoid the conversion unit (I2F/F2I issue at 16 per clock per multiprocessor on
 // Hopper, an eighth of FFMA): a sample becomes a float by placing its bits in the mantissa of
@@ -31,13 +40,62 @@ typedef u16 sample_t;
 #endif
 #define SPW (4 / SB)                      // samples per aligned 4-byte word
 
+// Whether output sample i of a thread (whose first sample starts a pixel) is computed.
+#define ALL_FILTERED (CMASK == (1 << CH) - 1)
+#define FILTERED(i) ((CMASK >> ((i) % CH)) & 1)
+#if !ALL_FILTERED && PX % CH != 0
+#error "a thread with unfiltered channels owns whole pixels"
+#endif
+
+// The planes of one launch (FastPlanes in src/backend/cuda/abi.rs, its size checked below).
+// Plane k's blocks are first[k] .. first[k + 1] - 1 of a one-dimensional grid, gx[k] of them
+// to a row of blocks. (One plane takes a PlaneParams and a two-dimensional grid instead.)
+struct FastPlanes {
+    PlaneParams p[CONVFLOW_MAX_PLANES];
+    int first[CONVFLOW_MAX_PLANES];
+    int gx[CONVFLOW_MAX_PLANES];
+};
+static_assert(sizeof(FastPlanes) == CONVFLOW_FAST_PLANES_SIZE, "FastPlanes size differs from Rust's");
+static_assert(PLANES >= 1 && PLANES <= CONVFLOW_MAX_PLANES, "1 to CONVFLOW_MAX_PLANES planes a launch");
+
+// The planes of an entry point and this block's place among them: FAST_PLANES_PARAM is the
+// entry point's first parameter and FAST_PLANE declares p (this block's plane) and (bx, by) (its
+// block in the plane). One plane is passed as a PlaneParams and read where it is used, as a
+// kernel parameter is; several as a __grid_constant__ FastPlanes, the block-uniform plane
+// index k found from the block index. (A FastPlanes for one plane too cost the separable
+// kernels a third of their occupancy: the compiler then holds the plane's fields in
+// registers.)
+#if PLANES == 1
+#define FAST_PLANES_PARAM PlaneParams p
+#define FAST_PLANE const int bx = blockIdx.x, by = blockIdx.y;
+#else
+#define FAST_PLANES_PARAM const __grid_constant__ FastPlanes planes
+#define FAST_PLANE                                           \
+    int bx, by;                                              \
+    const PlaneParams& p = planes.p[plane_block(planes, bx, by)];
+
+__device__ __forceinline__ int plane_block(const FastPlanes& s, int& bx, int& by) {
+    const int b = blockIdx.x;
+    int k = 0;
+#pragma unroll
+    for (int i = 1; i < PLANES; ++i)
+        if (b >= s.first[i]) k = i;
+    const int first = s.first[k], gx = s.gx[k];
+    by = (b - first) / gx;
+    bx = b - first - by * gx;
+    return k;
+}
+#endif
+
 // Stored sample t (a constant) of the aligned word w as a float value, without I2F: its bits go
 // into the low mantissa of 2^23 (0x4B000000), and 2^23 is subtracted (exact: values < 2^23).
-__device__ __forceinline__ float word_value(const PlaneParams& p, unsigned w, int t) {
+__device__ __forceinline__ float word_value(unsigned w, int t) {
 #if SB == 1
     return __int_as_float(__byte_perm(w, 0x4B000000u, 0x7440u + t)) - 8388608.0f;
+#elif SHIFT == 0
+    return __int_as_float(__byte_perm(w, 0x4B000000u, t ? 0x7432u : 0x7410u)) - 8388608.0f;
 #else
-    const unsigned v = (__byte_perm(w, 0u, t ? 0x4432u : 0x4410u) >> p.shift) | 0x4B000000u;
+    const unsigned v = (__byte_perm(w, 0u, t ? 0x4432u : 0x4410u) >> SHIFT) | 0x4B000000u;
     return __int_as_float(v) - 8388608.0f;
 #endif
 }
@@ -47,8 +105,15 @@ __device__ __forceinline__ float word_value(const PlaneParams& p, unsigned w, in
 // are integers and fmaxf(NaN, 0) is 0), and adding 1.5 * 2^23 to a value in [0, 2^16) rounds it
 // to an integer, half to even, in bits 0..21.
 __device__ __forceinline__ unsigned finish_bits(float acc, const PlaneParams& p) {
+    // The register kernels compile --abs and a zero offset in; the tiled ones read them (with
+    // them compiled in, ptxas interleaved more of fast_sep's rows and spilled up to 800 bytes
+    // under its launch bounds: 4K RGB gaussian:7 separable 103 µs instead of 49).
+#if REG && ZERO_OFFSET
+    float v = acc;  // acc + 0 is acc (a -0 that it leaves is saturated to 0 below)
+#else
     float v = __fadd_rn(acc, p.offset);
-    if (p.abs_out) v = fabsf(v);
+#endif
+    if (REG ? ABS : p.abs_out) v = fabsf(v);
     v = fminf(fmaxf(v, 0.0f), SB == 1 ? 255.0f : (float)p.maxval);
     return __float_as_uint(__fadd_rn(v, 12582912.0f));
 }
@@ -83,12 +148,14 @@ __device__ __forceinline__ void feed_rows(int r, const float* v, float acc[PY][P
         if (ky >= 0 && ky < KH) {
 #if SEPARABLE
 #pragma unroll
-            for (int i = 0; i < PX; ++i) acc[py][i] = fmaf(c_w[ky], v[i], acc[py][i]);
+            for (int i = 0; i < PX; ++i)
+                if (FILTERED(i)) acc[py][i] = fmaf(c_w[ky], v[i], acc[py][i]);
 #else
 #pragma unroll
             for (int kx = 0; kx < KW; ++kx)
 #pragma unroll
-                for (int i = 0; i < PX; ++i) acc[py][i] = fmaf(c_w[ky * KW + kx], v[i + kx * CH], acc[py][i]);
+                for (int i = 0; i < PX; ++i)
+                    if (FILTERED(i)) acc[py][i] = fmaf(c_w[ky * KW + kx], v[i + kx * CH], acc[py][i]);
 #endif
         }
     }
@@ -138,11 +205,11 @@ __device__ __forceinline__ void load_tile(const PlaneParams& p, float* tile, int
                 const int j = SPW * wi - shift;
                 if (j >= 0 && j + SPW - 1 < tw) {
 #pragma unroll
-                    for (int t = 0; t < SPW; ++t) trow[tcol(j + t)] = word_value(p, v, t);
+                    for (int t = 0; t < SPW; ++t) trow[tcol(j + t)] = word_value(v, t);
                 } else {
 #pragma unroll
                     for (int t = 0; t < SPW; ++t)
-                        if (j + t >= 0 && j + t < tc) trow[tcol(j + t)] = j + t < tw ? word_value(p, v, t) : 0.0f;
+                        if (j + t >= 0 && j + t < tc) trow[tcol(j + t)] = j + t < tw ? word_value(v, t) : 0.0f;
                 }
             }
         }
@@ -201,30 +268,52 @@ __device__ __forceinline__ void row_taps(const float* __restrict__ t, int col, c
     for (int kx = 0; kx < KW; ++kx) {
         const float wv = w[kx];
 #pragma unroll
-        for (int i = 0; i < PX; ++i) acc[i] = fmaf(wv, v[i + kx * CH], acc[i]);
+        for (int i = 0; i < PX; ++i)
+            if (FILTERED(i)) acc[i] = fmaf(wv, v[i + kx * CH], acc[i]);
     }
 #else
 #pragma unroll 4
     for (int kx = 0; kx < KW; ++kx) {
         const float wv = w[kx];
 #pragma unroll
-        for (int i = 0; i < PX; ++i) acc[i] = fmaf(wv, t[tcol(col + i + kx * CH)], acc[i]);
+        for (int i = 0; i < PX; ++i)
+            if (FILTERED(i)) acc[i] = fmaf(wv, t[tcol(col + i + kx * CH)], acc[i]);
     }
+#endif
+}
+
+// The source's stored samples of the unfiltered channels (CMASK) among the PX from sample e
+// of row y, into out: one or two 16-byte loads where the row and address allow, else sample by
+// sample. (The register kernels take them from their windows instead: keep_from_words.)
+__device__ __forceinline__ void keep_from_source(const PlaneParams& p, int e, int y, unsigned out[PX]) {
+#if !ALL_FILTERED
+    const int n = p.width * CH;
+    const sample_t* srow = row_of<sample_t>(p.src, y, p.src_stride);
+#if (PX * SB) % 16 == 0
+    if (e + PX <= n && ((unsigned long long)(srow + e) & 15) == 0) {
+#pragma unroll
+        for (int k = 0; k < PX / SPW; k += 4) {
+            const uint4 q = __ldg((const uint4*)(srow + e) + k / 4);
+            const unsigned w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+            for (int i = k * SPW; i < (k + 4) * SPW; ++i)
+                if (!FILTERED(i)) out[i] = (w[i / SPW - k] >> (8 * SB * (i % SPW))) & (SB == 1 ? 0xFFu : 0xFFFFu);
+        }
+        return;
+    }
+#endif
+#pragma unroll
+    for (int i = 0; i < PX; ++i)
+        if (!FILTERED(i) && e + i < n) out[i] = srow[e + i];
 #endif
 }
 
 // Writes PX output samples starting at sample e of row y (out: stored samples in the low
 // bits): 16-byte stores when PX fills them and the address allows, else 4-byte stores, else
-// samples. Unfiltered channels (mask) keep the source's stored sample.
+// samples.
 __device__ __forceinline__ void store_samples(const PlaneParams& p, int e, int y, unsigned out[PX]) {
     const int n = p.width * CH;
     sample_t* drow = row_of_mut<sample_t>(p.dst, y, p.dst_stride);
-    if (p.mask != (1 << CH) - 1) {
-        const sample_t* srow = row_of<sample_t>(p.src, y, p.src_stride);
-#pragma unroll
-        for (int i = 0; i < PX; ++i)
-            if (e + i < n && !filtered(p, (e + i) % CH)) out[i] = srow[e + i];
-    }
     const unsigned long long a = (unsigned long long)(drow + e);
     if (e + PX <= n && (a & 3) == 0) {
         unsigned w[PX / SPW];
@@ -244,24 +333,41 @@ __device__ __forceinline__ void store_samples(const PlaneParams& p, int e, int y
     }
 }
 
-// PX f32 sums through the output rule into row y from sample e.
+// The filtered channels' PX f32 sums through the output rule, as stored samples, into out.
+__device__ __forceinline__ void finish_acc(const PlaneParams& p, const float acc[PX], unsigned out[PX]) {
+#pragma unroll
+    for (int i = 0; i < PX; ++i)
+        if (FILTERED(i)) out[i] = finish_bits(acc[i], p) << SHIFT;
+}
+
+// PX f32 sums through the output rule into row y from sample e, the unfiltered channels'
+// samples read from the source (the tiled kernels).
 __device__ __forceinline__ void store_acc(const PlaneParams& p, int e, int y, const float acc[PX]) {
     unsigned out[PX];
-#pragma unroll
-    for (int i = 0; i < PX; ++i) out[i] = finish_bits(acc[i], p) << storage_shift<sample_t>(p);
+    keep_from_source(p, e, y, out);
+    finish_acc(p, acc, out);
     store_samples(p, e, y, out);
 }
+
+// The tiled kernels' launch bounds (the host's FastSpec::tiled_bounds): TILED_TB threads a
+// block, TILED_MINB blocks resident per multiprocessor at least; none when TILED_MINB is 0.
+#if TILED_MINB > 0
+#define TILED_BOUNDS __launch_bounds__(TILED_TB, TILED_MINB)
+#else
+#define TILED_BOUNDS
+#endif
 
 #if !SEPARABLE && !REG
 // Full kernel: block = blockDim.x threads x PX samples wide, blockDim.y x PY rows high. With
 // PY > 1 (small kernels: KY_UNROLL covers every row) each tile row segment loaded into
 // registers serves all PY output rows that read it; row r feeds output row py with kernel row
 // ky = r - py, so every output still sees its rows in increasing ky (contract order).
-extern "C" __global__ void fast_full(PlaneParams p, int ts) {
+extern "C" __global__ void TILED_BOUNDS fast_full(FAST_PLANES_PARAM, int ts) {
     extern __shared__ float tile[];
+    FAST_PLANE
     const int bw = blockDim.x * PX;
     const int tw = bw + (KW - 1) * CH, rows = blockDim.y * PY, th = rows + KH - 1;
-    const int e0 = blockIdx.x * bw, y0 = blockIdx.y * rows;
+    const int e0 = bx * bw, y0 = by * rows;
     load_tile(p, tile, tw, ts, th, e0 - AX * CH, y0 - AY);
     __syncthreads();
     const int ex = threadIdx.x * PX, ybase = threadIdx.y * PY;
@@ -317,7 +423,8 @@ __device__ __forceinline__ void reg_accumulate(int r, const float v[SEG], float 
     for (int i = 0; i < PX; ++i) {
         h[i] = 0.0f;
 #pragma unroll
-        for (int kx = 0; kx < KW; ++kx) h[i] = fmaf(c_w[KH + kx], v[i + kx * CH], h[i]);
+        for (int kx = 0; kx < KW; ++kx)
+            if (FILTERED(i)) h[i] = fmaf(c_w[KH + kx], v[i + kx * CH], h[i]);
     }
     feed_rows(r, h, acc);
 #else
@@ -407,18 +514,30 @@ __device__ __forceinline__ void window_words(const PlaneParams& p, int e, int y0
     else
         gather_words<R>(p, e, y0, (a & 3) == 0, words);
 }
+
+// The source's stored samples of the unfiltered channels (CMASK) among a thread's PX outputs,
+// into out, from the words of its window row that lies on the output row (its centre words:
+// output i is lane i % SPW of word HWL + i / SPW).
+__device__ __forceinline__ void keep_from_words(const unsigned w[NWR], unsigned out[PX]) {
+#if !ALL_FILTERED
+#pragma unroll
+    for (int i = 0; i < PX; ++i)
+        if (!FILTERED(i)) out[i] = (w[HWL + i / SPW] >> (8 * SB * (i % SPW))) & (SB == 1 ? 0xFFu : 0xFFFFu);
+#endif
+}
 #endif  // REG || SEPG
 
 #if SEPARABLE && !REG
 // Separable, fused: horizontal results for blockDim.y*PY + KH - 1 rows go to shared memory
 // (after the input tile, or with SEPG computed from global memory); each thread then runs the
 // vertical pass for PY rows x PX samples.
-extern "C" __global__ void fast_sep(PlaneParams p, int ts) {
+extern "C" __global__ void TILED_BOUNDS fast_sep(FAST_PLANES_PARAM, int ts) {
     extern __shared__ float smem[];
+    FAST_PLANE
     const int bw = blockDim.x * PX;
     const int rows = blockDim.y * PY, th = rows + KH - 1;
     const int hsw = padded_row(bw);
-    const int e0 = blockIdx.x * bw, y0 = blockIdx.y * rows;
+    const int e0 = bx * bw, y0 = by * rows;
     const int ex = threadIdx.x * PX;
     const float* roww = c_w + KH;
 #if SEPG
@@ -433,14 +552,15 @@ extern "C" __global__ void fast_sep(PlaneParams p, int ts) {
             window_words<1>(p, e0 + ex, y0 + r, words);
             float v[SEG];
 #pragma unroll
-            for (int j = 0; j < SEG; ++j) v[j] = word_value(p, words[0][(j + OFF) / SPW], (j + OFF) % SPW);
+            for (int j = 0; j < SEG; ++j) v[j] = word_value(words[0][(j + OFF) / SPW], (j + OFF) % SPW);
             float acc[PX];
 #pragma unroll
             for (int i = 0; i < PX; ++i) acc[i] = 0.0f;
 #pragma unroll
             for (int kx = 0; kx < KW; ++kx)
 #pragma unroll
-                for (int i = 0; i < PX; ++i) acc[i] = fmaf(roww[kx], v[i + kx * CH], acc[i]);
+                for (int i = 0; i < PX; ++i)
+                    if (FILTERED(i)) acc[i] = fmaf(roww[kx], v[i + kx * CH], acc[i]);
 #pragma unroll
             for (int i = 0; i < PX; i += 4)
                 *(float4*)(hs + r * hsw + tcol(ex + i)) = make_float4(acc[i], acc[i + 1], acc[i + 2], acc[i + 3]);
@@ -483,11 +603,12 @@ extern "C" __global__ void fast_sep(PlaneParams p, int ts) {
 #endif  // SEPARABLE && !REG
 
 #if REG
-// A register kernel thread's first output sample e and first row y0, and the words of its
-// window; false for a thread past the plane, which has nothing to do.
-__device__ __forceinline__ bool reg_thread(const PlaneParams& p, int& e, int& y0, unsigned words[RIN][NWR]) {
-    e = (blockIdx.x * blockDim.x + threadIdx.x) * PX;
-    y0 = (blockIdx.y * blockDim.y + threadIdx.y) * PY;
+// A register kernel thread's first output sample e and first row y0 in block (bx, by) of its
+// plane, and the words of its window; false for a thread past the plane, which has nothing to
+// do.
+__device__ __forceinline__ bool reg_thread(const PlaneParams& p, int bx, int by, int& e, int& y0, unsigned words[RIN][NWR]) {
+    e = (bx * blockDim.x + threadIdx.x) * PX;
+    y0 = (by * blockDim.y + threadIdx.y) * PY;
     if (e >= p.width * CH || y0 >= p.height) return false;
     window_words<RIN>(p, e, y0, words);
     return true;
@@ -505,22 +626,28 @@ __device__ __forceinline__ void zero_acc(T acc[PY][PX]) {
 #if !INT
 // REG_MINB blocks of 128 threads per multiprocessor at least: caps the registers so that the
 // loads of enough warps are in flight.
-extern "C" __global__ void __launch_bounds__(128, REG_MINB) fast_reg(PlaneParams p) {
+extern "C" __global__ void __launch_bounds__(128, REG_MINB) fast_reg(FAST_PLANES_PARAM) {
+    FAST_PLANE
     int e, y0;
     unsigned words[RIN][NWR];
-    if (!reg_thread(p, e, y0, words)) return;
+    if (!reg_thread(p, bx, by, e, y0, words)) return;
     float acc[PY][PX];
     zero_acc(acc);
 #pragma unroll
     for (int r = 0; r < RIN; ++r) {
         float v[SEG];
 #pragma unroll
-        for (int j = 0; j < SEG; ++j) v[j] = word_value(p, words[r][(j + OFF) / SPW], (j + OFF) % SPW);
+        for (int j = 0; j < SEG; ++j) v[j] = word_value(words[r][(j + OFF) / SPW], (j + OFF) % SPW);
         reg_accumulate(r, v, acc);
     }
 #pragma unroll
-    for (int py = 0; py < PY; ++py)
-        if (y0 + py < p.height) store_acc(p, e, y0 + py, acc[py]);
+    for (int py = 0; py < PY; ++py) {
+        if (y0 + py >= p.height) continue;
+        unsigned out[PX];
+        keep_from_words(words[AY + py], out);
+        finish_acc(p, acc[py], out);
+        store_samples(p, e, y0 + py, out);
+    }
 }
 #endif  // !INT
 

@@ -104,7 +104,8 @@ __device__ __forceinline__ void int_accumulate(const unsigned words[RIN][NWR], i
                         const int b = i % 4, q = i / 4;
 #pragma unroll
                         for (int t = 0; t * 4 < b + KW; ++t)
-                            acc[py][i * CH + c] = dp4a_us(cw[c][q + t], c_wp[(ky * 4 + b) * IWIN + t], acc[py][i * CH + c]);
+                            if (FILTERED(c))
+                                acc[py][i * CH + c] = dp4a_us(cw[c][q + t], c_wp[(ky * 4 + b) * IWIN + t], acc[py][i * CH + c]);
                     }
             }
         }
@@ -140,7 +141,7 @@ __device__ __forceinline__ void int_accumulate(const unsigned words[RIN][NWR], i
                     const int b = (i + OFF) % 4, q = (i + OFF) / 4;
 #pragma unroll
                     for (int t = 0; t * 4 < b + (KW - 1) * CH + 1; ++t)
-                        acc[py][i] = dp4a_us(words[r][q + t], c_wp[(ky * 4 + b) * IWIN + t], acc[py][i]);
+                        if (FILTERED(i)) acc[py][i] = dp4a_us(words[r][q + t], c_wp[(ky * 4 + b) * IWIN + t], acc[py][i]);
                 }
             }
         }
@@ -157,7 +158,7 @@ __device__ __forceinline__ void int_accumulate(const unsigned words[RIN][NWR], i
 #endif
 __device__ __forceinline__ unsigned finish_int(int sum, const PlaneParams& p) {
     int t = sum + IOFF;
-    if (p.abs_out) t = abs(t);
+    if (ABS) t = abs(t);
     const unsigned u = (unsigned)max(t, 0);  // t <= 0 gives 0
 #if IDIV == 1
     const unsigned q = u;
@@ -169,10 +170,11 @@ __device__ __forceinline__ unsigned finish_int(int sum, const PlaneParams& p) {
     return min(q, 255u);
 }
 
-extern "C" __global__ void __launch_bounds__(128, REG_MINB) fast_int(PlaneParams p) {
+extern "C" __global__ void __launch_bounds__(128, REG_MINB) fast_int(FAST_PLANES_PARAM) {
+    FAST_PLANE
     int e, y0;
     unsigned words[RIN][NWR];
-    if (!reg_thread(p, e, y0, words)) return;
+    if (!reg_thread(p, bx, by, e, y0, words)) return;
     int acc[PY][PX];
     zero_acc(acc);
     int_accumulate(words, acc);
@@ -180,8 +182,10 @@ extern "C" __global__ void __launch_bounds__(128, REG_MINB) fast_int(PlaneParams
     for (int py = 0; py < PY; ++py) {
         if (y0 + py >= p.height) continue;
         unsigned out[PX];
+        keep_from_words(words[AY + py], out);
 #pragma unroll
-        for (int i = 0; i < PX; ++i) out[i] = finish_int(acc[py][i], p);
+        for (int i = 0; i < PX; ++i)
+            if (FILTERED(i)) out[i] = finish_int(acc[py][i], p);
         store_samples(p, e, y0 + py, out);
     }
 }

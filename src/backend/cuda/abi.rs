@@ -4,6 +4,7 @@
 //!   both sides (a Rust const assertion here, a `static_assert` on the size [`prelude`] passes
 //!   to the device), and every field offset is compared on the GPU ([`PLANE_PARAMS_FIELDS`]
 //!   against the `convflow_plane_params_layout` kernel of common.cuh; NVRTC has no `offsetof`).
+//!   `fast`'s kernels take [`FastPlanes`] instead: up to [`MAX_PLANES`] of them, one launch.
 //! * The constants the device code needs ([`MAX_CONST_TAPS`], [`DEVICE_SLACK`],
 //!   [`FAST_MAX_SEG`]) and the border ids, which [`prelude`] turns into `#define`s prepended to
 //!   every kernel source: no number is written twice.
@@ -69,6 +70,58 @@ const _: () = assert!(
 // static_asserts check field by field when the kernels compile.
 unsafe impl DeviceRepr for PlaneParams {}
 
+/// Most planes a frame has (planar YUV: 3), so most planes one `fast` launch takes.
+pub const MAX_PLANES: usize = 3;
+
+/// The planes of one `fast` launch (`FastPlanes` in kernels/fast.cu): the planes of a frame
+/// that share a specialization run in one launch (no launch gap or tail between the planes of
+/// a YUV frame), over a one-dimensional grid, plane `k`'s blocks numbered from `first[k]`,
+/// `gx[k]` to a row of blocks. (A launch of one plane takes its [`PlaneParams`] and a
+/// two-dimensional grid instead.)
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct FastPlanes {
+    /// The planes; entries past the launch's planes repeat the first.
+    pub p: [PlaneParams; MAX_PLANES],
+    /// Index of each plane's first block in the grid (0 for the first).
+    pub first: [i32; MAX_PLANES],
+    /// Blocks per row of blocks of each plane.
+    pub gx: [i32; MAX_PLANES],
+}
+
+const _: () = assert!(
+    size_of::<FastPlanes>() == 240,
+    "FastPlanes is 240 bytes on both sides"
+);
+
+// SAFETY: plain-old-data with the #[repr(C)] layout of the CUDA struct, whose size the
+// prelude's static_assert checks (its fields are PlaneParams, checked above, and ints).
+unsafe impl DeviceRepr for FastPlanes {}
+
+impl FastPlanes {
+    /// The planes of one launch, each with its grid of blocks (columns, rows); returns them
+    /// with the launch's grid, all blocks in a row.
+    pub fn new(planes: &[(PlaneParams, (u32, u32))]) -> (FastPlanes, (u32, u32)) {
+        assert!(
+            (2..=MAX_PLANES).contains(&planes.len()),
+            "2 to {MAX_PLANES} planes a launch"
+        );
+        let mut s = FastPlanes {
+            p: [planes[0].0; MAX_PLANES],
+            first: [0; MAX_PLANES],
+            gx: [1; MAX_PLANES],
+        };
+        let mut blocks = 0u32;
+        for (k, &(p, (gx, gy))) in planes.iter().enumerate() {
+            s.p[k] = p;
+            s.first[k] = blocks as i32;
+            s.gx[k] = gx as i32;
+            blocks += gx * gy;
+        }
+        (s, (blocks, 1))
+    }
+}
+
 /// Every field of [`PlaneParams`] with its byte offset, in declaration order.
 pub const PLANE_PARAMS_FIELDS: [(&str, usize); 16] = [
     ("src", offset_of!(PlaneParams, src)),
@@ -122,6 +175,7 @@ pub fn prelude() -> String {
     s += &format!("#define CONVFLOW_FAST_MAX_SEG {FAST_MAX_SEG}\n");
     s += &format!("#define CONVFLOW_TILE_PAD_PERIOD {FAST_TILE_PAD_PERIOD}\n");
     s += &format!("#define CONVFLOW_TILE_PAD_FLOATS {FAST_TILE_PAD_FLOATS}\n");
+    s += &format!("#define CONVFLOW_MAX_PLANES {MAX_PLANES}\n");
     let mut each = String::new();
     for &b in Border::ALL {
         let upper = b.name().to_ascii_uppercase();
@@ -133,6 +187,10 @@ pub fn prelude() -> String {
     s += &format!(
         "#define CONVFLOW_PLANE_PARAMS_SIZE {}\n",
         size_of::<PlaneParams>()
+    );
+    s += &format!(
+        "#define CONVFLOW_FAST_PLANES_SIZE {}\n",
+        size_of::<FastPlanes>()
     );
     s += "\n";
     s
@@ -154,7 +212,8 @@ pub mod launch {
         CudaError::driver("launching a kernel", e)
     }
 
-    /// `(PlaneParams p)`: conv_constant_*, conv_shared_constant_*, fast_reg.
+    /// `(PlaneParams p)`: conv_constant_*, conv_shared_constant_*, fast_reg and fast_int of
+    /// one plane.
     pub fn plane(
         s: &Arc<CudaStream>,
         f: &CudaFunction,
@@ -232,8 +291,23 @@ pub mod launch {
         unsafe { b.launch(cfg) }.map(|_| ()).map_err(err)
     }
 
-    /// `(PlaneParams p, int ts)`: fast_full, fast_sep (ts: the shared tile's row stride in
-    /// floats).
+    /// `(FastPlanes planes)`: fast_reg, fast_int of several planes.
+    pub fn planes(
+        s: &Arc<CudaStream>,
+        f: &CudaFunction,
+        cfg: LaunchConfig,
+        planes: &FastPlanes,
+    ) -> Result<(), CudaError> {
+        let mut b = s.launch_builder(f);
+        b.arg(planes);
+        // SAFETY: the entry points of this signature take exactly (FastPlanes); every plane in
+        // use points into live device buffers sized for it (plus DEVICE_SLACK), and the grid
+        // has the blocks `FastPlanes::new` counted.
+        unsafe { b.launch(cfg) }.map(|_| ()).map_err(err)
+    }
+
+    /// `(PlaneParams p, int ts)`: fast_full, fast_sep of one plane (ts: the shared tile's row
+    /// stride in floats).
     pub fn plane_stride(
         s: &Arc<CudaStream>,
         f: &CudaFunction,
@@ -245,6 +319,22 @@ pub mod launch {
         b.arg(p).arg(&ts);
         // SAFETY: (PlaneParams, int); the dynamic shared memory in `cfg` was sized on the host
         // for this tile stride.
+        unsafe { b.launch(cfg) }.map(|_| ()).map_err(err)
+    }
+
+    /// `(FastPlanes planes, int ts)`: fast_full, fast_sep of several planes (ts: the shared
+    /// tile's row stride in floats).
+    pub fn planes_stride(
+        s: &Arc<CudaStream>,
+        f: &CudaFunction,
+        cfg: LaunchConfig,
+        planes: &FastPlanes,
+        ts: i32,
+    ) -> Result<(), CudaError> {
+        let mut b = s.launch_builder(f);
+        b.arg(planes).arg(&ts);
+        // SAFETY: (FastPlanes, int); as `planes`, and the dynamic shared memory in `cfg` was
+        // sized on the host for this tile stride.
         unsafe { b.launch(cfg) }.map(|_| ()).map_err(err)
     }
 }

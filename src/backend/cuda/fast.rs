@@ -11,14 +11,19 @@
 //! the tile fits 48 KB (80 KB for separable kernels taller than 9, 112 KB for the taller blocks
 //! of RGB ones; never more than the device allows). A kernel beyond constant
 //! memory or any tile is handed to the baseline kernels of the same decomposition — same
-//! results, slower — and the backend's name says so.
+//! results, slower — and the backend's name says so. What a plane compiles in besides: the
+//! channels it filters (RGBA's alpha under `--alpha keep` is neither computed nor converted),
+//! how its samples are stored, and for register kernels `--abs` and a zero offset. The planes
+//! of a frame that choose the same specialization (a YUV frame's three) run in one launch.
 
 mod rules;
 
 pub use rules::*;
 use rules::{tuning, BLOCKS, FULL_TILE_PREFERRED, SEP_TILE_PREFERRED, TALL_TILE_PREFERRED};
 
-use super::abi::{launch, PlaneParams, FAST_TILE_PAD_FLOATS, FAST_TILE_PAD_PERIOD, MAX_CONST_TAPS};
+use super::abi::{
+    launch, FastPlanes, PlaneParams, FAST_TILE_PAD_FLOATS, FAST_TILE_PAD_PERIOD, MAX_CONST_TAPS,
+};
 use super::registry::ModuleKey;
 use super::{variants, CudaBackend, CudaError};
 use crate::border::Border;
@@ -61,6 +66,22 @@ pub struct FastSpec {
     /// loads) instead of an input tile in shared memory, which then holds only the horizontal
     /// sums.
     pub row_global: bool,
+    /// Bit c set: channel c is filtered. The others (RGBA's alpha under `--alpha keep`) are
+    /// neither computed nor converted, and take the source's samples ([`FastSpec::for_plane`]).
+    pub mask: u8,
+    /// A sample's value is its stored word shifted right by this (MSB-aligned formats).
+    pub shift: u32,
+    /// `--abs`, compiled into the register kernels (the tiled ones read it, fast.cu's
+    /// `finish_bits` says why; false for them).
+    pub abs: bool,
+    /// The kernel's offset is 0, nothing to add to the sums (register kernels only, as `abs`).
+    pub zero_offset: bool,
+    /// The tiled kernels' `__launch_bounds__`: threads per block and blocks resident per
+    /// multiprocessor at least (caps their registers), or None.
+    pub tiled_bounds: Option<(u32, usize)>,
+    /// Planes one launch takes (1 to [`MAX_PLANES`](super::abi::MAX_PLANES)): the planes of
+    /// a frame that share the rest of the specialization.
+    pub planes: usize,
 }
 
 impl FastSpec {
@@ -92,6 +113,26 @@ impl FastSpec {
             int: None,
             deinterleave: false,
             row_global: false,
+            mask: all_channels(ch),
+            shift: 0,
+            abs: false,
+            zero_offset: false,
+            tiled_bounds: None,
+            planes: 1,
+        }
+    }
+
+    /// The same specialization with what it compiles in of plane `p`: the channels it
+    /// filters, how its samples are stored, and for register kernels `--abs` and whether the
+    /// offset is 0. A partial mask needs threads that own whole pixels (fast.cu checks), which
+    /// every specialization of 4-channel planes, the only ones with unfiltered channels, has.
+    pub fn for_plane(self, p: &PlaneParams) -> FastSpec {
+        FastSpec {
+            mask: p.mask as u8 & all_channels(self.ch),
+            shift: p.shift as u32,
+            abs: self.reg && p.abs_out != 0,
+            zero_offset: self.reg && p.offset == 0.0,
+            ..self
         }
     }
 
@@ -119,7 +160,18 @@ impl FastSpec {
             return None;
         }
         let px = 16 / sb;
-        let py = tune.py.unwrap_or(REG_ROWS);
+        // Full 16-bit kernels of side 4-5: more rows per thread, and for one channel more
+        // blocks.
+        let wide16 = sb == 2 && !separable && kw.max(kh) >= 4;
+        let py = tune
+            .py
+            .unwrap_or(if wide16 { REG_ROWS_16BIT_5 } else { REG_ROWS });
+        let min_blocks = match (sb, ch) {
+            (2, 1) if wide16 => REG_MIN_BLOCKS_GRAY16_5,
+            _ if wide16 => REG_MIN_BLOCKS,
+            (2, 3..) => REG_MIN_BLOCKS_WIDE16,
+            _ => REG_MIN_BLOCKS,
+        };
         Some(FastSpec {
             kw,
             kh,
@@ -131,14 +183,16 @@ impl FastSpec {
             ky_unroll: kh,
             separable,
             reg: true,
-            min_blocks: tune.min_blocks.unwrap_or(if sb == 2 && ch >= 3 {
-                REG_MIN_BLOCKS_WIDE16
-            } else {
-                REG_MIN_BLOCKS
-            }),
+            min_blocks: tune.min_blocks.unwrap_or(min_blocks),
             int: None,
             deinterleave: false,
             row_global: false,
+            mask: all_channels(ch),
+            shift: 0,
+            abs: false,
+            zero_offset: true,
+            tiled_bounds: None,
+            planes: 1,
         })
     }
 
@@ -280,6 +334,19 @@ impl FastSpec {
         }
     }
 
+    /// `fast_sep`'s launch bounds in `block` with its row pass from global memory
+    /// ([`sep_min_blocks`], scaled to the block's threads); else None.
+    fn sep_bounds(&self, (bx, by): (u32, u32)) -> Option<(u32, usize)> {
+        if !self.separable || !self.row_global {
+            return None;
+        }
+        let m = tuning()
+            .sep_minb
+            .unwrap_or_else(|| sep_min_blocks(self.ch, self.sb, self.kw.max(self.kh)));
+        let threads = bx * by;
+        (m > 0).then(|| (threads, (m * 128 / threads as usize).max(1)))
+    }
+
     /// The same specialization for samples of `sb` bytes.
     pub fn with_sample_bytes(self, sb: usize) -> FastSpec {
         FastSpec { sb, ..self }
@@ -307,6 +374,13 @@ impl FastSpec {
             format!("-DDEIL={}", self.deinterleave as u8),
             format!("-DSEPG={}", self.row_global as u8),
             format!("-DTILE_PAD={}", self.tile_pad() as u8),
+            format!("-DCMASK={}", self.mask),
+            format!("-DSHIFT={}", self.shift),
+            format!("-DABS={}", self.abs as u8),
+            format!("-DZERO_OFFSET={}", self.zero_offset as u8),
+            format!("-DPLANES={}", self.planes),
+            format!("-DTILED_TB={}", self.tiled_bounds.map_or(0, |b| b.0)),
+            format!("-DTILED_MINB={}", self.tiled_bounds.map_or(0, |b| b.1)),
         ]
     }
 
@@ -370,15 +444,73 @@ impl FastSpec {
     }
 }
 
-/// Launches `fast` on one plane (the variant table's launch function for `fast` and `auto`).
+/// What runs one plane: a register kernel (`fast_reg`, or `fast_int` with the plan's integer
+/// form), a tiled one in a chosen block, or, when no specialization fits, the baseline kernels.
+/// Planes of a frame with equal choices share one launch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Choice {
+    Register {
+        spec: FastSpec,
+        name: &'static str,
+        form: Option<IntegerForm>,
+    },
+    Tiled {
+        spec: FastSpec,
+        block: (u32, u32),
+    },
+    Baseline,
+}
+
+/// Launches `fast` on the planes of a frame that have channels to filter (the variant table's
+/// launch function for `fast` and `auto`): the planes that take the same specialization (the
+/// three planes of a YUV frame, mostly) in one launch.
 pub(super) fn launch(
     b: &mut CudaBackend,
     plan: &Plan,
+    planes: &[(PlaneParams, PlaneLayout)],
+) -> Result<(), CudaError> {
+    let mut groups: Vec<(Choice, Vec<(PlaneParams, PlaneLayout)>)> = Vec::new();
+    for &(p, l) in planes {
+        let choice = choose(b, plan, &p, l)?;
+        match groups.iter_mut().find(|(c, _)| *c == choice) {
+            Some((_, same)) => same.push((p, l)),
+            None => groups.push((choice, vec![(p, l)])),
+        }
+    }
+    for (choice, same) in groups {
+        run(b, plan, choice.for_planes(same.len()), &same)?;
+    }
+    Ok(())
+}
+
+impl Choice {
+    /// The same kernel for a launch over `n` planes.
+    fn for_planes(self, n: usize) -> Choice {
+        match self {
+            Choice::Register { spec, name, form } => Choice::Register {
+                spec: FastSpec { planes: n, ..spec },
+                name,
+                form,
+            },
+            Choice::Tiled { spec, block } => Choice::Tiled {
+                spec: FastSpec { planes: n, ..spec },
+                block,
+            },
+            Choice::Baseline => Choice::Baseline,
+        }
+    }
+}
+
+/// The kernel and specialization for plane `l`, with what it compiles in of `p`.
+fn choose(
+    b: &CudaBackend,
+    plan: &Plan,
     p: &PlaneParams,
     l: PlaneLayout,
-) -> Result<(), CudaError> {
+) -> Result<Choice, CudaError> {
     let (kw, kh, ch) = (plan.kernel.width(), plan.kernel.height(), l.channels);
     let separable = plan.is_separable();
+    let plane = |spec: FastSpec| spec.for_plane(p);
     // Small kernels: the register kernel, unless a block shape was asked for, which only the
     // tiled kernels take, or the separable tiled kernel measured faster (tests asking for the
     // large planes' rules reach the integer and register kernels wherever they can run).
@@ -386,51 +518,38 @@ pub(super) fn launch(
     let tiled_first =
         separable && !b.large_rules && FastSpec::tiled_first(kw.max(kh), sb, l.width * l.height);
     if b.block_override().is_none() && l.depth == Depth::U8 && !tiled_first {
-        let int = IntegerForm::of(plan, l.depth.max()).and_then(|form| {
-            // Tests may ask for the large planes' rules on every plane.
-            let samples = if b.large_rules {
-                usize::MAX
-            } else {
-                l.width * ch * l.height
-            };
-            Some((
-                FastSpec::integer(&form, ch, plan.border, separable, samples)?,
-                form,
-            ))
-        });
-        if let Some((spec, form)) = int {
-            let key = ModuleKey::Fast(spec.clone());
-            // Only the two-factor kernel needs the factors (not worked out for every frame of
-            // the others).
-            let packed = match spec.separable.then(|| form.factors()).flatten() {
-                Some((col, row)) => {
-                    let col: Vec<u32> = col.iter().map(|&n| n as u32).collect();
-                    b.constant_words(&key, "c_wc", &col)?;
-                    let row = IntegerForm {
-                        height: 1,
-                        weights: row,
-                        ..form
-                    };
-                    pack_int_weights(&row, spec.tap_stride())
-                }
-                None => pack_int_weights(&form, spec.tap_stride()),
-            };
-            b.constant_words(&key, "c_wp", &packed)?;
-            return launch_register(b, &spec, &key, "fast_int", p, l);
+        // Tests may ask for the large planes' rules on every plane.
+        let samples = if b.large_rules {
+            usize::MAX
+        } else {
+            l.width * ch * l.height
+        };
+        if let Some(form) = IntegerForm::of(plan, l.depth.max()) {
+            if let Some(spec) = FastSpec::integer(&form, ch, plan.border, separable, samples) {
+                return Ok(Choice::Register {
+                    spec: plane(spec),
+                    name: "fast_int",
+                    form: Some(form),
+                });
+            }
         }
     }
     let reg = FastSpec::register(kw, kh, ch, plan.border, separable, sb);
     if let Some(spec) = reg.filter(|_| b.block_override().is_none() && !tiled_first) {
-        let key = ModuleKey::Fast(spec.clone());
-        b.constant_weights(&key, "c_w", plan)?;
-        return launch_register(b, &spec, &key, "fast_reg", p, l);
+        return Ok(Choice::Register {
+            spec: plane(spec),
+            name: "fast_reg",
+            form: None,
+        });
     }
-    let mut spec = if separable {
-        FastSpec::separable(kw, kh, ch, plan.border)
-    } else {
-        FastSpec::new(kw, kh, ch, plan.border)
-    }
-    .with_sample_bytes(sb);
+    let mut spec = plane(
+        if separable {
+            FastSpec::separable(kw, kh, ch, plan.border)
+        } else {
+            FastSpec::new(kw, kh, ch, plan.border)
+        }
+        .with_sample_bytes(sb),
+    );
     if let (true, Some(py)) = (separable, tuning().tiled_py) {
         spec.py = py;
     }
@@ -458,53 +577,115 @@ pub(super) fn launch(
                 .copied()
                 .find(|&c| spec.tile(c).1 <= b.max_shared())
         });
-    let Some(block) = chosen.filter(|_| fits_constant) else {
-        if let (Some(block), true) = (b.block_override(), fits_constant) {
-            return Err(CudaError::Unsupported(format!(
-                "variant 'fast' with block {}x{} needs {} bytes of shared memory for this \
-                kernel, the device allows {}",
-                block.0,
-                block.1,
-                spec.tile(block).1,
-                b.max_shared()
-            )));
+    match (chosen, b.block_override()) {
+        (Some(block), _) if fits_constant => {
+            let spec = FastSpec {
+                tiled_bounds: spec.sep_bounds(block),
+                ..spec
+            };
+            Ok(Choice::Tiled { spec, block })
         }
-        let ran = variants::baseline(b, plan, p, l)?;
-        b.note_fallback(ran);
-        return Ok(());
-    };
-    let key = ModuleKey::Fast(spec.clone());
-    b.constant_weights(&key, "c_w", plan)?;
-    let f = b.function(&key, if separable { "fast_sep" } else { "fast_full" })?;
-    let rows = block.1 as usize * spec.py;
-    let grid = (
-        (l.width * ch).div_ceil(block.0 as usize * spec.px) as u32,
-        l.height.div_ceil(rows) as u32,
-    );
-    let (ts, smem) = spec.tile(block);
-    let cfg = b.config(&f, grid, block, smem)?;
-    launch::plane_stride(b.stream(), &f, cfg, p, ts as i32)
+        (None, Some(block)) if fits_constant => Err(CudaError::Unsupported(format!(
+            "variant 'fast' with block {}x{} needs {} bytes of shared memory for this \
+            kernel, the device allows {}",
+            block.0,
+            block.1,
+            spec.tile(block).1,
+            b.max_shared()
+        ))),
+        _ => Ok(Choice::Baseline),
+    }
 }
 
-/// Launches a register kernel (`fast_reg` or `fast_int`) of `spec` over the plane: one thread
-/// per `px` samples × `py` rows, in [`FastSpec::register_block`]'s blocks.
-fn launch_register(
+/// Runs `choice` on `planes` (the planes that chose it, as many as its specialization's
+/// [`FastSpec::planes`]) in one launch.
+fn run(
+    b: &mut CudaBackend,
+    plan: &Plan,
+    choice: Choice,
+    planes: &[(PlaneParams, PlaneLayout)],
+) -> Result<(), CudaError> {
+    let (spec, name, block, (ts, smem)) = match &choice {
+        Choice::Baseline => {
+            for (p, l) in planes {
+                let ran = variants::baseline(b, plan, p, *l)?;
+                b.note_fallback(ran);
+            }
+            return Ok(());
+        }
+        Choice::Register { spec, name, form } => {
+            let key = ModuleKey::Fast(spec.clone());
+            match form {
+                Some(form) => integer_weights(b, spec, &key, form)?,
+                None => b.constant_weights(&key, "c_w", plan)?,
+            }
+            // The block that fits the first (largest) plane's rows best.
+            let block = spec.register_block(planes[0].1.row_samples());
+            (spec, *name, block, (0, 0))
+        }
+        Choice::Tiled { spec, block } => {
+            b.constant_weights(&ModuleKey::Fast(spec.clone()), "c_w", plan)?;
+            let name = if spec.separable {
+                "fast_sep"
+            } else {
+                "fast_full"
+            };
+            (spec, name, *block, spec.tile(*block))
+        }
+    };
+    let f = b.function(&ModuleKey::Fast(spec.clone()), name)?;
+    // Each thread takes px samples of py rows.
+    let grids: Vec<_> = planes
+        .iter()
+        .map(|&(p, l)| {
+            let gx = l.row_samples().div_ceil(block.0 as usize * spec.px);
+            let gy = l.height.div_ceil(block.1 as usize * spec.py);
+            (p, (gx as u32, gy as u32))
+        })
+        .collect();
+    let cfg = |grid| b.config(&f, grid, block, smem);
+    let tiled = matches!(choice, Choice::Tiled { .. });
+    match (&grids[..], tiled) {
+        ([(p, grid)], false) => launch::plane(b.stream(), &f, cfg(*grid)?, p),
+        ([(p, grid)], true) => launch::plane_stride(b.stream(), &f, cfg(*grid)?, p, ts as i32),
+        (_, false) => {
+            let (set, grid) = FastPlanes::new(&grids);
+            launch::planes(b.stream(), &f, cfg(grid)?, &set)
+        }
+        (_, true) => {
+            let (set, grid) = FastPlanes::new(&grids);
+            launch::planes_stride(b.stream(), &f, cfg(grid)?, &set, ts as i32)
+        }
+    }
+}
+
+/// Uploads `fast_int`'s packed weights for `form` (the two-factor kernel: the column factor,
+/// and the row factor packed as one kernel row; only it needs the factors worked out).
+fn integer_weights(
     b: &mut CudaBackend,
     spec: &FastSpec,
     key: &ModuleKey,
-    name: &str,
-    p: &PlaneParams,
-    l: PlaneLayout,
+    form: &IntegerForm,
 ) -> Result<(), CudaError> {
-    let f = b.function(key, name)?;
-    let samples = l.width * l.channels;
-    let block = spec.register_block(samples);
-    let grid = (
-        samples.div_ceil(spec.px).div_ceil(block.0 as usize) as u32,
-        l.height.div_ceil(spec.py * block.1 as usize) as u32,
-    );
-    let cfg = b.config(&f, grid, block, 0)?;
-    launch::plane(b.stream(), &f, cfg, p)
+    let packed = match spec.separable.then(|| form.factors()).flatten() {
+        Some((col, row)) => {
+            let col: Vec<u32> = col.iter().map(|&n| n as u32).collect();
+            b.constant_words(key, "c_wc", &col)?;
+            let row = IntegerForm {
+                height: 1,
+                weights: row,
+                ..form.clone()
+            };
+            pack_int_weights(&row, spec.tap_stride())
+        }
+        None => pack_int_weights(form, spec.tap_stride()),
+    };
+    b.constant_words(key, "c_wp", &packed)
+}
+
+/// Every channel of a `ch`-channel pixel filtered.
+fn all_channels(ch: usize) -> u8 {
+    ((1u32 << ch) - 1) as u8
 }
 
 /// `fast_int`'s `c_wp`: for kernel row ky, byte offset b (0–3) of an output's first tap in its

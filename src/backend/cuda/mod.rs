@@ -413,6 +413,7 @@ impl CudaBackend {
             ));
         }
         self.fallback = None;
+        let mut filtered = Vec::with_capacity(src.planes.len());
         for i in 0..src.planes.len() {
             let (s, d) = (src.planes[i], dst.planes[i]);
             let mask = plan.channel_mask(src.format, i);
@@ -450,9 +451,10 @@ impl CudaBackend {
                 maxval: s.depth.max() as i32,
                 shift: s.depth.shift() as i32,
             };
-            let variant = self.variant;
-            variant.launch(self, plan, &p, s)?;
+            filtered.push((p, s));
         }
+        let variant = self.variant;
+        variant.launch(self, plan, &filtered)?;
         self.start_kernels()
     }
 

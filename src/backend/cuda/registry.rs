@@ -207,6 +207,48 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
             i += 1;
         }
     }
+    // Variants of those: RGBA with its alpha kept (every kernel of four channels, so every way
+    // an unfiltered channel is skipped and passed through); MSB-aligned 16-bit samples (P010)
+    // with --abs and an offset; one launch over the three planes of a YUV frame (every
+    // one-channel kernel); the tiled separable kernel with launch bounds.
+    let variants: Vec<_> = keys
+        .iter()
+        .flat_map(|k| {
+            let ModuleKey::Fast(s) = k else {
+                return Vec::new();
+            };
+            let mut v = Vec::new();
+            if s.ch == 4 {
+                v.push(FastSpec {
+                    mask: 0b0111,
+                    ..s.clone()
+                });
+            }
+            if s.sb == 2 && s.ch <= 2 {
+                v.push(FastSpec {
+                    shift: 6,
+                    abs: true,
+                    zero_offset: false,
+                    ..s.clone()
+                });
+            }
+            if s.ch == 1 {
+                v.push(FastSpec {
+                    planes: 3,
+                    ..s.clone()
+                });
+            }
+            if s.separable && !s.reg && s.kw <= 25 {
+                v.push(FastSpec {
+                    tiled_bounds: Some((128, 3)),
+                    ..s.clone()
+                });
+            }
+            v
+        })
+        .map(ModuleKey::Fast)
+        .collect();
+    keys.extend(variants);
     keys
 }
 

@@ -1,7 +1,7 @@
 //! The CUDA variants, one table row each: name, what it does, which decompositions it runs, and
-//! the function that launches it on one plane. Everything that lists variants (`--variant`,
-//! `convflow info`, the benchmark suite, the conformance tests) iterates [`VARIANTS`]; adding a
-//! variant is a row here plus its kernel.
+//! the function that launches it (plane by plane, or on all of a frame's planes at once).
+//! Everything that lists variants (`--variant`, `convflow info`, the benchmark suite, the
+//! conformance tests) iterates [`VARIANTS`]; adding a variant is a row here plus its kernel.
 //!
 //! The launch functions of the literature's variants live here; `fast` (ours) has a module of
 //! its own ([`super::fast`]).
@@ -19,8 +19,17 @@ use crate::border::Border;
 use crate::filter::Plan;
 use crate::frame::PlaneLayout;
 
-/// Launches one variant on one plane (already on the device, `p` pointing at it).
-type Launch = fn(&mut CudaBackend, &Plan, &PlaneParams, PlaneLayout) -> Result<(), CudaError>;
+/// Launches a variant on one plane (already on the device, `p` pointing at it).
+type PlaneFn = fn(&mut CudaBackend, &Plan, &PlaneParams, PlaneLayout) -> Result<(), CudaError>;
+/// Launches a variant on every plane of a frame that has channels to filter.
+type FrameFn = fn(&mut CudaBackend, &Plan, &[(PlaneParams, PlaneLayout)]) -> Result<(), CudaError>;
+
+/// How a variant runs a frame: the literature's plane by plane, `fast` on all its planes at
+/// once (planes of one specialization share a launch).
+enum Launch {
+    EachPlane(PlaneFn),
+    Frame(FrameFn),
+}
 
 /// One CUDA variant.
 pub struct VariantSpec {
@@ -39,55 +48,55 @@ pub static VARIANTS: [VariantSpec; 9] = [
         name: "auto",
         about: "fast (it was the fastest variant at every measured point)",
         runs: Support::Both,
-        launch: fast::launch,
+        launch: Launch::Frame(fast::launch),
     },
     VariantSpec {
         name: "global",
         about: "one thread per output pixel, weights in global memory (the baseline)",
         runs: Support::FullOnly,
-        launch: global,
+        launch: Launch::EachPlane(global),
     },
     VariantSpec {
         name: "constant",
         about: "weights in __constant__ memory (at most 16000 taps)",
         runs: Support::FullOnly,
-        launch: constant,
+        launch: Launch::EachPlane(constant),
     },
     VariantSpec {
         name: "shared",
         about: "block tile + halo staged in shared memory, weights in global memory",
         runs: Support::FullOnly,
-        launch: shared,
+        launch: Launch::EachPlane(shared),
     },
     VariantSpec {
         name: "shared-constant",
         about: "tile in shared memory, weights in __constant__ memory",
         runs: Support::FullOnly,
-        launch: shared_constant,
+        launch: Launch::EachPlane(shared_constant),
     },
     VariantSpec {
         name: "texture",
         about: "input read through a texture object",
         runs: Support::FullOnly,
-        launch: texture,
+        launch: Launch::EachPlane(texture),
     },
     VariantSpec {
         name: "separable-global",
         about: "horizontal pass into an f32 temporary in global memory, then vertical pass",
         runs: Support::SeparableOnly,
-        launch: separable_global,
+        launch: Launch::EachPlane(separable_global),
     },
     VariantSpec {
         name: "separable-shared",
         about: "fused two-pass: horizontal results kept in shared memory, one launch",
         runs: Support::SeparableOnly,
-        launch: separable_shared,
+        launch: Launch::EachPlane(separable_shared),
     },
     VariantSpec {
         name: "fast",
         about: "ours: NVRTC-specialized sizes, register blocking, fused separable path",
         runs: Support::Both,
-        launch: fast::launch,
+        launch: Launch::Frame(fast::launch),
     },
 ];
 
@@ -115,14 +124,17 @@ impl Variant {
     pub fn runs(self) -> Support {
         self.spec().runs
     }
+    /// Launches the variant on `planes`, the planes of a frame with channels to filter.
     pub(super) fn launch(
         self,
         b: &mut CudaBackend,
         plan: &Plan,
-        p: &PlaneParams,
-        l: PlaneLayout,
+        planes: &[(PlaneParams, PlaneLayout)],
     ) -> Result<(), CudaError> {
-        (self.spec().launch)(b, plan, p, l)
+        match self.spec().launch {
+            Launch::EachPlane(f) => planes.iter().try_for_each(|(p, l)| f(b, plan, p, *l)),
+            Launch::Frame(f) => f(b, plan, planes),
+        }
     }
 }
 

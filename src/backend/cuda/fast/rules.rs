@@ -72,6 +72,15 @@ pub const REG_ROWS: usize = 2;
 pub const REG_MIN_BLOCKS: usize = 4;
 /// … for 16-bit samples of 3–4 channels (measured: 49 µs vs 57 µs on 4K rgb48 3×3).
 pub const REG_MIN_BLOCKS_WIDE16: usize = 8;
+/// `fast_reg`'s rows per thread for full 16-bit kernels of side 4–5 (H100, gaussian:5 on 4K /
+/// 8K, against 2 rows: rgb48 68.2 / 219.8 µs against 81.4 / 291.6, RGBA64 79.6 / 263.4 against
+/// 117.1 / 432.6, gray16 67.3 on 8K against 68.9, yuv420p10 101.0 against 107.3; 3×3 is as
+/// fast with 2, which it keeps) …
+pub const REG_ROWS_16BIT_5: usize = 4;
+/// … with these blocks resident per multiprocessor for one channel (gray16 4K / 8K 23.5 / 67.3
+/// µs against 22.0 / 70.8 with 4), and [`REG_MIN_BLOCKS`] for 3–4 (with 8, rgb48 171.5 µs on
+/// 8K: spills).
+pub const REG_MIN_BLOCKS_GRAY16_5: usize = 8;
 
 /// Overrides of the measured rules, for measuring the alternatives (docs/PERFORMANCE.md):
 /// `CONVFLOW_FAST_REG_MAX` (largest kernel side for `fast_reg`; 0: never) and
@@ -83,7 +92,9 @@ pub const REG_MIN_BLOCKS_WIDE16: usize = 8;
 /// thread: 4 or 8), `CONVFLOW_FAST_INT_SEP_MIN` (least side of its two-factor kernel),
 /// `CONVFLOW_FAST_SEPG` (1: the tiled separable kernel's row pass reads global memory; 0: an
 /// input tile), `CONVFLOW_FAST_SEP_TILED_MIN` (least side of the separable plans the tiled
-/// kernel takes first, on every plane). Read once per process.
+/// kernel takes first, on every plane), `CONVFLOW_FAST_SEP_MINB` (blocks of 128 threads of the
+/// tiled separable kernel resident per multiprocessor at least, [`sep_min_blocks`]; 0: no
+/// bound). Read once per process.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Tuning {
     pub(super) reg_max: Option<usize>,
@@ -97,6 +108,7 @@ pub(super) struct Tuning {
     pub(super) int_sep_min: Option<usize>,
     pub(super) sep_global: Option<bool>,
     pub(super) sep_tiled_min: Option<usize>,
+    pub(super) sep_minb: Option<usize>,
 }
 
 pub(super) fn tuning() -> Tuning {
@@ -115,6 +127,7 @@ pub(super) fn tuning() -> Tuning {
             int_sep_min: var("CONVFLOW_FAST_INT_SEP_MIN"),
             sep_global: var("CONVFLOW_FAST_SEPG").map(|v: usize| v != 0),
             sep_tiled_min: var("CONVFLOW_FAST_SEP_TILED_MIN"),
+            sep_minb: var("CONVFLOW_FAST_SEP_MINB").filter(|b| (0..=16).contains(b)),
         }
     })
 }
@@ -146,6 +159,31 @@ pub const SEP_BLOCK: (u32, u32) = (8, 16);
 /// … but for 4 channels taller than 9, 4 × 32, within 9 % of the best there (RGBA gaussian:25
 /// 66.0 / 221 µs on 1080p / 4K against 76.6 / 252 for 8 × 16).
 pub const SEP_BLOCK_TALL_RGBA: (u32, u32) = (4, 32);
+
+/// Blocks of 128 threads of `fast_sep` (row pass from global memory) resident per
+/// multiprocessor at least, its `__launch_bounds__`, which caps its registers at
+/// 65536 / (128 × this), by channels, bytes per sample and kernel side (≤ 7, ≤ 9, ≤ 15,
+/// larger). Left to itself the compiler took 80–96 registers for one to three channels and
+/// 167–225 for four; a sweep of 2–6 on 1080p and 4K (H100, gaussian:7…25, gray, gray16, NV12,
+/// RGB, rgb48, RGBA with its alpha kept and RGBA64; docs/PERFORMANCE.md, "eighth round") gave
+/// these, each within 3 % of the best at both sizes but 4K RGBA 25 (199.4 µs at 2 against
+/// 187.2 at 3, which loses 10 % on 1080p): gray 4K gaussian:25 37.0 µs against 41.2 unbounded,
+/// rgb48 183.0 against 213.9, RGBA64 gaussian:7 82.9 against 101.4.
+pub fn sep_min_blocks(ch: usize, sb: usize, side: usize) -> usize {
+    let by_side = match (ch, sb) {
+        (1, _) => [6, 6, 6, 6],
+        (2, _) => [6, 6, 5, 3],
+        (3, _) => [6, 5, 4, 3],
+        (_, 1) => [4, 4, 3, 2],
+        _ => [5, 5, 4, 3],
+    };
+    by_side[match side {
+        0..=7 => 0,
+        8..=9 => 1,
+        10..=15 => 2,
+        _ => 3,
+    }]
+}
 
 /// The block the full tiled kernel `fast_full` tries first for 4 channels from a side of 9, tall
 /// and narrow (H100, gaussian:9 / 15 / 25, RGBA on 4K: 192.5 / 482.5 / 1104 µs against 202.4 /

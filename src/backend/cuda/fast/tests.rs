@@ -1,5 +1,5 @@
 //! Unit tests of `fast`'s specializations and measured rules (thread shapes, blocks, tiles,
-//! integer weight packing).
+//! integer weight packing, plane masks, launches over several planes).
 
 use super::*;
 
@@ -120,7 +120,13 @@ fn register_kernel_takes_small_kernels_only() {
             for separable in [false, true] {
                 let spec = FastSpec::register(3, 5, ch, Border::Reflect, separable, sb)
                     .expect("5 and below take the register kernel");
-                assert!(spec.reg && spec.px * sb == 16 && spec.py == REG_ROWS);
+                // Full 16-bit kernels of side 4-5 take more rows per thread.
+                let rows = if sb == 2 && !separable {
+                    REG_ROWS_16BIT_5
+                } else {
+                    REG_ROWS
+                };
+                assert!(spec.reg && spec.px * sb == 16 && spec.py == rows);
                 // 7 wide for full 8-bit gray, RGB and RGBA.
                 let wide = sb == 1 && !separable && ch != 2;
                 for (kw, kh) in [(7, 3), (3, 7)] {
@@ -132,7 +138,17 @@ fn register_kernel_takes_small_kernels_only() {
         }
     }
     let wide16 = FastSpec::register(3, 3, 3, Border::Clamp, false, 2).unwrap();
-    assert_eq!(wide16.min_blocks, REG_MIN_BLOCKS_WIDE16);
+    assert_eq!(
+        (wide16.min_blocks, wide16.py),
+        (REG_MIN_BLOCKS_WIDE16, REG_ROWS)
+    );
+    let rgb48_5 = FastSpec::register(5, 5, 3, Border::Clamp, false, 2).unwrap();
+    assert_eq!(
+        (rgb48_5.min_blocks, rgb48_5.py),
+        (REG_MIN_BLOCKS, REG_ROWS_16BIT_5)
+    );
+    let gray16_5 = FastSpec::register(5, 5, 1, Border::Clamp, false, 2).unwrap();
+    assert_eq!(gray16_5.min_blocks, REG_MIN_BLOCKS_GRAY16_5);
     let gray = FastSpec::register(3, 3, 1, Border::Clamp, false, 1).unwrap();
     assert_eq!(gray.min_blocks, REG_MIN_BLOCKS);
     assert!(gray.defines().contains(&"-DREG=1".to_string()));
@@ -194,9 +210,124 @@ fn separable_blocks_follow_the_measured_rules() {
 }
 
 #[test]
+fn separable_launch_bounds_follow_the_measured_rules() {
+    let bounds = |k, ch, sb| {
+        FastSpec::separable(k, k, ch, Border::Clamp)
+            .with_sample_bytes(sb)
+            .sep_bounds(SEP_BLOCK)
+    };
+    assert_eq!(bounds(25, 1, 1), Some((128, 6)));
+    assert_eq!(bounds(7, 3, 1), Some((128, 6)));
+    assert_eq!(bounds(25, 3, 2), Some((128, 3)));
+    assert_eq!(bounds(9, 4, 1), Some((128, 4)));
+    assert_eq!(bounds(31, 4, 2), Some((128, 3)));
+    // Scaled to other blocks' threads; none for the input-tile kernel.
+    let spec = FastSpec::separable(9, 9, 1, Border::Clamp);
+    assert_eq!(spec.sep_bounds((16, 16)), Some((256, 3)));
+    let tile = FastSpec {
+        row_global: false,
+        ..spec
+    };
+    assert_eq!(tile.sep_bounds(SEP_BLOCK), None);
+}
+
+#[test]
 fn tiled_rows_per_thread_follow_the_unrolled_size() {
     assert_eq!(FastSpec::new(9, 9, 1, Border::Clamp).py, 4);
     assert_eq!(FastSpec::new(9, 9, 3, Border::Clamp).py, 4);
     assert_eq!(FastSpec::new(9, 9, 4, Border::Clamp).py, 2);
     assert_eq!(FastSpec::new(25, 25, 1, Border::Clamp).py, 1);
+}
+
+/// A plane's parameters as `run_planes_at` makes them (addresses 0: nothing is launched).
+fn plane(width: i32, channels: i32, mask: i32) -> PlaneParams {
+    PlaneParams {
+        src: 0,
+        dst: 0,
+        width,
+        height: 1,
+        src_stride: width * channels,
+        dst_stride: width * channels,
+        channels,
+        mask,
+        kw: 3,
+        kh: 3,
+        ax: 1,
+        ay: 1,
+        abs_out: 0,
+        offset: 0.0,
+        maxval: 255,
+        shift: 0,
+    }
+}
+
+#[test]
+fn planes_compile_in_their_mask_depth_and_output_rule() {
+    let rgba = FastSpec::register(3, 3, 4, Border::Clamp, false, 1).unwrap();
+    assert_eq!(rgba.mask, 0b1111, "every channel by default");
+    let kept = rgba.clone().for_plane(&plane(8, 4, 0b0111));
+    assert!(kept.defines().contains(&"-DCMASK=7".to_string()));
+    assert_ne!(
+        ModuleKey::Fast(kept),
+        ModuleKey::Fast(rgba),
+        "a module of its own"
+    );
+    // Bits beyond the plane's channels mean nothing: NV12's chroma has two. P010's samples
+    // sit 6 bits up; --abs and an offset are compiled in too.
+    let p010 = PlaneParams {
+        shift: 6,
+        abs_out: 1,
+        offset: 128.0,
+        maxval: 1023,
+        ..plane(8, 2, 0xff)
+    };
+    let uv = FastSpec::register(3, 3, 2, Border::Zero, false, 2)
+        .unwrap()
+        .for_plane(&p010);
+    assert_eq!(
+        (uv.mask, uv.shift, uv.abs, uv.zero_offset),
+        (0b11, 6, true, false)
+    );
+    let defines = uv.defines();
+    for d in ["-DSHIFT=6", "-DABS=1", "-DZERO_OFFSET=0"] {
+        assert!(defines.contains(&d.to_string()), "{d}");
+    }
+    // The tiled kernels read --abs and the offset (one module whatever they are).
+    let tiled = FastSpec::new(5, 5, 2, Border::Zero).for_plane(&p010);
+    assert_eq!(
+        (tiled.shift, tiled.abs, tiled.zero_offset),
+        (6, false, false)
+    );
+    let plain = FastSpec::new(5, 5, 2, Border::Zero).for_plane(&plane(8, 2, 3));
+    assert_eq!(plain.zero_offset, tiled.zero_offset);
+    // Every thread shape of four channels owns whole pixels (fast.cu's condition for a
+    // partial mask).
+    for sb in [1, 2] {
+        for sep in [false, true] {
+            let reg = FastSpec::register(5, 5, 4, Border::Clamp, sep, sb).unwrap();
+            assert_eq!(reg.px % 4, 0);
+        }
+        assert_eq!(FastSpec::separable(25, 25, 4, Border::Clamp).px % 4, 0);
+        assert_eq!(FastSpec::new(25, 25, 4, Border::Clamp).px % 4, 0);
+    }
+}
+
+#[test]
+fn planes_of_one_launch_number_their_blocks_in_turn() {
+    let p = |w| plane(w, 1, 1);
+    // A 4:2:0 frame: Y 8 × 4 blocks, U and V 4 × 2 each, in one row of blocks.
+    let (set, grid) = FastPlanes::new(&[(p(64), (8, 4)), (p(32), (4, 2)), (p(31), (4, 2))]);
+    assert_eq!(grid, (32 + 8 + 8, 1));
+    assert_eq!((set.first, set.gx), ([0, 32, 40], [8, 4, 4]));
+    assert_eq!(set.p[2].width, 31);
+    // fast.cu's plane_block, replayed: every block lands in one plane, at one place.
+    let mut seen = std::collections::HashSet::new();
+    for b in 0..grid.0 as i32 {
+        let k = (0..3).rev().find(|&k| b >= set.first[k]).unwrap();
+        let local = b - set.first[k];
+        let (bx, by) = (local % set.gx[k], local / set.gx[k]);
+        let gy = [4, 2, 2][k];
+        assert!(bx < set.gx[k] && by < gy);
+        assert!(seen.insert((k, bx, by)));
+    }
 }
