@@ -1,7 +1,10 @@
 //! Unit tests of `fast`'s specializations and measured rules (thread shapes, blocks, tiles,
 //! integer weight packing, plane masks, launches over several planes).
 
+use super::rules::TALL_TILE_PREFERRED;
 use super::*;
+use crate::backend::cuda::abi::FastPlanes;
+use crate::backend::cuda::registry::ModuleKey;
 
 #[test]
 fn integer_kernel_takes_the_measured_cases_only() {
