@@ -88,12 +88,11 @@ impl FastSpec {
     pub fn new(kw: usize, kh: usize, ch: usize, border: Border) -> FastSpec {
         let px = 4 * ch;
         // Several rows per thread, fully unrolled, while the straight-line code stays small
-        // (≤ 4096 FMAs); else one row per thread with the kernel rows in a loop. Two rows for
-        // the sizes between (RGBA 9×9: one row per thread left it reading shared memory for
-        // every 16 outputs, 6× the floor).
-        let py = match kw * kh * px {
-            0..=1024 => 4,
-            1025..=2048 => 2,
+        // (≤ 4096 FMAs); else one row per thread with the kernel rows in a loop. Rows per
+        // thread: [`FULL_ROWS`].
+        let py = match (px, kw * kh * px) {
+            (..=8, 0..=1024) => FULL_ROWS,
+            (_, 0..=2048) => FULL_ROWS_WIDE,
             _ => 1,
         };
         let ky_unroll = if kw * kh * px <= 4096 { kh } else { 1 };

@@ -86,7 +86,7 @@ pub const REG_MIN_BLOCKS_GRAY16_5: usize = 8;
 /// `CONVFLOW_FAST_REG_MAX` (largest kernel side for `fast_reg`; 0: never) and
 /// `CONVFLOW_FAST_PY` (its rows per thread, 1–8), `CONVFLOW_FAST_MINB` (its resident blocks
 /// per multiprocessor, 1–16), `CONVFLOW_FAST_TILED_PY` (rows per thread of the tiled
-/// separable kernel, 1–8), `CONVFLOW_FAST_INT_MAX` (largest kernel side for `fast_int`; 0:
+/// kernels, 1–8), `CONVFLOW_FAST_INT_MAX` (largest kernel side for `fast_int`; 0:
 /// never), `CONVFLOW_FAST_INT_CH` (most channels `fast_int` takes), `CONVFLOW_FAST_DEIL_WIDTH`
 /// (least kernel width it deinterleaves), `CONVFLOW_FAST_INT_PIXELS` (pixels per deinterleaving
 /// thread: 4 or 8), `CONVFLOW_FAST_INT_SEP_MIN` (least side of its two-factor kernel),
@@ -183,6 +183,33 @@ pub fn sep_min_blocks(ch: usize, sb: usize, side: usize) -> usize {
         10..=15 => 2,
         _ => 3,
     }]
+}
+
+/// Output rows per thread of the full tiled kernel `fast_full` for threads owning one or two
+/// channels' samples (px ≤ 8) while its unrolled code stays at most 1024 FMAs …
+pub const FULL_ROWS: usize = 4;
+/// … and for the others up to 2048 FMAs (one row beyond). Two rows against the four of the
+/// rule before (H100, gaussian, 1080p / 4K / 8K, µs): RGBA64 7×7 52.7 / 174.5 / 593.4 against
+/// 71.0 / 236.6 / 817.2, RGB 9×9 45.3 / 133.4 / 453.5 against 55.2 / 153.9 / 537.0, rgb48 7×7
+/// 40.2 / 132.5 / 460.2 against 45.6 / 159.1 / 514.1 and 9×9 49.0 / 160.3 / 563.1 against 58.7 /
+/// 188.3 / 655.0 (one row per thread was 1–4 % faster still for rgb48 only). For gray and gray16
+/// at 7 and 9 two rows tied with four (within 3 %); RGBA 9×9 had two already. The four rows kept
+/// 104 registers live for RGBA64 7×7 against 72 for two.
+pub const FULL_ROWS_WIDE: usize = 2;
+
+/// 8-bit RGBA full kernels of sides 6–7 take the register kernel only on planes of at least this
+/// many pixels: below, the tiled kernel with [`FULL_ROWS_WIDE`] rows wins (H100, gaussian:7 on
+/// 1080p RGBA: 46.1 µs against 50.6; on 4K 143.5 against 128.0, on 8K 487.8 against 383.1).
+pub const FULL_RGBA_REG_MIN_PLANE: usize = 4_000_000;
+
+/// Whether a full plan of `side` taps on a plane of `ch` channels of `sb`-byte samples and
+/// `pixels` pixels takes the tiled kernel although the register kernel could run it
+/// ([`FULL_RGBA_REG_MIN_PLANE`]).
+pub fn full_tiled_first(side: usize, ch: usize, sb: usize, pixels: usize) -> bool {
+    (ch, sb) == (4, 1)
+        && side > REG_MAX_FULL
+        && side <= REG_MAX_FULL_8BIT
+        && pixels < FULL_RGBA_REG_MIN_PLANE
 }
 
 /// The block the full tiled kernel `fast_full` tries first for 4 channels from a side of 9, tall

@@ -2,7 +2,9 @@
 //! the measured rules decide), its weights uploaded, and one launch per specialization over
 //! the planes that chose it (a YUV frame's three planes share one).
 
-use super::rules::{tuning, BLOCKS, FULL_TILE_PREFERRED, SEP_TILE_PREFERRED, TALL_TILE_PREFERRED};
+use super::rules::{
+    full_tiled_first, tuning, BLOCKS, FULL_TILE_PREFERRED, SEP_TILE_PREFERRED, TALL_TILE_PREFERRED,
+};
 use super::{pack_int_weights, FastSpec};
 use crate::backend::cuda::abi::{launch, FastPlanes, PlaneParams, MAX_CONST_TAPS};
 use crate::backend::cuda::registry::ModuleKey;
@@ -100,8 +102,13 @@ fn choose(
             }
         }
     }
+    let small_rgba = !separable
+        && !b.large_rules
+        && tuning().reg_max.is_none()
+        && full_tiled_first(kw.max(kh), ch, sb, l.width * l.height);
     let reg = FastSpec::register(kw, kh, ch, plan.border, separable, sb);
-    if let Some(spec) = reg.filter(|_| b.block_override().is_none() && !tiled_first) {
+    if let Some(spec) = reg.filter(|_| b.block_override().is_none() && !tiled_first && !small_rgba)
+    {
         return Ok(Choice::Register {
             spec: plane(spec),
             name: "fast_reg",
@@ -116,7 +123,7 @@ fn choose(
         }
         .with_sample_bytes(sb),
     );
-    if let (true, Some(py)) = (separable, tuning().tiled_py) {
+    if let Some(py) = tuning().tiled_py {
         spec.py = py;
     }
     let first = spec.first_block();

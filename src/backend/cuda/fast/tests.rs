@@ -235,9 +235,33 @@ fn separable_launch_bounds_follow_the_measured_rules() {
 }
 
 #[test]
+fn small_rgba_planes_take_the_tiled_kernel_at_7() {
+    let (hd, uhd) = (1920 * 1080, 3840 * 2160);
+    assert!(full_tiled_first(7, 4, 1, hd) && full_tiled_first(6, 4, 1, hd));
+    assert!(!full_tiled_first(7, 4, 1, uhd));
+    assert!(
+        !full_tiled_first(5, 4, 1, hd),
+        "5 and below: the register kernel"
+    );
+    assert!(
+        !full_tiled_first(9, 4, 1, hd),
+        "beyond 7 the tiled kernel anyway"
+    );
+    for (ch, sb) in [(1, 1), (3, 1), (4, 2)] {
+        assert!(
+            !full_tiled_first(7, ch, sb, hd),
+            "{ch} channels, {sb}-byte samples"
+        );
+    }
+}
+
+#[test]
 fn tiled_rows_per_thread_follow_the_unrolled_size() {
     assert_eq!(FastSpec::new(9, 9, 1, Border::Clamp).py, 4);
-    assert_eq!(FastSpec::new(9, 9, 3, Border::Clamp).py, 4);
+    assert_eq!(FastSpec::new(9, 9, 3, Border::Clamp).py, 2);
+    assert_eq!(FastSpec::new(7, 7, 4, Border::Clamp).py, 2);
+    assert_eq!(FastSpec::new(7, 7, 2, Border::Clamp).py, 4);
+    assert_eq!(FastSpec::new(15, 15, 1, Border::Clamp).py, 4);
     assert_eq!(FastSpec::new(9, 9, 4, Border::Clamp).py, 2);
     assert_eq!(FastSpec::new(25, 25, 1, Border::Clamp).py, 1);
 }
