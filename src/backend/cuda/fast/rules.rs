@@ -188,13 +188,13 @@ pub fn sep_min_blocks(ch: usize, sb: usize, side: usize) -> usize {
 /// Output rows per thread of the full tiled kernel `fast_full` for threads owning one or two
 /// channels' samples (px ≤ 8) while its unrolled code stays at most 1024 FMAs …
 pub const FULL_ROWS: usize = 4;
-/// … and for the others up to 2048 FMAs (one row beyond). Two rows against the four of the
-/// rule before (H100, gaussian, 1080p / 4K / 8K, µs): RGBA64 7×7 52.7 / 174.5 / 593.4 against
-/// 71.0 / 236.6 / 817.2, RGB 9×9 45.3 / 133.4 / 453.5 against 55.2 / 153.9 / 537.0, rgb48 7×7
-/// 40.2 / 132.5 / 460.2 against 45.6 / 159.1 / 514.1 and 9×9 49.0 / 160.3 / 563.1 against 58.7 /
-/// 188.3 / 655.0 (one row per thread was 1–4 % faster still for rgb48 only). For gray and gray16
-/// at 7 and 9 two rows tied with four (within 3 %); RGBA 9×9 had two already. The four rows kept
-/// 104 registers live for RGBA64 7×7 against 72 for two.
+/// … and for the others (and for px ≤ 8 from 1025 FMAs) up to 2048 FMAs; beyond, one row. Two rows
+/// against the four of the rule before (H100, gaussian, 1080p / 4K / 8K, µs): RGBA64 7×7 52.7 /
+/// 174.5 / 593.4 against 71.0 / 236.6 / 817.2, RGB 9×9 45.3 / 133.4 / 453.5 against 55.2 / 153.9 /
+/// 537.0, rgb48 7×7 40.2 / 132.5 / 460.2 against 45.6 / 159.1 / 514.1 and 9×9 49.0 / 160.3 / 563.1
+/// against 58.7 / 188.3 / 655.0 (one row per thread was 1–4 % faster still for rgb48 only). For
+/// gray and gray16 at 7 and 9 two rows tied with four (within 3 %); RGBA 9×9 had two already. The
+/// four rows kept 104 registers live for RGBA64 7×7 against 72 for two.
 pub const FULL_ROWS_WIDE: usize = 2;
 
 /// 8-bit RGBA full kernels of sides 6–7 take the register kernel only on planes of at least this
@@ -204,9 +204,11 @@ pub const FULL_RGBA_REG_MIN_PLANE: usize = 4_000_000;
 
 /// Whether a full plan of `side` taps on a plane of `ch` channels of `sb`-byte samples and
 /// `pixels` pixels takes the tiled kernel although the register kernel could run it
-/// ([`FULL_RGBA_REG_MIN_PLANE`]).
+/// ([`FULL_RGBA_REG_MIN_PLANE`]; never while `CONVFLOW_FAST_REG_MAX` sets the register kernel's
+/// reach).
 pub fn full_tiled_first(side: usize, ch: usize, sb: usize, pixels: usize) -> bool {
-    (ch, sb) == (4, 1)
+    tuning().reg_max.is_none()
+        && (ch, sb) == (4, 1)
         && side > REG_MAX_FULL
         && side <= REG_MAX_FULL_8BIT
         && pixels < FULL_RGBA_REG_MIN_PLANE

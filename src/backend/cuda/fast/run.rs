@@ -102,13 +102,11 @@ fn choose(
             }
         }
     }
-    let small_rgba = !separable
-        && !b.large_rules
-        && tuning().reg_max.is_none()
-        && full_tiled_first(kw.max(kh), ch, sb, l.width * l.height);
+    // Small 8-bit RGBA planes: the tiled kernel before the (f32) register one.
+    let tiled_first = tiled_first
+        || !separable && !b.large_rules && full_tiled_first(kw.max(kh), ch, sb, l.width * l.height);
     let reg = FastSpec::register(kw, kh, ch, plan.border, separable, sb);
-    if let Some(spec) = reg.filter(|_| b.block_override().is_none() && !tiled_first && !small_rgba)
-    {
+    if let Some(spec) = reg.filter(|_| b.block_override().is_none() && !tiled_first) {
         return Ok(Choice::Register {
             spec: plane(spec),
             name: "fast_reg",
