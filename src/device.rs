@@ -76,9 +76,11 @@ pub trait CopyQueue: Send {
         src: &DeviceFrame,
         dst: &mut Frame,
     ) -> Result<(), DeviceError>;
-    /// Waits for the oldest copy started and not yet finished; returns its device time. An
-    /// error ends that copy too: the next call is about the copy after it.
-    fn finish(&mut self) -> Result<Duration, DeviceError>;
+    /// Waits for the oldest copy started and not yet finished; returns its device time when
+    /// that copy was timed (a queue may time only a sample of its copies: timing events cost a
+    /// small copy a quarter of its speed). An error ends that copy too: the next call is about
+    /// the copy after it.
+    fn finish(&mut self) -> Result<Option<Duration>, DeviceError>;
     /// How many copies may be in flight at once (started, not finished); at least 1.
     fn depth(&self) -> usize;
     /// True when the oldest copy in flight is over (or failed), so [`CopyQueue::finish`] would

@@ -18,9 +18,9 @@ use crate::device::CopyQueue;
 /// What a stage's asynchronous work runs on: a copy queue, or a device backend's stream.
 /// Work finishes in the order it was started.
 pub(super) trait Runs {
-    /// Waits for the oldest work started and not finished; its device time. Failed or not,
-    /// that work is over.
-    fn finish(&mut self) -> Result<Duration, BackendError>;
+    /// Waits for the oldest work started and not finished; its device time when it was timed.
+    /// Failed or not, that work is over.
+    fn finish(&mut self) -> Result<Option<Duration>, BackendError>;
     /// How much work may be in flight at once.
     fn depth(&self) -> usize;
     /// The oldest work is over: `finish` would not wait.
@@ -31,7 +31,7 @@ pub(super) trait Runs {
 pub(super) type Queue = Box<dyn CopyQueue>;
 
 impl Runs for Queue {
-    fn finish(&mut self) -> Result<Duration, BackendError> {
+    fn finish(&mut self) -> Result<Option<Duration>, BackendError> {
         Ok(CopyQueue::finish(&mut **self)?)
     }
     fn depth(&self) -> usize {
@@ -43,8 +43,8 @@ impl Runs for Queue {
 }
 
 impl Runs for &mut dyn Backend {
-    fn finish(&mut self) -> Result<Duration, BackendError> {
-        self.finish_device()
+    fn finish(&mut self) -> Result<Option<Duration>, BackendError> {
+        self.finish_device().map(Some)
     }
     fn depth(&self) -> usize {
         self.device_depth()
@@ -120,7 +120,7 @@ impl<C, Q: Runs> Flight<C, Q> {
         let t = Instant::now();
         let f = self.jobs.pop_front()?;
         match self.queue.finish() {
-            Ok(device) => stats.device += device,
+            Ok(device) => stats.timed(device),
             Err(e) => {
                 let index = f.index;
                 self.failed.push(f);
@@ -237,7 +237,7 @@ mod tests {
     struct Panicking;
 
     impl Runs for Panicking {
-        fn finish(&mut self) -> Result<Duration, BackendError> {
+        fn finish(&mut self) -> Result<Option<Duration>, BackendError> {
             panic!("planned queue panic");
         }
         fn depth(&self) -> usize {

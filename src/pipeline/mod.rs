@@ -527,9 +527,9 @@ fn device_totals(stages: &[StageStats], overlapped: bool) -> Option<DeviceTimes>
     let get = |name: &str| stages.iter().find(|s| s.name == name);
     if overlapped {
         return Some(DeviceTimes {
-            h2d: get("upload")?.device,
-            kernel: get("filter")?.device,
-            d2h: get("download")?.device,
+            h2d: get("upload")?.device_total(),
+            kernel: get("filter")?.device_total(),
+            d2h: get("download")?.device_total(),
         });
     }
     get("filter").filter(|s| s.measured).map(|s| s.split)

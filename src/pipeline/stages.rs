@@ -95,7 +95,7 @@ impl<T> Stage<T> {
             return Ok(None);
         };
         let device = work(&mut out)?;
-        self.stats.device += device;
+        self.stats.timed(Some(device));
         self.stats.add(t.elapsed().saturating_sub(waited), bytes);
         Ok(Some(out))
     }

@@ -23,9 +23,13 @@ pub struct StageStats {
     pub busy: Duration,
     /// Bytes of frame data handled.
     pub bytes: u64,
-    /// Device time of this stage's work (CUDA events): copies for upload/download, kernels for
-    /// filter. Zero where not measured.
+    /// Device time of this stage's timed work (CUDA events): copies for upload/download,
+    /// kernels for filter. Zero where not measured. [`StageStats::device_total`] estimates
+    /// every frame's from it.
     pub device: Duration,
+    /// Frames whose device time `device` sums: all of them, but for copy queues that time a
+    /// sample of their copies.
+    pub timed: usize,
     /// Per-frame busy time in µs.
     pub per_frame: Histogram<u64>,
     /// Upload / kernel / download device times inside this stage (a filter stage that runs the
@@ -46,6 +50,7 @@ impl StageStats {
             busy: Duration::ZERO,
             bytes: 0,
             device: Duration::ZERO,
+            timed: 0,
             per_frame: histogram(),
             split: DeviceTimes::default(),
             measured: false,
@@ -59,6 +64,7 @@ impl StageStats {
         self.busy += other.busy;
         self.bytes += other.bytes;
         self.device += other.device;
+        self.timed += other.timed;
         let _ = self.per_frame.add(&other.per_frame);
         self.split.h2d += other.split.h2d;
         self.split.kernel += other.split.kernel;
@@ -70,6 +76,24 @@ impl StageStats {
     /// Busy time per lane: the wall time this stage needed, its lanes working side by side.
     pub fn busy_per_lane(&self) -> Duration {
         self.busy / self.lanes.max(1) as u32
+    }
+
+    /// Records one frame's device time, when its work was timed.
+    pub(super) fn timed(&mut self, device: Option<Duration>) {
+        if let Some(d) = device {
+            self.device += d;
+            self.timed += 1;
+        }
+    }
+
+    /// The device time of all the frames: the timed frames' mean times the frames (exact
+    /// when every frame was timed; zero when none was).
+    pub fn device_total(&self) -> Duration {
+        match self.timed {
+            0 => Duration::ZERO,
+            t if t >= self.frames => self.device,
+            t => self.device.mul_f64(self.frames as f64 / t as f64),
+        }
     }
 
     pub(super) fn add(&mut self, busy: Duration, bytes: usize) {
@@ -269,7 +293,7 @@ impl StageReport {
             fps: s.frames as f64 / per_lane.max(1e-9),
             mb_per_s: s.bytes as f64 / per_lane.max(1e-9) / 1e6,
             utilisation: per_lane / wall.max(1e-9),
-            device_s: s.device.as_secs_f64(),
+            device_s: s.device_total().as_secs_f64(),
             latency_us: Percentiles::of(&s.per_frame),
         }
     }

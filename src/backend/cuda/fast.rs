@@ -332,15 +332,29 @@ impl FastSpec {
         }
     }
 
-    /// `fast_sep`'s launch bounds in `block` with its row pass from global memory
-    /// ([`sep_min_blocks`], scaled to the block's threads); else None.
-    fn sep_bounds(&self, (bx, by): (u32, u32)) -> Option<(u32, usize)> {
+    /// The same separable specialization for a plane of `pixels` pixels: 8-bit RGBA taller
+    /// than 9 on large planes takes [`SEP_ROWS_RGBA_LARGE`] rows ([`sep_rgba_large`]).
+    pub fn for_pixels(self, pixels: usize) -> FastSpec {
+        let large = self.separable && self.row_global && self.kw.max(self.kh) > 9;
+        if large && sep_rgba_large(self.ch, self.sb, pixels) {
+            return FastSpec {
+                py: SEP_ROWS_RGBA_LARGE,
+                ..self
+            };
+        }
+        self
+    }
+
+    /// `fast_sep`'s launch bounds in `block` on a plane of `pixels` pixels with its row pass
+    /// from global memory ([`sep_min_blocks`], scaled to the block's threads); else None.
+    fn sep_bounds(&self, (bx, by): (u32, u32), pixels: usize) -> Option<(u32, usize)> {
         if !self.separable || !self.row_global {
             return None;
         }
+        let large = sep_rgba_large(self.ch, self.sb, pixels);
         let m = tuning()
             .sep_minb
-            .unwrap_or_else(|| sep_min_blocks(self.ch, self.sb, self.kw.max(self.kh)));
+            .unwrap_or_else(|| sep_min_blocks(self.ch, self.sb, self.kw.max(self.kh), large));
         let threads = bx * by;
         (m > 0).then(|| (threads, (m * 128 / threads as usize).max(1)))
     }

@@ -1,7 +1,8 @@
 //! The CUDA side of the pipeline's transfer stages: page-locked host frames, device frame
-//! buffers, and copy queues that each own a non-blocking stream and a pair of timing events.
+//! buffers, and copy queues that each own a non-blocking stream and events per copy slot.
 //!
-//! A queue keeps a few copies in flight on its stream, each between a pair of timing events, and
+//! A queue keeps a few copies in flight on its stream, each followed by an event (one copy in
+//! `COPY_TIME_EVERY` between a pair of timing events, for the report's device times), and
 //! a stage hands a frame on only once its copy has finished (its end event has fired), so the
 //! next stage always gets a ready frame and no cross-stream ordering is needed: the overlap
 //! comes from the upload, filter and download stages each driving their own stream at once.
@@ -164,17 +165,23 @@ impl Offload for CudaOffload {
         let streams = (0..streams)
             .map(|_| self.ctx.new_stream().map_err(err("creating a copy stream")))
             .collect::<Result<Vec<_>, _>>()?;
-        let ev = || {
+        let ev = |flags| {
             self.ctx
-                .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .new_event(Some(flags))
                 .map_err(err("creating events"))
         };
+        let (timing, plain) = (
+            sys::CUevent_flags::CU_EVENT_DEFAULT,
+            sys::CUevent_flags::CU_EVENT_DISABLE_TIMING,
+        );
         let slots = (0..depth)
             .map(|i| {
                 Ok(Slot {
                     stream: streams[i % streams.len()].clone(),
-                    start: ev()?,
-                    end: ev()?,
+                    start: ev(timing)?,
+                    end: ev(timing)?,
+                    done: ev(plain)?,
+                    timed: false,
                     what: "",
                 })
             })
@@ -183,6 +190,8 @@ impl Offload for CudaOffload {
             slots,
             next: 0,
             pending: 0,
+            started: 0,
+            time_every: time_every(),
         }))
     }
 }
@@ -194,6 +203,21 @@ impl Offload for CudaOffload {
 /// `CONVFLOW_COPY_DEPTH` and `CONVFLOW_COPY_STREAMS` override them (sweeps).
 const COPY_DEPTH: usize = 2;
 const COPY_STREAMS: usize = 1;
+
+/// One copy in this many is timed, between a pair of timing events; the others are followed
+/// by one event without timing. Measured on an H100 (docs/PERFORMANCE.md, "tenth round"): a
+/// timing event pair around every copy took a 0.9 MB copy from ~20 to 26 µs of copy-engine time
+/// and held 720p gray at 30k frames/s against 42k with copies untimed (1080p gray 17.2k against
+/// 19.7k; 720p RGB 13.3k against 14.8k). `CONVFLOW_COPY_TIME_EVERY` overrides it (1: every copy).
+const COPY_TIME_EVERY: usize = 16;
+
+fn time_every() -> usize {
+    std::env::var("CONVFLOW_COPY_TIME_EVERY")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(COPY_TIME_EVERY)
+        .clamp(1, 1 << 16)
+}
 
 fn copy_shape() -> (usize, usize) {
     let var = |name: &str, default: usize| {
@@ -207,25 +231,32 @@ fn copy_shape() -> (usize, usize) {
     (depth, var("CONVFLOW_COPY_STREAMS", COPY_STREAMS).min(depth))
 }
 
-/// One copy's place in a queue: its stream and the events around it.
+/// One copy's place in a queue: its stream and the events around it: `start` and `end` (timing)
+/// when the copy is timed, else `done` alone.
 struct Slot {
     stream: Arc<CudaStream>,
     start: CudaEvent,
     end: CudaEvent,
+    done: CudaEvent,
+    timed: bool,
     /// What the copy does, for its errors.
     what: &'static str,
 }
 
 /// A ring of copy slots: copies start in slot `next`, `pending` of them (the ones before it)
-/// are in flight, and they finish oldest first.
+/// are in flight, and they finish oldest first; copy `started` is timed when it is a multiple
+/// of `time_every`.
 struct CudaQueue {
     slots: Vec<Slot>,
     next: usize,
     pending: usize,
+    started: usize,
+    time_every: usize,
 }
 
 impl CudaQueue {
-    /// Starts `copy` in the next slot, between its events.
+    /// Starts `copy` in the next slot, followed by its event (between its timing events when
+    /// it is one of the timed copies).
     fn start(
         &mut self,
         what: &'static str,
@@ -240,12 +271,18 @@ impl CudaQueue {
         let err = |e| CudaError::driver(what, e);
         let slot = &mut self.slots[self.next];
         slot.stream.context().bind_to_thread().map_err(err)?;
-        slot.start.record(&slot.stream).map_err(err)?;
+        let timed = self.started % self.time_every == 0;
+        if timed {
+            slot.start.record(&slot.stream).map_err(err)?;
+        }
         copy(slot.stream.cu_stream()).map_err(err)?;
-        slot.end.record(&slot.stream).map_err(err)?;
+        let end = if timed { &slot.end } else { &slot.done };
+        end.record(&slot.stream).map_err(err)?;
+        slot.timed = timed;
         slot.what = what;
         self.next = (self.next + 1) % self.slots.len();
         self.pending += 1;
+        self.started += 1;
         Ok(())
     }
 }
@@ -280,7 +317,7 @@ impl CopyQueue for CudaQueue {
         })?)
     }
 
-    fn finish(&mut self) -> Result<Duration, DeviceError> {
+    fn finish(&mut self) -> Result<Option<Duration>, DeviceError> {
         let n = self.slots.len();
         if self.pending == 0 {
             return Err(CudaError::Unsupported("no copy in flight to finish".into()).into());
@@ -288,9 +325,13 @@ impl CopyQueue for CudaQueue {
         let slot = &self.slots[(self.next + n - self.pending) % n];
         self.pending -= 1;
         let err = |e| CudaError::driver(slot.what, e);
+        if !slot.timed {
+            slot.done.synchronize().map_err(err)?;
+            return Ok(None);
+        }
         slot.end.synchronize().map_err(err)?;
         let ms = slot.start.elapsed_ms(&slot.end).map_err(err)?.max(0.0) as f64;
-        Ok(Duration::from_secs_f64(ms / 1e3))
+        Ok(Some(Duration::from_secs_f64(ms / 1e3)))
     }
 
     fn depth(&self) -> usize {
@@ -300,7 +341,8 @@ impl CopyQueue for CudaQueue {
     fn done(&mut self) -> bool {
         let n = self.slots.len();
         let slot = &self.slots[(self.next + n - self.pending) % n];
-        self.pending == 0 || slot.end.try_is_complete().unwrap_or(true)
+        let end = if slot.timed { &slot.end } else { &slot.done };
+        self.pending == 0 || end.try_is_complete().unwrap_or(true)
     }
 }
 

@@ -150,8 +150,22 @@ pub const SEP_SMALL_PLANE: usize = 4_000_000;
 /// memory ([`FastSpec::row_global`](super::FastSpec::row_global)) … (H100, 1080p and 4K,
 /// gaussian:7…25: RGB 1.0–1.27× faster than 2 rows, e.g. 4K gaussian:9 57.7 against 66.6 µs)
 pub const SEP_ROWS: usize = 4;
-/// … and for 4 channels (RGBA 4K gaussian:9: 85.1 against 115 µs with 4 rows).
+/// … and for 4 channels (RGBA 4K gaussian:9: 85.1 against 115 µs with 4 rows) …
 pub const SEP_ROWS_RGBA: usize = 2;
+/// … but for 8-bit RGBA taller than 9 on planes of at least [`SEP_SMALL_PLANE`] pixels
+/// ([`sep_rgba_large`]), with 3 blocks resident ([`sep_min_blocks`]). H100, gaussian, 4K / 8K,
+/// µs, against the rule before (2 rows; 3 blocks, 2 from 16 taps; docs/PERFORMANCE.md, "tenth
+/// round"): 11 103.7 / 376.8 against 108.5 / 409.9, 13 107.4 / 389.4 against 114.8 / 434.4,
+/// 15 113.8 / 408.9 against 121.1 / 455.7, 25 172.1 / 592.4 against 200.4 / 749.3 (2 rows with
+/// 3 blocks: 186.7 / 673.3). On 1080p the rule before stays best (25: 58.6 µs; 4 rows 61.5).
+pub const SEP_ROWS_RGBA_LARGE: usize = 4;
+
+/// Whether a separable plan on a plane of `ch` channels of `sb`-byte samples and `pixels`
+/// pixels takes the large planes' RGBA rules ([`SEP_ROWS_RGBA_LARGE`], [`sep_min_blocks`]).
+pub fn sep_rgba_large(ch: usize, sb: usize, pixels: usize) -> bool {
+    (ch, sb) == (4, 1) && pixels >= SEP_SMALL_PLANE
+}
+
 /// The block `fast_sep` tries first with its row pass from global memory: 8 × 16 threads was
 /// within 7 % of the best of 11 shapes at every measured point (gray, gray16, NV12, RGB, RGBA,
 /// RGBA64 on 1080p and 4K, gaussian:7…25; docs/PERFORMANCE.md, "seventh round") …
@@ -168,12 +182,15 @@ pub const SEP_BLOCK_TALL_RGBA: (u32, u32) = (4, 32);
 /// RGB, rgb48, RGBA with its alpha kept and RGBA64; docs/PERFORMANCE.md, "eighth round") gave
 /// these, each within 3 % of the best at both sizes but 4K RGBA 25 (199.4 µs at 2 against
 /// 187.2 at 3, which loses 10 % on 1080p): gray 4K gaussian:25 37.0 µs against 41.2 unbounded,
-/// rgb48 183.0 against 213.9, RGBA64 gaussian:7 82.9 against 101.4.
-pub fn sep_min_blocks(ch: usize, sb: usize, side: usize) -> usize {
+/// rgb48 183.0 against 213.9, RGBA64 gaussian:7 82.9 against 101.4. On large planes 8-bit RGBA
+/// taller than 15 takes 3 (`large`, [`sep_rgba_large`], with [`SEP_ROWS_RGBA_LARGE`] rows; 4K
+/// gaussian:25 172.1 µs against 182.9 with 2 and 201.4 with 4).
+pub fn sep_min_blocks(ch: usize, sb: usize, side: usize, large: bool) -> usize {
     let by_side = match (ch, sb) {
         (1, _) => [6, 6, 6, 6],
         (2, _) => [6, 6, 5, 3],
         (3, _) => [6, 5, 4, 3],
+        (_, 1) if large => [4, 4, 3, 3],
         (_, 1) => [4, 4, 3, 2],
         _ => [5, 5, 4, 3],
     };

@@ -113,13 +113,20 @@ fn choose(
             form: None,
         });
     }
+    // Tests may ask for the large planes' rules on every plane.
+    let pixels = if b.large_rules {
+        usize::MAX
+    } else {
+        l.width * l.height
+    };
     let mut spec = plane(
         if separable {
             FastSpec::separable(kw, kh, ch, plan.border)
         } else {
             FastSpec::new(kw, kh, ch, plan.border)
         }
-        .with_sample_bytes(sb),
+        .with_sample_bytes(sb)
+        .for_pixels(pixels),
     );
     if let Some(py) = tuning().tiled_py {
         spec.py = py;
@@ -151,7 +158,7 @@ fn choose(
     match (chosen, b.block_override()) {
         (Some(block), _) if fits_constant => {
             let spec = FastSpec {
-                tiled_bounds: spec.sep_bounds(block),
+                tiled_bounds: spec.sep_bounds(block, pixels),
                 ..spec
             };
             Ok(Choice::Tiled { spec, block })

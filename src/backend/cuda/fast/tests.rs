@@ -217,7 +217,7 @@ fn separable_launch_bounds_follow_the_measured_rules() {
     let bounds = |k, ch, sb| {
         FastSpec::separable(k, k, ch, Border::Clamp)
             .with_sample_bytes(sb)
-            .sep_bounds(SEP_BLOCK)
+            .sep_bounds(SEP_BLOCK, 0)
     };
     assert_eq!(bounds(25, 1, 1), Some((128, 6)));
     assert_eq!(bounds(7, 3, 1), Some((128, 6)));
@@ -226,12 +226,35 @@ fn separable_launch_bounds_follow_the_measured_rules() {
     assert_eq!(bounds(31, 4, 2), Some((128, 3)));
     // Scaled to other blocks' threads; none for the input-tile kernel.
     let spec = FastSpec::separable(9, 9, 1, Border::Clamp);
-    assert_eq!(spec.sep_bounds((16, 16)), Some((256, 3)));
+    assert_eq!(spec.sep_bounds((16, 16), 0), Some((256, 3)));
     let tile = FastSpec {
         row_global: false,
         ..spec
     };
-    assert_eq!(tile.sep_bounds(SEP_BLOCK), None);
+    assert_eq!(tile.sep_bounds(SEP_BLOCK, 0), None);
+}
+
+#[test]
+fn large_rgba_planes_take_more_separable_rows_and_blocks() {
+    let spec = |k, ch, sb, pixels| {
+        FastSpec::separable(k, k, ch, Border::Clamp)
+            .with_sample_bytes(sb)
+            .for_pixels(pixels)
+    };
+    let (small, large) = (SEP_SMALL_PLANE - 1, SEP_SMALL_PLANE);
+    assert_eq!(spec(25, 4, 1, small).py, SEP_ROWS_RGBA);
+    assert_eq!(spec(25, 4, 1, large).py, SEP_ROWS_RGBA_LARGE);
+    assert_eq!(spec(11, 4, 1, large).py, SEP_ROWS_RGBA_LARGE);
+    // 9 and below, 16-bit RGBA and other channel counts keep their rows.
+    assert_eq!(spec(9, 4, 1, large).py, SEP_ROWS_RGBA);
+    assert_eq!(spec(25, 4, 2, large).py, SEP_ROWS_RGBA);
+    assert_eq!(spec(25, 3, 1, large).py, SEP_ROWS);
+    let bounds = |k, pixels| spec(k, 4, 1, pixels).sep_bounds(SEP_BLOCK_TALL_RGBA, pixels);
+    assert_eq!(bounds(25, small), Some((128, 2)));
+    assert_eq!(bounds(25, large), Some((128, 3)));
+    assert_eq!(bounds(15, small), Some((128, 3)));
+    assert_eq!(bounds(15, large), Some((128, 3)));
+    assert_eq!(bounds(9, large), Some((128, 4)));
 }
 
 #[test]
