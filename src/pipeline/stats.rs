@@ -28,8 +28,11 @@ pub struct StageStats {
     /// every frame's from it.
     pub device: Duration,
     /// Frames whose device time `device` sums: all of them, but for copy queues that time a
-    /// sample of their copies.
+    /// sample of their copies …
     pub timed: usize,
+    /// … and frames whose work ran untimed (frames without work, such as frames already on
+    /// the device at the upload, are neither).
+    pub untimed: usize,
     /// Per-frame busy time in µs.
     pub per_frame: Histogram<u64>,
     /// Upload / kernel / download device times inside this stage (a filter stage that runs the
@@ -51,6 +54,7 @@ impl StageStats {
             bytes: 0,
             device: Duration::ZERO,
             timed: 0,
+            untimed: 0,
             per_frame: histogram(),
             split: DeviceTimes::default(),
             measured: false,
@@ -65,6 +69,7 @@ impl StageStats {
         self.bytes += other.bytes;
         self.device += other.device;
         self.timed += other.timed;
+        self.untimed += other.untimed;
         let _ = self.per_frame.add(&other.per_frame);
         self.split.h2d += other.split.h2d;
         self.split.kernel += other.split.kernel;
@@ -78,21 +83,24 @@ impl StageStats {
         self.busy / self.lanes.max(1) as u32
     }
 
-    /// Records one frame's device time, when its work was timed.
+    /// Records one frame's device work: its time when it was timed.
     pub(super) fn timed(&mut self, device: Option<Duration>) {
-        if let Some(d) = device {
-            self.device += d;
-            self.timed += 1;
+        match device {
+            Some(d) => {
+                self.device += d;
+                self.timed += 1;
+            }
+            None => self.untimed += 1,
         }
     }
 
-    /// The device time of all the frames: the timed frames' mean times the frames (exact
-    /// when every frame was timed; zero when none was).
+    /// The device time of all the frames that had device work: the timed frames' mean times
+    /// their number (exact when every one was timed; zero when none was).
     pub fn device_total(&self) -> Duration {
-        match self.timed {
-            0 => Duration::ZERO,
-            t if t >= self.frames => self.device,
-            t => self.device.mul_f64(self.frames as f64 / t as f64),
+        match (self.timed, self.untimed) {
+            (0, _) => Duration::ZERO,
+            (_, 0) => self.device,
+            (t, u) => self.device.mul_f64((t + u) as f64 / t as f64),
         }
     }
 

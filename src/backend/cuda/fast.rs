@@ -335,8 +335,7 @@ impl FastSpec {
     /// The same separable specialization for a plane of `pixels` pixels: 8-bit RGBA taller
     /// than 9 on large planes takes [`SEP_ROWS_RGBA_LARGE`] rows ([`sep_rgba_large`]).
     pub fn for_pixels(self, pixels: usize) -> FastSpec {
-        let large = self.separable && self.row_global && self.kw.max(self.kh) > 9;
-        if large && sep_rgba_large(self.ch, self.sb, pixels) {
+        if self.separable && self.row_global && self.kh > 9 && self.rgba_large(pixels) {
             return FastSpec {
                 py: SEP_ROWS_RGBA_LARGE,
                 ..self
@@ -351,12 +350,17 @@ impl FastSpec {
         if !self.separable || !self.row_global {
             return None;
         }
-        let large = sep_rgba_large(self.ch, self.sb, pixels);
+        let large = self.kh > 9 && self.rgba_large(pixels);
         let m = tuning()
             .sep_minb
             .unwrap_or_else(|| sep_min_blocks(self.ch, self.sb, self.kw.max(self.kh), large));
         let threads = bx * by;
         (m > 0).then(|| (threads, (m * 128 / threads as usize).max(1)))
+    }
+
+    /// 8-bit RGBA on a large plane ([`sep_rgba_large`]).
+    fn rgba_large(&self, pixels: usize) -> bool {
+        sep_rgba_large(self.ch, self.sb, pixels)
     }
 
     /// The same specialization for samples of `sb` bytes.

@@ -3,7 +3,7 @@
 //!
 //! A queue keeps a few copies in flight on its stream, each followed by an event (one copy in
 //! `COPY_TIME_EVERY` between a pair of timing events, for the report's device times), and
-//! a stage hands a frame on only once its copy has finished (its end event has fired), so the
+//! a stage hands a frame on only once its copy has finished (its event has fired), so the
 //! next stage always gets a ready frame and no cross-stream ordering is needed: the overlap
 //! comes from the upload, filter and download stages each driving their own stream at once.
 //! Upload sources are write-combined page-locked memory (fast for the CPU to fill and for the

@@ -156,8 +156,9 @@ pub const SEP_ROWS_RGBA: usize = 2;
 /// ([`sep_rgba_large`]), with 3 blocks resident ([`sep_min_blocks`]). H100, gaussian, 4K / 8K,
 /// µs, against the rule before (2 rows; 3 blocks, 2 from 16 taps; docs/PERFORMANCE.md, "tenth
 /// round"): 11 103.7 / 376.8 against 108.5 / 409.9, 13 107.4 / 389.4 against 114.8 / 434.4,
-/// 15 113.8 / 408.9 against 121.1 / 455.7, 25 172.1 / 592.4 against 200.4 / 749.3 (2 rows with
+/// 15 113.6 / 406.8 against 121.1 / 455.7, 25 172.6 / 593.6 against 200.4 / 749.3 (2 rows with
 /// 3 blocks: 186.7 / 673.3). On 1080p the rule before stays best (25: 58.6 µs; 4 rows 61.5).
+/// Only square kernels were measured; the rule goes by the height, as the block does.
 pub const SEP_ROWS_RGBA_LARGE: usize = 4;
 
 /// Whether a separable plan on a plane of `ch` channels of `sb`-byte samples and `pixels`
@@ -184,7 +185,7 @@ pub const SEP_BLOCK_TALL_RGBA: (u32, u32) = (4, 32);
 /// 187.2 at 3, which loses 10 % on 1080p): gray 4K gaussian:25 37.0 µs against 41.2 unbounded,
 /// rgb48 183.0 against 213.9, RGBA64 gaussian:7 82.9 against 101.4. On large planes 8-bit RGBA
 /// taller than 15 takes 3 (`large`, [`sep_rgba_large`], with [`SEP_ROWS_RGBA_LARGE`] rows; 4K
-/// gaussian:25 172.1 µs against 182.9 with 2 and 201.4 with 4).
+/// gaussian:25 172.6 µs against 182.9 with 2 and 201.4 with 4).
 pub fn sep_min_blocks(ch: usize, sb: usize, side: usize, large: bool) -> usize {
     let by_side = match (ch, sb) {
         (1, _) => [6, 6, 6, 6],

@@ -249,6 +249,10 @@ fn large_rgba_planes_take_more_separable_rows_and_blocks() {
     assert_eq!(spec(9, 4, 1, large).py, SEP_ROWS_RGBA);
     assert_eq!(spec(25, 4, 2, large).py, SEP_ROWS_RGBA);
     assert_eq!(spec(25, 3, 1, large).py, SEP_ROWS);
+    // The height decides: a wide, short kernel keeps the rule before.
+    let wide = FastSpec::separable(25, 3, 4, Border::Clamp).for_pixels(large);
+    assert_eq!(wide.py, SEP_ROWS_RGBA);
+    assert_eq!(wide.sep_bounds(SEP_BLOCK, large), Some((128, 2)));
     let bounds = |k, pixels| spec(k, 4, 1, pixels).sep_bounds(SEP_BLOCK_TALL_RGBA, pixels);
     assert_eq!(bounds(25, small), Some((128, 2)));
     assert_eq!(bounds(25, large), Some((128, 3)));
