@@ -405,3 +405,28 @@ pub struct Report {
     /// Device times, when the backend measured them.
     pub device: Option<DeviceReport>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sampled_device_times_stand_for_the_frames_with_device_work() {
+        let mut s = StageStats::new("upload");
+        for i in 0..6 {
+            s.add(Duration::ZERO, 1);
+            // Four frames copied, two of them timed (10 µs each); two already on the device.
+            if i < 4 {
+                s.timed((i % 2 == 0).then_some(Duration::from_micros(10)));
+            }
+        }
+        assert_eq!(s.device_total(), Duration::from_micros(40));
+        // Lanes merge their counts; with nothing timed there is no device time.
+        let mut other = StageStats::new("upload");
+        other.add(Duration::ZERO, 1);
+        other.timed(None);
+        assert_eq!(other.device_total(), Duration::ZERO);
+        s.merge(&other);
+        assert_eq!(s.device_total(), Duration::from_micros(50));
+    }
+}

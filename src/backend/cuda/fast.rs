@@ -335,7 +335,7 @@ impl FastSpec {
     /// The same separable specialization for a plane of `pixels` pixels: 8-bit RGBA taller
     /// than 9 on large planes takes [`SEP_ROWS_RGBA_LARGE`] rows ([`sep_rgba_large`]).
     pub fn for_pixels(self, pixels: usize) -> FastSpec {
-        if self.separable && self.row_global && self.kh > 9 && self.rgba_large(pixels) {
+        if self.separable && self.row_global && self.rgba_large(pixels) {
             return FastSpec {
                 py: SEP_ROWS_RGBA_LARGE,
                 ..self
@@ -350,7 +350,7 @@ impl FastSpec {
         if !self.separable || !self.row_global {
             return None;
         }
-        let large = self.kh > 9 && self.rgba_large(pixels);
+        let large = self.rgba_large(pixels);
         let m = tuning()
             .sep_minb
             .unwrap_or_else(|| sep_min_blocks(self.ch, self.sb, self.kw.max(self.kh), large));
@@ -358,9 +358,10 @@ impl FastSpec {
         (m > 0).then(|| (threads, (m * 128 / threads as usize).max(1)))
     }
 
-    /// 8-bit RGBA on a large plane ([`sep_rgba_large`]).
+    /// The large planes' RGBA rules apply: 8-bit RGBA taller than 9 on a large plane
+    /// ([`sep_rgba_large`]; the height decides, as for the block).
     fn rgba_large(&self, pixels: usize) -> bool {
-        sep_rgba_large(self.ch, self.sb, pixels)
+        self.kh > 9 && sep_rgba_large(self.ch, self.sb, pixels)
     }
 
     /// The same specialization for samples of `sb` bytes.

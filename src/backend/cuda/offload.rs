@@ -160,7 +160,7 @@ impl Offload for CudaOffload {
     }
 
     fn queue(&self) -> Result<Box<dyn CopyQueue>, DeviceError> {
-        let (depth, streams) = copy_shape();
+        let (depth, streams, time_every) = copy_shape();
         let err = |what| move |e| CudaError::driver(what, e);
         let streams = (0..streams)
             .map(|_| self.ctx.new_stream().map_err(err("creating a copy stream")))
@@ -191,7 +191,7 @@ impl Offload for CudaOffload {
             next: 0,
             pending: 0,
             started: 0,
-            time_every: time_every(),
+            time_every,
         }))
     }
 }
@@ -211,24 +211,23 @@ const COPY_STREAMS: usize = 1;
 /// 19.7k; 720p RGB 13.3k against 14.8k). `CONVFLOW_COPY_TIME_EVERY` overrides it (1: every copy).
 const COPY_TIME_EVERY: usize = 16;
 
-fn time_every() -> usize {
-    std::env::var("CONVFLOW_COPY_TIME_EVERY")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or(COPY_TIME_EVERY)
-        .clamp(1, 1 << 16)
-}
-
-fn copy_shape() -> (usize, usize) {
-    let var = |name: &str, default: usize| {
+/// The copy queues' shape: copies in flight, streams, and one copy in how many timed (the
+/// constants, or their overrides).
+fn copy_shape() -> (usize, usize, usize) {
+    let var = |name: &str, default: usize, most: usize| {
         std::env::var(name)
             .ok()
             .and_then(|v| v.parse::<usize>().ok())
             .unwrap_or(default)
-            .clamp(1, 8)
+            .clamp(1, most)
     };
-    let depth = var("CONVFLOW_COPY_DEPTH", COPY_DEPTH);
-    (depth, var("CONVFLOW_COPY_STREAMS", COPY_STREAMS).min(depth))
+    let depth = var("CONVFLOW_COPY_DEPTH", COPY_DEPTH, 8);
+    let streams = var("CONVFLOW_COPY_STREAMS", COPY_STREAMS, 8).min(depth);
+    (
+        depth,
+        streams,
+        var("CONVFLOW_COPY_TIME_EVERY", COPY_TIME_EVERY, 1 << 16),
+    )
 }
 
 /// One copy's place in a queue: its stream and the events around it: `start` and `end` (timing)
