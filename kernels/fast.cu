@@ -181,6 +181,27 @@ __device__ __forceinline__ int padded_row(int n) {
 // the last thread's over-read (the host's FastSpec::tile computes the same).
 __device__ __forceinline__ int tile_cols(int tw) { return (tw + 3 + 3) & ~3; }
 
+// Sample s (any integer: the border rule maps it) of the stored row srow, as a float.
+__device__ __forceinline__ float mapped_sample(const PlaneParams& p, const sample_t* srow, int s) {
+    const int px = floor_div(s, CH);
+    const int sx = map_index<BORDER>(px, p.width);
+    return sx >= 0 ? (float)value(p, srow[(size_t)sx * CH + (s - px * CH)]) : 0.0f;
+}
+
+// The aligned word w of a tile row's source into the shared row trow, its first sample at
+// tile column j (which may be negative: the word starts before the tile); its samples outside
+// the tile's tw columns are padding (0) up to tile_cols(tw) and dropped past it.
+__device__ __forceinline__ void tile_word(float* trow, int tw, int j, unsigned w) {
+    if (j >= 0 && j + SPW - 1 < tw) {
+#pragma unroll
+        for (int t = 0; t < SPW; ++t) trow[tcol(j + t)] = word_value(w, t);
+    } else {
+#pragma unroll
+        for (int t = 0; t < SPW; ++t)
+            if (j + t >= 0 && j + t < tile_cols(tw)) trow[tcol(j + t)] = j + t < tw ? word_value(w, t) : 0.0f;
+    }
+}
+
 // Fills th rows x tile_cols(tw) samples of f32, rows ts floats apart, columns placed by tcol:
 // tile sample (r, j) is the value of image sample s0 + j of row y0 + r, mapped by the border
 // rule per pixel (zero border and padding columns are 0).
@@ -188,28 +209,45 @@ __device__ __forceinline__ void load_tile(const PlaneParams& p, float* tile, int
     const int n = p.width * CH, tc = tile_cols(tw);
     const int tid = threadIdx.y * blockDim.x + threadIdx.x, nthreads = blockDim.x * blockDim.y;
     const bool interior = y0 >= 0 && y0 + th <= p.height && s0 >= 0 && s0 + tw <= n;
-    if (interior && (p.src_stride & 3) == 0 && (p.src & 3) == 0) {
-        // Aligned 4-byte loads from a0 = s0 rounded down to a whole word (SPW samples); the
-        // last word of the last row may end up to 3 bytes past it, inside the host's
+    if ((p.src_stride & 3) == 0 && (p.src & 3) == 0) {
+        // Aligned 4-byte words from a0 = s0 rounded down to a whole word (SPW samples). When
+        // the tile ends inside the row, the last word may end up to 3 bytes past it (its
+        // samples past the tile are padding): inside the row's stride or the host's
         // CONVFLOW_DEVICE_SLACK.
         const int a0 = s0 & ~(SPW - 1), shift = s0 - a0, nw = (shift + tw + SPW - 1) / SPW;
-        const u8* base = (const u8*)row_of<sample_t>(p.src, y0, p.src_stride) + (size_t)a0 * SB;
-        // Rows over threadIdx.y, words over threadIdx.x; unrolled so that several independent
-        // loads are in flight before the first is used.
+        if (interior) {
+            const u8* base = (const u8*)row_of<sample_t>(p.src, y0, p.src_stride) + (size_t)a0 * SB;
+            // Rows over threadIdx.y, words over threadIdx.x; unrolled so that several
+            // independent loads are in flight before the first is used.
 #pragma unroll 4
-        for (int r = threadIdx.y; r < th; r += blockDim.y) {
-            const unsigned* row = (const unsigned*)(base + (size_t)r * p.src_stride);
-            float* trow = tile + r * ts;
-            for (int wi = threadIdx.x; wi < nw; wi += blockDim.x) {
-                const unsigned v = __ldg(row + wi);
-                const int j = SPW * wi - shift;
-                if (j >= 0 && j + SPW - 1 < tw) {
-#pragma unroll
-                    for (int t = 0; t < SPW; ++t) trow[tcol(j + t)] = word_value(v, t);
-                } else {
+            for (int r = threadIdx.y; r < th; r += blockDim.y) {
+                const unsigned* row = (const unsigned*)(base + (size_t)r * p.src_stride);
+                for (int wi = threadIdx.x; wi < nw; wi += blockDim.x)
+                    tile_word(tile + r * ts, tw, SPW * wi - shift, __ldg(row + wi));
+            }
+        } else {
+            // A block at the plane's edges: each tile row's source row is mapped by the border
+            // rule once (a zero-border row outside the plane is zeros), a word inside the row
+            // is loaded as it is, and only the words that reach past a row end are built
+            // sample by sample through the border rule. (Built sample by sample throughout,
+            // these blocks took a quarter of 1080p RGBA 7x7's time. Unrolled, this loop cost
+            // RGB 25x25 5 %.)
+            const bool ends_inside = s0 + tw <= n;
+#pragma unroll 1
+            for (int r = threadIdx.y; r < th; r += blockDim.y) {
+                const int sy = map_index<BORDER>(y0 + r, p.height);
+                const sample_t* srow = row_of<sample_t>(p.src, max(sy, 0), p.src_stride);
+                for (int wi = threadIdx.x; wi < nw; wi += blockDim.x) {
+                    const int sw = a0 + SPW * wi, j = SPW * wi - shift;
+                    if (sy >= 0 && sw >= 0 && (ends_inside || sw + SPW <= n)) {
+                        tile_word(tile + r * ts, tw, j, __ldg((const unsigned*)(srow + sw)));
+                        continue;
+                    }
+                    float* trow = tile + r * ts;
 #pragma unroll
                     for (int t = 0; t < SPW; ++t)
-                        if (j + t >= 0 && j + t < tc) trow[tcol(j + t)] = j + t < tw ? word_value(v, t) : 0.0f;
+                        if (j + t >= 0 && j + t < tile_cols(tw))
+                            trow[tcol(j + t)] = j + t < tw && sy >= 0 ? mapped_sample(p, srow, sw + t) : 0.0f;
                 }
             }
         }
@@ -233,12 +271,8 @@ __device__ __forceinline__ void load_tile(const PlaneParams& p, float* tile, int
         int r = i / tc, j = i - r * tc;
         float v = 0.0f;
         if (j < tw) {
-            int s = s0 + j;
-            int px = floor_div(s, CH);
-            int c = s - px * CH;
-            int sy = map_index<BORDER>(y0 + r, p.height), sx = map_index<BORDER>(px, p.width);
-            if (sy >= 0 && sx >= 0)
-                v = (float)value(p, row_of<sample_t>(p.src, sy, p.src_stride)[(size_t)sx * CH + c]);
+            const int sy = map_index<BORDER>(y0 + r, p.height);
+            if (sy >= 0) v = mapped_sample(p, row_of<sample_t>(p.src, sy, p.src_stride), s0 + j);
         }
         tile[r * ts + tcol(j)] = v;
     }

@@ -217,7 +217,8 @@ pub const FULL_ROWS_WIDE: usize = 2;
 
 /// 8-bit RGBA full kernels of sides 6–7 take the register kernel only on planes of at least this
 /// many pixels: below, the tiled kernel with [`FULL_ROWS_WIDE`] rows wins (H100, gaussian:7 on
-/// 1080p RGBA: 46.1 µs against 50.6; on 4K 143.5 against 128.0, on 8K 487.8 against 383.1).
+/// 1080p RGBA: 46.1 µs against 50.6, and 35 since the tiled kernel's edge blocks load words;
+/// on 4K 143.5 against 128.0, on 8K 487.8 against 383.1).
 pub const FULL_RGBA_REG_MIN_PLANE: usize = 4_000_000;
 
 /// Whether a full plan of `side` taps on a plane of `ch` channels of `sb`-byte samples and
