@@ -251,7 +251,7 @@ __device__ __forceinline__ void load_tile(const PlaneParams& p, float* tile, int
                 }
             }
         }
-        // Padding columns past the last word (at most 7 per row).
+        // Padding columns past the last word (at most 6 per row).
         const int pad0 = SPW * nw - shift, padn = tc - pad0;
         for (int i = tid; i < th * padn; i += nthreads) {
             const int r = i / padn;
