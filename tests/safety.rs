@@ -575,13 +575,16 @@ fn ctrl_c_after_the_upstream_dies_mid_frame_keeps_the_complete_frames() {
     let t = Scratch::new("safety-upstream");
     let out_path = t.path("out.y4m");
     // The shell pipeline `writer | convflow` in a process group of its own; the writer sends
-    // three frames and part of a fourth, then stalls; Ctrl-C signals the whole group.
+    // three frames and part of a fourth, then stalls; Ctrl-C signals the whole group. The
+    // writer's subshell exits on the signal whenever it comes: on a loaded machine it may come
+    // while `cat` still runs, and a subshell that went on to `sleep 30` would hold the
+    // pipeline (and the stderr pipe) open past the test's limit.
     let mut stream = y4m_bytes(8, 8, 3);
     stream.extend_from_slice(b"FRAME\n");
     stream.extend_from_slice(&[5; 40]);
     std::fs::write(t.path("part.bin"), &stream).unwrap();
     let script = format!(
-        "(cat {}; sleep 30) | {} filter - -o {} --kernel box:3 -q",
+        "(trap 'exit 130' INT; cat {}; sleep 30) | {} filter - -o {} --kernel box:3 -q",
         s(&t.path("part.bin")),
         env!("CARGO_BIN_EXE_convflow"),
         s(&out_path)
@@ -590,7 +593,8 @@ fn ctrl_c_after_the_upstream_dies_mid_frame_keeps_the_complete_frames() {
     cmd.args(["-c", &script]).stderr(Stdio::piped());
     cmd.process_group(0);
     let child = cmd.spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(600));
+    // Time for convflow to start and read the three whole frames, on a slow machine too.
+    std::thread::sleep(Duration::from_millis(1500));
     // SAFETY: signals the process group we created (the shell, cat/sleep and convflow).
     assert_eq!(
         unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGINT) },
