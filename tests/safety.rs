@@ -592,6 +592,16 @@ fn ctrl_c_after_the_upstream_dies_mid_frame_keeps_the_complete_frames() {
     let mut cmd = std::process::Command::new("sh");
     cmd.args(["-c", &script]).stderr(Stdio::piped());
     cmd.process_group(0);
+    // A shell started in the background (`cmd &`, as CI scripts may be) hands its children
+    // SIGINT ignored, and a shell cannot trap a signal ignored on entry: reset it, as a
+    // terminal's Ctrl-C finds it.
+    // SAFETY: signal(2) is async-signal-safe, as pre_exec requires.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        })
+    };
     let child = cmd.spawn().unwrap();
     // Time for convflow to start and read the three whole frames, on a slow machine too.
     std::thread::sleep(Duration::from_millis(1500));
