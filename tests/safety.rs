@@ -576,9 +576,8 @@ fn ctrl_c_after_the_upstream_dies_mid_frame_keeps_the_complete_frames() {
     let out_path = t.path("out.y4m");
     // The shell pipeline `writer | convflow` in a process group of its own; the writer sends
     // three frames and part of a fourth, then stalls; Ctrl-C signals the whole group. The
-    // writer's subshell exits on the signal whenever it comes: on a loaded machine it may come
-    // while `cat` still runs, and a subshell that went on to `sleep 30` would hold the
-    // pipeline (and the stderr pipe) open past the test's limit.
+    // writer's subshell exits on the signal even if it comes while `cat` still runs: one that
+    // went on to `sleep 30` would hold the pipeline (and the stderr pipe) open past the limit.
     let mut stream = y4m_bytes(8, 8, 3);
     stream.extend_from_slice(b"FRAME\n");
     stream.extend_from_slice(&[5; 40]);
