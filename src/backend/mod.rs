@@ -239,8 +239,9 @@ pub trait Backend: Send {
     }
 
     /// Waits for the oldest frame started by [`Backend::start_device`]; returns the device
-    /// time of its kernels. An error ends that frame too.
-    fn finish_device(&mut self) -> Result<Duration, BackendError> {
+    /// time of its kernels where they were timed (a backend may time only some frames). An
+    /// error ends that frame too.
+    fn finish_device(&mut self) -> Result<Option<Duration>, BackendError> {
         Err(BackendError::Unsupported(format!(
             "{} has no frame in flight",
             self.name()

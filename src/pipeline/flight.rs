@@ -44,7 +44,7 @@ impl Runs for Queue {
 
 impl Runs for &mut dyn Backend {
     fn finish(&mut self) -> Result<Option<Duration>, BackendError> {
-        self.finish_device().map(Some)
+        self.finish_device()
     }
     fn depth(&self) -> usize {
         self.device_depth()

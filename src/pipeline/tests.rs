@@ -308,7 +308,7 @@ impl Backend for MockDevice {
     }
     /// The kernels run when they are finished, like a device's: a stage that hands a frame
     /// on earlier passes stale bytes.
-    fn finish_device(&mut self) -> Result<Duration, BackendError> {
+    fn finish_device(&mut self) -> Result<Option<Duration>, BackendError> {
         let (plan, shape, work) = self.kernels.pop_front().expect("a frame in flight");
         if Some(self.filtered) == self.fail_after {
             assert!(!self.panics, "planned kernel panic");
@@ -327,7 +327,7 @@ impl Backend for MockDevice {
         let mut out = Frame::like(&input);
         self.cpu.filter_frame(&plan, &input, &mut out)?;
         dst.copy_from_slice(out.data());
-        Ok(Duration::from_micros(7))
+        Ok(Some(Duration::from_micros(7)))
     }
     fn device_depth(&self) -> usize {
         self.depth

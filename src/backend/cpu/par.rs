@@ -230,19 +230,33 @@ fn run_band_impl<const SIMD: bool>(
         // Blocks outermost, rows innermost: the kh + g − 1 row segments of one block stay in
         // L1 while the g output rows of the group read them.
         let mut e = 0;
+        let b = job.depth.bytes();
         while e + LANES <= n {
-            for r in 0..g {
+            let mut r = 0;
+            while r < g {
                 let taps = &slots[r * job.kh..][..job.kh];
-                let acc = match job.factors {
-                    None => full_block(job, ring, taps, l.channels, e),
-                    Some((col, _)) => vertical_block(ring, taps, col, e),
-                };
-                let b = job.depth.bytes();
-                store_block::<SIMD>(
-                    job,
-                    &acc,
-                    &mut rows[r * job.dst_stride + e * b..][..LANES * b],
-                );
+                let out = |r: usize| r * job.dst_stride + e * b;
+                match job.factors {
+                    None => {
+                        let acc = full_block(job, ring, taps, l.channels, e);
+                        store_block::<SIMD>(job, &acc, &mut rows[out(r)..][..LANES * b]);
+                        r += 1;
+                    }
+                    #[cfg(target_arch = "x86_64")]
+                    Some((col, _)) if SIMD && r + 1 < g => {
+                        let below = slots[(r + 1) * job.kh + job.kh - 1];
+                        // SAFETY: `SIMD` is only set where AVX2 and FMA were detected.
+                        let [acc0, acc1] = unsafe { vertical_pair_avx2(ring, taps, below, col, e) };
+                        store_block::<SIMD>(job, &acc0, &mut rows[out(r)..][..LANES * b]);
+                        store_block::<SIMD>(job, &acc1, &mut rows[out(r + 1)..][..LANES * b]);
+                        r += 2;
+                    }
+                    Some((col, _)) => {
+                        let acc = vertical_block(ring, taps, col, e);
+                        store_block::<SIMD>(job, &acc, &mut rows[out(r)..][..LANES * b]);
+                        r += 1;
+                    }
+                }
             }
             e += LANES;
         }
@@ -522,4 +536,53 @@ fn vertical_block(ring: &[f32], taps: &[usize], col: &[f32], e: usize) -> [f32; 
         }
     }
     acc
+}
+
+/// One block of the vertical pass for two adjacent output rows at once: the `kh − 1` source rows
+/// they share are loaded once and feed both rows' accumulators, which halves the loads. `taps`
+/// are the first row's ring offsets, `below` the last source row of the second. Each row still
+/// adds its taps in the order `ky = 0, 1, …` ([`vertical_block`]'s), so nothing changes in the
+/// results: the second row's tap `ky` is the first row's source row `ky + 1`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn vertical_pair_avx2(
+    ring: &[f32],
+    taps: &[usize],
+    below: usize,
+    col: &[f32],
+    e: usize,
+) -> [[f32; LANES]; 2] {
+    use std::arch::x86_64::*;
+    // Half a block per pass keeps both rows' accumulators (2 × 4 AVX registers) in registers.
+    const HALF: usize = LANES / 2;
+    let kh = col.len();
+    assert!(kh == taps.len() && kh > 0);
+    let fits = |t: usize| t + e + LANES <= ring.len();
+    assert!(taps.iter().all(|&t| fits(t)) && fits(below));
+    let mut out = [[0f32; LANES]; 2];
+    for h in (0..LANES).step_by(HALF) {
+        let p = ring.as_ptr().add(e + h);
+        let load = |base: usize, i: usize| _mm256_loadu_ps(p.add(base + 8 * i));
+        let (mut a, mut b) = ([_mm256_setzero_ps(); 4], [_mm256_setzero_ps(); 4]);
+        let w = _mm256_set1_ps(col[0]);
+        for (i, a) in a.iter_mut().enumerate() {
+            *a = _mm256_fmadd_ps(w, load(taps[0], i), *a);
+        }
+        for m in 1..kh {
+            let (wa, wb) = (_mm256_set1_ps(col[m]), _mm256_set1_ps(col[m - 1]));
+            for (i, (a, b)) in a.iter_mut().zip(&mut b).enumerate() {
+                let s = load(taps[m], i);
+                *a = _mm256_fmadd_ps(wa, s, *a);
+                *b = _mm256_fmadd_ps(wb, s, *b);
+            }
+        }
+        let w = _mm256_set1_ps(col[kh - 1]);
+        for (i, (a, b)) in a.iter().zip(&mut b).enumerate() {
+            *b = _mm256_fmadd_ps(w, load(below, i), *b);
+            _mm256_storeu_ps(out[0].as_mut_ptr().add(h + 8 * i), *a);
+            _mm256_storeu_ps(out[1].as_mut_ptr().add(h + 8 * i), *b);
+        }
+    }
+    out
 }

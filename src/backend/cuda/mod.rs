@@ -114,8 +114,21 @@ const DEFAULT_BLOCK: (u32, u32) = (32, 8);
 /// the next frame's kernels while the last ones run hides the host's launch and wake-up time
 /// (measured on an H100: ~20 µs a frame, the filter stage's whole cost at 720p gray).
 const DEVICE_DEPTH: usize = 2;
-/// Where the in-flight frames' event pairs begin among the backend's timing events.
+/// Where the in-flight frames' events begin among the backend's events.
 const SLOT_EVENTS: usize = 5;
+/// Events per in-flight frame: its kernels' start and end (timing events), and the end of an
+/// untimed frame (an event without timing).
+const EVENTS_PER_SLOT: usize = 3;
+
+/// In-flight slot `slot`'s event `which` (0 start, 1 end, 2 untimed end).
+fn slot_event(slot: usize, which: usize) -> usize {
+    SLOT_EVENTS + EVENTS_PER_SLOT * slot + which
+}
+
+/// One frame in this many that the pipeline's filter stage runs has its kernels timed between
+/// a pair of timing events; the others end with one event without timing, as the copies do
+/// (`offload::COPY_TIME_EVERY`). `CONVFLOW_KERNEL_TIME_EVERY` overrides it (1: every frame).
+const KERNEL_TIME_EVERY: usize = 16;
 
 /// True when the CUDA driver library can be loaded (no panic, no GPU needed).
 pub fn driver_present() -> bool {
@@ -177,10 +190,15 @@ pub struct CudaBackend {
     large_rules: bool,
     /// Events around the last frame's upload, kernels and download: upload start, upload
     /// end, kernels end, download end, kernels start; then a start/end pair per frame the
-    /// pipeline may have in flight ([`SLOT_EVENTS`]).
+    /// pipeline may have in flight ([`SLOT_EVENTS`], [`slot_event`]).
     events: Option<Vec<cudarc::driver::CudaEvent>>,
     /// Frames started by `start_device` and not finished: the oldest's slot, and how many.
     in_flight: (usize, usize),
+    /// Frames `start_device` has started, and one in how many has its kernels timed.
+    started: usize,
+    time_every: usize,
+    /// Whether each in-flight frame's kernels are timed.
+    slot_timed: [bool; DEVICE_DEPTH],
     /// The module loading each in-flight frame's launch spent (taken off its device time).
     slot_loaded: [Duration; DEVICE_DEPTH],
     /// The event to record as the kernels' start once the frame's first kernel module is
@@ -262,6 +280,13 @@ impl CudaBackend {
             large_rules: false,
             events: None,
             in_flight: (0, 0),
+            started: 0,
+            time_every: std::env::var("CONVFLOW_KERNEL_TIME_EVERY")
+                .ok()
+                .and_then(|v| v.parse::<usize>().ok())
+                .unwrap_or(KERNEL_TIME_EVERY)
+                .clamp(1, 1 << 16),
+            slot_timed: [true; DEVICE_DEPTH],
             slot_loaded: [Duration::ZERO; DEVICE_DEPTH],
             start_pending: None,
             loading_at_start: Duration::ZERO,
@@ -351,6 +376,11 @@ impl CudaBackend {
             }
             None => Ok(()),
         }
+    }
+
+    /// The event that ends in-flight slot `slot`'s kernels: a timing event when they are timed.
+    fn slot_end(&self, slot: usize) -> usize {
+        slot_event(slot, if self.slot_timed[slot] { 1 } else { 2 })
     }
 
     /// Device time between the kernels' events `a` and `b`, less the modules loaded between.
@@ -607,27 +637,33 @@ impl Backend for CudaBackend {
         let d_dst = offload::device_ptr(dst)?;
         // The kernels run in stream order after the frames before them, so they may share
         // the intermediate and weight buffers.
-        self.start_pending = Some(SLOT_EVENTS + 2 * slot);
+        let timed = self.started % self.time_every == 0;
+        self.started += 1;
+        self.slot_timed[slot] = timed;
+        self.start_pending = timed.then_some(slot_event(slot, 0));
         self.run_planes_at(plan, &src.shape, &dst.shape, d_src, d_dst)?;
-        self.record(SLOT_EVENTS + 2 * slot + 1)?;
-        self.slot_loaded[slot] = self.registry.loading() - self.loading_at_start;
+        self.record(self.slot_end(slot))?;
+        if timed {
+            self.slot_loaded[slot] = self.registry.loading() - self.loading_at_start;
+        }
         self.in_flight.1 += 1;
         Ok(())
     }
 
-    fn finish_device(&mut self) -> Result<Duration, BackendError> {
+    fn finish_device(&mut self) -> Result<Option<Duration>, BackendError> {
         let (slot, pending) = self.in_flight;
         if pending == 0 {
             return Err(CudaError::Unsupported("no frame in flight to finish".into()).into());
         }
-        let end = SLOT_EVENTS + 2 * slot + 1;
+        let end = self.slot_end(slot);
         self.in_flight = ((slot + 1) % DEVICE_DEPTH, pending - 1);
         self.events()?[end]
             .synchronize()
             .map_err(|e| CudaError::driver("running the filter", e))?;
-        Ok(self
-            .between(end - 1, end)
-            .saturating_sub(self.slot_loaded[slot]))
+        Ok(self.slot_timed[slot].then(|| {
+            self.between(slot_event(slot, 0), end)
+                .saturating_sub(self.slot_loaded[slot])
+        }))
     }
 
     fn device_depth(&self) -> usize {
@@ -636,7 +672,7 @@ impl Backend for CudaBackend {
 
     fn device_done(&mut self) -> bool {
         let (slot, pending) = self.in_flight;
-        let end = SLOT_EVENTS + 2 * slot + 1;
+        let end = self.slot_end(slot);
         match &self.events {
             Some(e) if pending > 0 => e[end].try_is_complete().unwrap_or(true),
             _ => true,

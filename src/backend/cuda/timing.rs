@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use cudarc::driver::{sys, CudaEvent};
 
-use super::{offload, CudaBackend, CudaError, DEVICE_DEPTH, SLOT_EVENTS};
+use super::{offload, CudaBackend, CudaError, DEVICE_DEPTH, EVENTS_PER_SLOT, SLOT_EVENTS};
 use crate::backend::{check_shapes, BackendError, LinkBandwidth, Measure};
 use crate::filter::Plan;
 use crate::frame::Frame;
@@ -19,12 +19,25 @@ fn event(ctx: &std::sync::Arc<cudarc::driver::CudaContext>) -> Result<CudaEvent,
         .map_err(|e| CudaError::driver("creating events", e))
 }
 
+/// An event without timing, which costs the stream less.
+fn untimed_event(
+    ctx: &std::sync::Arc<cudarc::driver::CudaContext>,
+) -> Result<CudaEvent, CudaError> {
+    ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
+        .map_err(|e| CudaError::driver("creating events", e))
+}
+
 impl CudaBackend {
-    /// The timing events (created once): a frame's five, then a pair per in-flight slot.
+    /// The events (created once): a frame's five timing events, then three per in-flight slot
+    /// (`slot_event`: start and end timing events, and an untimed end).
     pub(super) fn events(&mut self) -> Result<&[CudaEvent], CudaError> {
         if self.events.is_none() {
-            let n = SLOT_EVENTS + 2 * DEVICE_DEPTH;
-            self.events = Some((0..n).map(|_| event(&self.ctx)).collect::<Result<_, _>>()?);
+            let n = SLOT_EVENTS + EVENTS_PER_SLOT * DEVICE_DEPTH;
+            let make = |i: usize| match i.checked_sub(SLOT_EVENTS) {
+                Some(j) if j % EVENTS_PER_SLOT == 2 => untimed_event(&self.ctx),
+                _ => event(&self.ctx),
+            };
+            self.events = Some((0..n).map(make).collect::<Result<_, _>>()?);
         }
         Ok(self.events.as_deref().expect("created"))
     }
