@@ -189,8 +189,8 @@ pub struct CudaBackend {
     /// `fast` picks its kernels as for planes of any size ([`CudaBackend::set_large_rules`]).
     large_rules: bool,
     /// Events around the last frame's upload, kernels and download: upload start, upload
-    /// end, kernels end, download end, kernels start; then a start/end pair per frame the
-    /// pipeline may have in flight ([`SLOT_EVENTS`], [`slot_event`]).
+    /// end, kernels end, download end, kernels start; then three per frame the pipeline may
+    /// have in flight ([`SLOT_EVENTS`], [`slot_event`]).
     events: Option<Vec<cudarc::driver::CudaEvent>>,
     /// Frames started by `start_device` and not finished: the oldest's slot, and how many.
     in_flight: (usize, usize),
