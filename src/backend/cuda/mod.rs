@@ -125,9 +125,9 @@ fn slot_event(slot: usize, which: usize) -> usize {
     SLOT_EVENTS + EVENTS_PER_SLOT * slot + which
 }
 
-/// One frame in this many that the pipeline's filter stage runs has its kernels timed between
-/// a pair of timing events; the others end with one event without timing, as the copies do
-/// (`offload::COPY_TIME_EVERY`). `CONVFLOW_KERNEL_TIME_EVERY` overrides it (1: every frame).
+/// One frame in this many that the pipeline's filter stage runs has its kernels timed
+/// ([`timing::Sampler`]), as one copy in `offload::COPY_TIME_EVERY` is.
+/// `CONVFLOW_KERNEL_TIME_EVERY` overrides it (1: every frame).
 const KERNEL_TIME_EVERY: usize = 16;
 
 /// True when the CUDA driver library can be loaded (no panic, no GPU needed).
@@ -194,9 +194,8 @@ pub struct CudaBackend {
     events: Option<Vec<cudarc::driver::CudaEvent>>,
     /// Frames started by `start_device` and not finished: the oldest's slot, and how many.
     in_flight: (usize, usize),
-    /// Frames `start_device` has started, and one in how many has its kernels timed.
-    started: usize,
-    time_every: usize,
+    /// Which frames `start_device` starts have their kernels timed.
+    sampler: timing::Sampler,
     /// Whether each in-flight frame's kernels are timed.
     slot_timed: [bool; DEVICE_DEPTH],
     /// The module loading each in-flight frame's launch spent (taken off its device time).
@@ -280,12 +279,7 @@ impl CudaBackend {
             large_rules: false,
             events: None,
             in_flight: (0, 0),
-            started: 0,
-            time_every: std::env::var("CONVFLOW_KERNEL_TIME_EVERY")
-                .ok()
-                .and_then(|v| v.parse::<usize>().ok())
-                .unwrap_or(KERNEL_TIME_EVERY)
-                .clamp(1, 1 << 16),
+            sampler: timing::Sampler::from_env("CONVFLOW_KERNEL_TIME_EVERY", KERNEL_TIME_EVERY),
             slot_timed: [true; DEVICE_DEPTH],
             slot_loaded: [Duration::ZERO; DEVICE_DEPTH],
             start_pending: None,
@@ -637,8 +631,7 @@ impl Backend for CudaBackend {
         let d_dst = offload::device_ptr(dst)?;
         // The kernels run in stream order after the frames before them, so they may share
         // the intermediate and weight buffers.
-        let timed = self.started % self.time_every == 0;
-        self.started += 1;
+        let timed = self.sampler.next();
         self.slot_timed[slot] = timed;
         self.start_pending = timed.then_some(slot_event(slot, 0));
         self.run_planes_at(plan, &src.shape, &dst.shape, d_src, d_dst)?;

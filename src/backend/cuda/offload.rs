@@ -19,6 +19,7 @@ use cudarc::driver::{sys, CudaContext, CudaEvent, CudaSlice, CudaStream, DeviceP
 use super::abi::DEVICE_SLACK;
 use super::memory::oom_or;
 use super::raw::{self, PinnedBuf};
+use super::timing::{env_count, event, Sampler};
 use super::CudaError;
 use crate::backend::LinkBandwidth;
 use crate::device::{CopyQueue, DeviceError, DeviceFrame, Offload};
@@ -71,11 +72,7 @@ pub fn link_bandwidth(
         off.ctx.new_stream().map_err(err)?,
         off.ctx.new_stream().map_err(err)?,
     );
-    let ev = || {
-        off.ctx
-            .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-            .map_err(err)
-    };
+    let ev = || event(&off.ctx, true);
     let (start, end_a, end_b) = (ev()?, ev()?, ev()?);
     let (mut up, mut down, mut both) = (Vec::new(), Vec::new(), Vec::new());
     for rep in 0..reps.max(1) + 1 {
@@ -160,27 +157,19 @@ impl Offload for CudaOffload {
     }
 
     fn queue(&self) -> Result<Box<dyn CopyQueue>, DeviceError> {
-        let (depth, streams, time_every) = copy_shape();
+        let (depth, streams) = copy_shape();
         let err = |what| move |e| CudaError::driver(what, e);
         let streams = (0..streams)
             .map(|_| self.ctx.new_stream().map_err(err("creating a copy stream")))
             .collect::<Result<Vec<_>, _>>()?;
-        let ev = |flags| {
-            self.ctx
-                .new_event(Some(flags))
-                .map_err(err("creating events"))
-        };
-        let (timing, plain) = (
-            sys::CUevent_flags::CU_EVENT_DEFAULT,
-            sys::CUevent_flags::CU_EVENT_DISABLE_TIMING,
-        );
+        let ev = |timing| event(&self.ctx, timing);
         let slots = (0..depth)
             .map(|i| {
                 Ok(Slot {
                     stream: streams[i % streams.len()].clone(),
-                    start: ev(timing)?,
-                    end: ev(timing)?,
-                    done: ev(plain)?,
+                    start: ev(true)?,
+                    end: ev(true)?,
+                    done: ev(false)?,
                     timed: false,
                     what: "",
                 })
@@ -190,8 +179,7 @@ impl Offload for CudaOffload {
             slots,
             next: 0,
             pending: 0,
-            started: 0,
-            time_every,
+            sample: Sampler::from_env("CONVFLOW_COPY_TIME_EVERY", COPY_TIME_EVERY),
         }))
     }
 }
@@ -204,29 +192,18 @@ impl Offload for CudaOffload {
 const COPY_DEPTH: usize = 2;
 const COPY_STREAMS: usize = 1;
 
-/// One copy in this many is timed, between a pair of timing events; the others are followed
-/// by one event without timing. Measured on an H100 (docs/PERFORMANCE.md, "tenth round"): a
+/// One copy in this many is timed ([`Sampler`]). Measured on an H100 (docs/PERFORMANCE.md, "tenth round"): a
 /// timing event pair around every copy took a 0.9 MB copy from ~20 to 26 µs of copy-engine time
 /// and held 720p gray at 30k frames/s against 42k with copies untimed (1080p gray 17.2k against
 /// 19.7k; 720p RGB 13.3k against 14.8k). `CONVFLOW_COPY_TIME_EVERY` overrides it (1: every copy).
 const COPY_TIME_EVERY: usize = 16;
 
-/// The copy queues' shape: copies in flight, streams, and one copy in how many timed (the
-/// constants, or their overrides).
-fn copy_shape() -> (usize, usize, usize) {
-    let var = |name: &str, default: usize, most: usize| {
-        std::env::var(name)
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok())
-            .unwrap_or(default)
-            .clamp(1, most)
-    };
-    let depth = var("CONVFLOW_COPY_DEPTH", COPY_DEPTH, 8);
-    let streams = var("CONVFLOW_COPY_STREAMS", COPY_STREAMS, 8).min(depth);
+/// The copy queues' shape: copies in flight and streams (the constants, or their overrides).
+fn copy_shape() -> (usize, usize) {
+    let depth = env_count("CONVFLOW_COPY_DEPTH", COPY_DEPTH, 8);
     (
         depth,
-        streams,
-        var("CONVFLOW_COPY_TIME_EVERY", COPY_TIME_EVERY, 1 << 16),
+        env_count("CONVFLOW_COPY_STREAMS", COPY_STREAMS, 8).min(depth),
     )
 }
 
@@ -243,14 +220,12 @@ struct Slot {
 }
 
 /// A ring of copy slots: copies start in slot `next`, `pending` of them (the ones before it)
-/// are in flight, and they finish oldest first; copy `started` is timed when it is a multiple
-/// of `time_every`.
+/// are in flight, and they finish oldest first; `sample` picks the timed copies.
 struct CudaQueue {
     slots: Vec<Slot>,
     next: usize,
     pending: usize,
-    started: usize,
-    time_every: usize,
+    sample: Sampler,
 }
 
 impl CudaQueue {
@@ -270,7 +245,7 @@ impl CudaQueue {
         let err = |e| CudaError::driver(what, e);
         let slot = &mut self.slots[self.next];
         slot.stream.context().bind_to_thread().map_err(err)?;
-        let timed = self.started % self.time_every == 0;
+        let timed = self.sample.next();
         if timed {
             slot.start.record(&slot.stream).map_err(err)?;
         }
@@ -281,7 +256,6 @@ impl CudaQueue {
         slot.what = what;
         self.next = (self.next + 1) % self.slots.len();
         self.pending += 1;
-        self.started += 1;
         Ok(())
     }
 }

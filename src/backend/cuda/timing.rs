@@ -14,17 +14,54 @@ use crate::frame::Frame;
 /// Passes per timed event pair in [`Measure::kernel_times`].
 const TIMED_BATCH: usize = 10;
 
-fn event(ctx: &std::sync::Arc<cudarc::driver::CudaContext>) -> Result<CudaEvent, CudaError> {
-    ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+/// A new event: a timing event, or one without timing, which costs its stream less and only
+/// tells when the work before it is done.
+pub(super) fn event(
+    ctx: &std::sync::Arc<cudarc::driver::CudaContext>,
+    timing: bool,
+) -> Result<CudaEvent, CudaError> {
+    let flags = if timing {
+        sys::CUevent_flags::CU_EVENT_DEFAULT
+    } else {
+        sys::CUevent_flags::CU_EVENT_DISABLE_TIMING
+    };
+    ctx.new_event(Some(flags))
         .map_err(|e| CudaError::driver("creating events", e))
 }
 
-/// An event without timing, which costs the stream less.
-fn untimed_event(
-    ctx: &std::sync::Arc<cudarc::driver::CudaContext>,
-) -> Result<CudaEvent, CudaError> {
-    ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
-        .map_err(|e| CudaError::driver("creating events", e))
+/// The environment variable `name` as a count, else `default`; kept within 1 ..= `most`.
+pub(super) fn env_count(name: &str, default: usize, most: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(default)
+        .clamp(1, most)
+}
+
+/// Which of a stream's works (copies, frames' kernels) are timed between a pair of timing
+/// events: one in `every`, starting with the first. Timing events around every small copy cost
+/// it a quarter of its speed (docs/PERFORMANCE.md, tenth round); the others end with one event
+/// without timing.
+pub(super) struct Sampler {
+    every: usize,
+    started: usize,
+}
+
+impl Sampler {
+    /// One in `default` timed, or one in the environment variable `name`'s (1: every one).
+    pub(super) fn from_env(name: &str, default: usize) -> Sampler {
+        Sampler {
+            every: env_count(name, default, 1 << 16),
+            started: 0,
+        }
+    }
+
+    /// Whether the next work is timed.
+    pub(super) fn next(&mut self) -> bool {
+        let timed = self.started % self.every == 0;
+        self.started += 1;
+        timed
+    }
 }
 
 impl CudaBackend {
@@ -33,10 +70,11 @@ impl CudaBackend {
     pub(super) fn events(&mut self) -> Result<&[CudaEvent], CudaError> {
         if self.events.is_none() {
             let n = SLOT_EVENTS + EVENTS_PER_SLOT * DEVICE_DEPTH;
-            let make = |i: usize| match i.checked_sub(SLOT_EVENTS) {
-                Some(j) if j % EVENTS_PER_SLOT == 2 => untimed_event(&self.ctx),
-                _ => event(&self.ctx),
+            let timing = |i: usize| {
+                !matches!(i.checked_sub(SLOT_EVENTS),
+                Some(j) if j % EVENTS_PER_SLOT == 2)
             };
+            let make = |i: usize| event(&self.ctx, timing(i));
             self.events = Some((0..n).map(make).collect::<Result<_, _>>()?);
         }
         Ok(self.events.as_deref().expect("created"))
@@ -63,7 +101,7 @@ impl CudaBackend {
         let err = |e| CudaError::driver("measuring the copy ceiling", e);
         let a = self.stream.alloc_zeros::<u8>(n).map_err(err)?;
         let mut b = self.stream.alloc_zeros::<u8>(n).map_err(err)?;
-        let (start, end) = (event(&self.ctx)?, event(&self.ctx)?);
+        let (start, end) = (event(&self.ctx, true)?, event(&self.ctx, true)?);
         let mut times = Vec::new();
         for i in 0..12 {
             start.record(&self.stream).map_err(err)?;
@@ -111,7 +149,7 @@ impl Measure for CudaBackend {
         for _ in 0..warmup {
             self.run_planes_at(plan, &s, &d, d_src, d_dst)?;
         }
-        let (start, end) = (event(&self.ctx)?, event(&self.ctx)?);
+        let (start, end) = (event(&self.ctx, true)?, event(&self.ctx, true)?);
         let err = |e| CudaError::driver("timing the kernels", e);
         let mut times = Vec::with_capacity(runs);
         let mut spent = 0.0;
@@ -145,5 +183,25 @@ impl Measure for CudaBackend {
     fn link_bandwidth(&mut self, bytes: usize, reps: usize) -> Result<LinkBandwidth, BackendError> {
         let off = offload::CudaOffload::new(self.ctx.clone(), self.pageable);
         Ok(offload::link_bandwidth(&off, bytes, reps)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Sampler;
+
+    #[test]
+    fn the_sampler_times_the_first_work_then_one_in_every() {
+        let mut s = Sampler {
+            every: 3,
+            started: 0,
+        };
+        let timed: Vec<bool> = (0..7).map(|_| s.next()).collect();
+        assert_eq!(timed, [true, false, false, true, false, false, true]);
+        let mut every = Sampler {
+            every: 1,
+            started: 0,
+        };
+        assert!((0..4).all(|_| every.next()));
     }
 }
