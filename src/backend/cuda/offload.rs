@@ -192,10 +192,11 @@ impl Offload for CudaOffload {
 const COPY_DEPTH: usize = 2;
 const COPY_STREAMS: usize = 1;
 
-/// One copy in this many is timed ([`Sampler`]). Measured on an H100 (docs/PERFORMANCE.md, "tenth round"): a
-/// timing event pair around every copy took a 0.9 MB copy from ~20 to 26 µs of copy-engine time
-/// and held 720p gray at 30k frames/s against 42k with copies untimed (1080p gray 17.2k against
-/// 19.7k; 720p RGB 13.3k against 14.8k). `CONVFLOW_COPY_TIME_EVERY` overrides it (1: every copy).
+/// One copy in this many is timed ([`Sampler`]). Measured on an H100 (docs/PERFORMANCE.md,
+/// "tenth round"): a timing event pair around every copy took a 0.9 MB copy from ~20 to 26 µs of
+/// copy-engine time and held 720p gray at 30k frames/s against 42k with copies untimed (1080p
+/// gray 17.2k against 19.7k; 720p RGB 13.3k against 14.8k). `CONVFLOW_COPY_TIME_EVERY`
+/// overrides it (1: every copy).
 const COPY_TIME_EVERY: usize = 16;
 
 /// The copy queues' shape: copies in flight and streams (the constants, or their overrides).
