@@ -13,7 +13,9 @@ mod common;
 #[path = "conformance/integer.rs"]
 mod integer;
 
-use integer::{integer_kernels_every_shape_and_row_end, small_integer_kernels};
+use integer::{
+    dyadic_separable_kernels, integer_kernels_every_shape_and_row_end, small_integer_kernels,
+};
 
 use common::{check_against_oracle, first_difference, poisoned_like, random_frame, Rng};
 use convflow::backend::{Backend, CpuPar, CpuSeq, Support};
@@ -554,6 +556,10 @@ macro_rules! backend_suite {
             #[test]
             fn small_integer_kernels_every_border_and_row_end() {
                 each(super::small_integer_kernels, 11);
+            }
+            #[test]
+            fn dyadic_separable_kernels_every_border_and_row_end() {
+                each(super::dyadic_separable_kernels, 12);
             }
             #[test]
             fn tiny_images_and_kernels_larger_than_the_image() {

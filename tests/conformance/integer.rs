@@ -131,3 +131,76 @@ pub fn small_integer_kernels(backend: &mut dyn Backend, salt: u64) {
         );
     }
 }
+
+/// Separable kernels of small non-negative integers over a power of two (the default Gaussians
+/// up to 5 taps, binomials, boxes of 2^n, random ones up to a sum of 256): the kernels whose
+/// two passes `cpu-par` computes in 16-bit integers. Separable plans, every border, row ends of
+/// every length, band ends (heights), 8-bit formats, frames near saturation (sums at the top of
+/// 16 bits) and random ones (exact ties are frequent for these divisors).
+pub fn dyadic_separable_kernels(backend: &mut dyn Backend, salt: u64) {
+    let (mut rng, seed) = Rng::fresh(salt);
+    let named = [
+        "gaussian:3",
+        "gaussian:5",
+        "binomial:3",
+        "binomial:5",
+        "box:2",
+        "box:4",
+        "box:4x2",
+        "box:16",
+    ];
+    let formats: Vec<PixelFormat> = PixelFormat::all()
+        .iter()
+        .copied()
+        .filter(|f| f.depth().max() == 255)
+        .collect();
+    for i in 0..40 {
+        let kernel = if i < named.len() {
+            parse_spec(named[i]).unwrap()
+        } else {
+            // Factors of 1…8 taps with weights 0…8 (first ones nonzero), over the power of two
+            // at or above their product's sum: sums of up to 255·256 in the vertical pass.
+            let (kw, kh) = (rng.range(1, 9), rng.range(1, 9));
+            let mut factor = |n: usize| -> Vec<f64> {
+                (0..n)
+                    .map(|i| rng.range(if i == 0 { 1 } else { 0 }, 9) as f64)
+                    .collect()
+            };
+            let (col, row) = (factor(kh), factor(kw));
+            let sum: f64 = col.iter().sum::<f64>() * row.iter().sum::<f64>();
+            if sum > 256.0 {
+                continue;
+            }
+            let d = (sum as u32).next_power_of_two().max(2) as f64;
+            let col: Vec<f64> = col.iter().map(|c| c / d).collect();
+            Kernel::from_factors("dyadic-rank1", &col, &row).unwrap()
+        };
+        let format = rng.pick(&formats);
+        let widths = [1, 7, 31, 32, 33, 63, 64, 65, 100, 257];
+        let (w, h) = (rng.pick(&widths), rng.range(1, 40));
+        let mut src = random_frame(&mut rng, format, w, h);
+        if rng.range(0, 3) == 0 {
+            // Mostly 255, so that whole windows saturate.
+            for p in 0..src.planes().len() {
+                let plane = src.planes()[p];
+                let (n, depth) = (plane.row_samples(), plane.depth);
+                for y in 0..plane.height {
+                    for s in 0..n {
+                        if rng.range(0, 8) != 0 {
+                            depth.put(src.row_mut(p, y), s, 255);
+                        }
+                    }
+                }
+            }
+        }
+        let border = rng.pick(Border::ALL);
+        let mut filter = random_filter(&mut rng, kernel, border, backend.runs());
+        if filter.kernel.width() > 1 && filter.kernel.height() > 1 {
+            filter.mode = match backend.runs() {
+                Support::FullOnly => Mode::Full,
+                _ => Mode::Separable,
+            };
+        }
+        check_seeded(backend, &filter, &src, &mut rng, seed);
+    }
+}

@@ -1,7 +1,9 @@
 //! `cpu-par`'s exact integer path (x86-64 with AVX2): 8-bit samples under a plan with an integer
 //! form ([`IntegerForm`], which proves that it gives the f32 contract's bytes for every input),
 //! full (not separable), at least [`MIN_WIDTH`] taps wide, whose kernel rows each weigh at most
-//! 128 in absolute value. `CONVFLOW_CPU_NO_INT=1` keeps every plan on the f32 path (to compare).
+//! 128 in absolute value. Separable plans have their own integer path ([`super::int_sep`]);
+//! [`IntPath`] picks one of the two. `CONVFLOW_CPU_NO_INT=1` keeps every plan on the f32 path
+//! (to compare).
 //!
 //! Each source row is padded by the border rule and kept in the band's ring as byte pairs
 //! `(s[j], s[j + ch])`: the samples of taps `2p` and `2p + 1` of output `j − 2p·ch` side by side.
@@ -15,6 +17,7 @@
 
 use std::arch::x86_64::*;
 
+use super::int_sep::SepPlan;
 use super::par::{pad_row, restore_passed, slot_offsets, store_bytes_avx2, Job, Scratch, GROUP};
 use crate::filter::{IntegerForm, Plan};
 use crate::frame::Depth;
@@ -48,6 +51,46 @@ pub(super) struct IntPlan {
     estimate_exact: bool,
 }
 
+/// The integer path a plan takes on this CPU, if any.
+pub(super) enum IntPath {
+    Full(IntPlan),
+    Separable(SepPlan),
+}
+
+impl IntPath {
+    /// The integer path for `plan` on samples of `depth`: needs AVX2, and is off under
+    /// `CONVFLOW_CPU_NO_INT`.
+    pub fn of(plan: &Plan, depth: Depth) -> Option<IntPath> {
+        if !std::is_x86_feature_detected!("avx2")
+            || std::env::var_os("CONVFLOW_CPU_NO_INT").is_some()
+        {
+            return None;
+        }
+        match plan.is_separable() {
+            true => SepPlan::of(plan, depth).map(IntPath::Separable),
+            false => IntPlan::of(plan, depth).map(IntPath::Full),
+        }
+    }
+
+    /// One band of output rows (as `par::run_band`).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 ([`IntPath::of`] checked it).
+    pub unsafe fn run_band(
+        &self,
+        job: &Job<'_>,
+        out: &mut [u8],
+        y0: usize,
+        y1: usize,
+        s: &mut Scratch,
+    ) {
+        match self {
+            IntPath::Full(ip) => run_band(job, ip, out, y0, y1, s),
+            IntPath::Separable(sp) => super::int_sep::run_band(job, sp, out, y0, y1, s),
+        }
+    }
+}
+
 /// Odd divisors below this: the f32 estimate of `t / D` (t ≤ 256·D) is within 2^-15 of it,
 /// nearer than any rounding boundary (≥ 1/(2D) away, since an odd D makes no ties).
 const ODD_DIVISOR_ESTIMATED: u32 = 1 << 13;
@@ -55,12 +98,8 @@ const ODD_DIVISOR_ESTIMATED: u32 = 1 << 13;
 impl IntPlan {
     /// The integer path for `plan` on samples of `depth`, when it applies on this CPU.
     pub fn of(plan: &Plan, depth: Depth) -> Option<IntPlan> {
-        // Separable plans keep the f32 path: its k + k taps beat the integer path's k².
-        if depth != Depth::U8
-            || plan.is_separable()
-            || !std::is_x86_feature_detected!("avx2")
-            || std::env::var_os("CONVFLOW_CPU_NO_INT").is_some()
-        {
+        // Separable plans take `SepPlan` or the f32 path: their k + k taps beat this path's k².
+        if depth != Depth::U8 || plan.is_separable() {
             return None;
         }
         if plan.kernel.width() < MIN_WIDTH {
@@ -117,7 +156,7 @@ impl IntPlan {
 /// # Safety
 /// The CPU must support AVX2 ([`IntPlan::of`] checked it).
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn run_band(
+unsafe fn run_band(
     job: &Job<'_>,
     ip: &IntPlan,
     out: &mut [u8],

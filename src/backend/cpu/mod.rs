@@ -4,6 +4,8 @@
 
 #[cfg(target_arch = "x86_64")]
 mod int;
+#[cfg(target_arch = "x86_64")]
+mod int_sep;
 pub mod par;
 pub mod seq;
 

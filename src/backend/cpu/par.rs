@@ -87,8 +87,10 @@ pub(super) struct Job<'a> {
 pub(super) struct Scratch {
     ring: Vec<f32>,
     padded: Vec<f32>,
-    /// The integer path's ring of byte pairs and padded row.
+    /// The integer paths' ring of byte pairs (full) and padded rows.
     pub bytes: Vec<u8>,
+    /// The separable integer path's ring of 16-bit row sums.
+    pub halves: Vec<i16>,
 }
 
 thread_local! {
@@ -146,7 +148,7 @@ impl PlaneFilter for CpuPar {
         let band = h.div_ceil(self.threads() * 4).max(job.kh.max(16)).min(h);
         let chunk = job.dst_stride * band;
         #[cfg(target_arch = "x86_64")]
-        let int = super::int::IntPlan::of(plan, job.depth);
+        let int = super::int::IntPath::of(plan, job.depth);
         self.pool.install(|| {
             dst.data
                 .par_chunks_mut(chunk)
@@ -158,8 +160,8 @@ impl PlaneFilter for CpuPar {
                         let s = &mut s.borrow_mut();
                         #[cfg(target_arch = "x86_64")]
                         if let Some(ip) = &int {
-                            // SAFETY: `IntPlan::of` found AVX2.
-                            unsafe { super::int::run_band(&job, ip, out, y0, y1, s) };
+                            // SAFETY: `IntPath::of` found AVX2.
+                            unsafe { ip.run_band(&job, out, y0, y1, s) };
                             return;
                         }
                         run_band(&job, out, y0, y1, s)

@@ -1,0 +1,328 @@
+//! `cpu-par`'s exact integer path for separable plans (x86-64 with AVX2): 8-bit samples under a
+//! separable plan with an integer form ([`IntegerForm`], proven to give the f32 contract's bytes
+//! for every input) whose row factor weighs at most 128 in absolute value. The default Gaussians
+//! up to 7 taps (OpenCV's fixed tables, dyadic), binomials and boxes are such plans; an
+//! irrational Gaussian keeps the f32 path.
+//!
+//! The horizontal pass works as the full integer path's rows do ([`super::int`]): byte pairs
+//! `(s[j], s[j + ch])` (unpacked from two loads), `_mm256_maddubs_epi16` on 16 pairs per
+//! instruction, sums exact in 16 bits (|Σ| ≤ 255·128). The band's ring holds these 16-bit row
+//! sums, half the bytes of the f32 path's ring. The vertical pass stays in 16 bits too, so the
+//! path takes only plans where that is exact: every weight ≥ 0, no offset, the divisor `D = 2^s`
+//! a power of two (≥ 2), and every sum below 2^16 (`255·Σw + D/2 < 2^16`): `gaussian:3` and
+//! `:5` (OpenCV's fixed tables), `binomial:3`/`:5`, `box:2`/`:4`… Then `_mm256_mullo_epi16`
+//! multiplies 16 sums per instruction, nothing wraps, and rounding half to even is
+//! `(t + D/2 − 1 + ((t >> s) & 1)) >> s` in the same 16 bits. That gives
+//! `IntegerForm::finish` of the exact sum `Σ_ky col[ky]·Σ_kx row[kx]·s`, which the integer
+//! form's proof equates with the contract's two-pass f32 result. (A 32-bit vertical pass, for
+//! `gaussian:7` or odd divisors, was measured slower than the f32 path: 1080p gray 7×7 2.95 ms
+//! against 1.78–2.3, one thread; docs/PERFORMANCE.md.)
+
+use std::arch::x86_64::*;
+
+use super::par::{pad_row, restore_passed, slot_offsets, Job, Scratch};
+use crate::filter::{IntegerForm, Plan};
+use crate::frame::Depth;
+
+/// Outputs per block: two 256-bit vectors of 16-bit sums.
+const BLOCK: usize = 32;
+
+/// Most absolute weight of the row factor: every horizontal sum then fits 16 bits exactly.
+const MAX_ROW_WEIGHT: i64 = 128;
+
+/// Output rows computed per pass: the two rows share `kh − 1` ring rows, loaded once. Two rather
+/// than the f32 path's eight keeps the ring small; 1080p and 4K, gray and RGB, 3×3 and 5×5, one
+/// thread, best of 3 (ms, groups of 1 / 2 / 4 / 8 rows): 1080p gray 3×3 0.73 / 0.69 / 1.26 /
+/// 0.74, 4K RGB 3×3 10.30 / 9.82 / 10.15 / 10.07 (docs/PERFORMANCE.md has every point).
+const GROUP: usize = 2;
+
+/// A separable plan ready for the integer path.
+pub(super) struct SepPlan {
+    form: IntegerForm,
+    /// Row weight pairs as `maddubs` takes them: tap `2p` in the low byte, `2p + 1` (0 past the
+    /// row's end) in the high one.
+    pairs: Vec<i16>,
+    /// The row factor's integer weights.
+    row: Vec<i32>,
+    /// The column factor's integer weights.
+    col: Vec<i32>,
+    /// The divisor is `2^shift`.
+    shift: u32,
+}
+
+impl SepPlan {
+    /// The integer path for the separable `plan` on samples of `depth`, when it applies. The
+    /// caller checked AVX2 and `CONVFLOW_CPU_NO_INT`.
+    pub fn of(plan: &Plan, depth: Depth) -> Option<SepPlan> {
+        if depth != Depth::U8 || !plan.is_separable() {
+            return None;
+        }
+        let form = IntegerForm::of(plan, 255)?;
+        let (col, row) = form.factors()?;
+        let d = form.divisor;
+        let row_weight: i64 = row.iter().map(|&w| w as i64).sum();
+        if row.iter().chain(&col).any(|&w| w < 0)
+            || row_weight > MAX_ROW_WEIGHT
+            || form.offset != 0
+            || !d.is_power_of_two()
+            || d < 2
+            || 255 * form.abs_sum() + d as i64 / 2 >= 1 << 16
+        {
+            return None;
+        }
+        let np = row.len().div_ceil(2);
+        let w = |kx: usize| row.get(kx).map_or(0, |&n| n as u16);
+        let pairs = (0..np)
+            .map(|p| (w(2 * p) | w(2 * p + 1) << 8) as i16)
+            .collect();
+        Some(SepPlan {
+            shift: d.trailing_zeros(),
+            form,
+            pairs,
+            row,
+            col,
+        })
+    }
+}
+
+/// One band of output rows on the separable integer path (as `par::run_band`).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn run_band(
+    job: &Job<'_>,
+    sp: &SepPlan,
+    out: &mut [u8],
+    y0: usize,
+    y1: usize,
+    s: &mut Scratch,
+) {
+    let l = job.src.layout;
+    let (ch, kh) = (l.channels, job.kh);
+    let n = l.width * ch;
+    let padded_len = (l.width + job.kw - 1) * ch;
+    let slots_n = kh + GROUP - 1;
+    s.halves.resize(n * slots_n, 0);
+    s.bytes.resize(padded_len + ch, 0);
+    let (ring, pad) = (&mut s.halves[..], &mut s.bytes[..]);
+    let first = y0 as isize - job.ay as isize;
+    for sy in first..first + kh as isize - 1 {
+        fill(job, sp, ring, pad, slots_n, sy);
+    }
+    let weights: Vec<__m256i> = sp
+        .col
+        .iter()
+        .map(|&c| _mm256_set1_epi16(c as i16))
+        .collect();
+    let round = Round::new(sp.shift);
+    let mut slots = vec![0usize; GROUP * kh];
+    let mut y = y0;
+    while y < y1 {
+        let g = GROUP.min(y1 - y);
+        let top = y as isize - job.ay as isize;
+        for r in 0..g as isize {
+            fill(job, sp, ring, pad, slots_n, top + kh as isize - 1 + r);
+        }
+        slot_offsets(&mut slots[..g * kh], top, kh, slots_n, n);
+        let rows = &mut out[(y - y0) * job.dst_stride..];
+        let (taps, below) = (&slots[..kh], (g == 2).then(|| slots[2 * kh - 1]));
+        let mut e = 0;
+        while e + BLOCK <= n {
+            let [a, b] = vertical(ring, taps, below, &weights, e);
+            store(&round, a, &mut rows[e..][..BLOCK]);
+            if below.is_some() {
+                store(&round, b, &mut rows[job.dst_stride + e..][..BLOCK]);
+            }
+            e += BLOCK;
+        }
+        for r in 0..g {
+            let taps = &slots[r * kh..][..kh];
+            let orow = &mut rows[r * job.dst_stride..][..l.row_bytes()];
+            for (e, o) in orow.iter_mut().enumerate().take(n).skip(e) {
+                let sum = taps
+                    .iter()
+                    .zip(&sp.col)
+                    .map(|(&t, &c)| c * ring[t + e] as i32)
+                    .sum();
+                *o = sp.form.finish(sum, job.abs, 255) as u8;
+            }
+            restore_passed(job, orow, y + r);
+        }
+        y += g;
+    }
+}
+
+/// Fills the ring slot of source row `sy` (which may lie outside the image, then zeros) with
+/// the row's exact horizontal sums: the row padded by the border rule into `pad`, then per
+/// block of 32 outputs and pair of taps `(2p, 2p + 1)` two loads `ch` bytes apart, unpacked into
+/// byte pairs and multiplied by `maddubs`. The unpacks work within 128-bit lanes, so a block's
+/// 32 sums are stored in the order 0…7, 16…23, 8…15, 24…31; the vertical pass works sample by
+/// sample and [`store`] puts the order right.
+#[target_feature(enable = "avx2")]
+unsafe fn fill(
+    job: &Job<'_>,
+    sp: &SepPlan,
+    ring: &mut [i16],
+    pad: &mut [u8],
+    slots_n: usize,
+    sy: isize,
+) {
+    let l = job.src.layout;
+    let (ch, n) = (l.channels, l.width * l.channels);
+    let slot = sy.rem_euclid(slots_n as isize) as usize;
+    let dst = &mut ring[slot * n..][..n];
+    let Some(r) = job.border.map(sy, l.height) else {
+        dst.fill(0);
+        return;
+    };
+    let padded_len = pad.len() - ch;
+    pad_row(job, r, &mut pad[..padded_len]);
+    pad[padded_len..].fill(0);
+    let np = sp.pairs.len();
+    let mut e = 0;
+    while e + BLOCK <= n {
+        // The last pair's second load ends at byte e + 31 + (2np − 1)·ch ≤ padded_len + ch − 1.
+        let q = &pad[e..][..BLOCK + (2 * np - 1) * ch];
+        let (mut lo, mut hi) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+        for (p, &w) in sp.pairs.iter().enumerate() {
+            let w = _mm256_set1_epi16(w);
+            let a = _mm256_loadu_si256(q.as_ptr().add(2 * p * ch).cast());
+            let b = _mm256_loadu_si256(q.as_ptr().add((2 * p + 1) * ch).cast());
+            lo = _mm256_add_epi16(lo, _mm256_maddubs_epi16(_mm256_unpacklo_epi8(a, b), w));
+            hi = _mm256_add_epi16(hi, _mm256_maddubs_epi16(_mm256_unpackhi_epi8(a, b), w));
+        }
+        let o = dst[e..][..BLOCK].as_mut_ptr().cast::<__m256i>();
+        _mm256_storeu_si256(o, lo);
+        _mm256_storeu_si256(o.add(1), hi);
+        e += BLOCK;
+    }
+    for (e, d) in dst.iter_mut().enumerate().skip(e) {
+        let sum: i32 = sp
+            .row
+            .iter()
+            .enumerate()
+            .map(|(kx, &w)| w * pad[e + kx * ch] as i32)
+            .sum();
+        *d = sum as i16;
+    }
+}
+
+/// The vertical pass of outputs `e .. e + 32` of one output row (ring rows at `taps`, weights
+/// broadcast in `w`) and, with `below` (the last ring row of the next output row), of the next
+/// one too: the `kh − 1` rows they share are loaded once. Each row's exact 16-bit sums, as two
+/// vectors in `fill`'s order.
+#[target_feature(enable = "avx2")]
+unsafe fn vertical(
+    ring: &[i16],
+    taps: &[usize],
+    below: Option<usize>,
+    w: &[__m256i],
+    e: usize,
+) -> [[__m256i; 2]; 2] {
+    let kh = taps.len();
+    let fits = |t: usize| t + e + BLOCK <= ring.len();
+    assert!(kh == w.len() && kh > 0 && taps.iter().all(|&t| fits(t)));
+    assert!(below.map_or(true, fits));
+    let load = |t: usize, h: usize| _mm256_loadu_si256(ring.as_ptr().add(t + e + 16 * h).cast());
+    let mul_add =
+        |acc: __m256i, x: __m256i, w: __m256i| _mm256_add_epi16(acc, _mm256_mullo_epi16(x, w));
+    let mut a = [0, 1].map(|h| _mm256_mullo_epi16(load(taps[0], h), w[0]));
+    let mut b = [_mm256_setzero_si256(); 2];
+    for m in 1..kh {
+        for (h, (a, b)) in a.iter_mut().zip(&mut b).enumerate() {
+            let x = load(taps[m], h);
+            *a = mul_add(*a, x, w[m]);
+            if below.is_some() {
+                *b = mul_add(*b, x, w[m - 1]);
+            }
+        }
+    }
+    if let Some(t) = below {
+        for (h, b) in b.iter_mut().enumerate() {
+            *b = mul_add(*b, load(t, h), w[kh - 1]);
+        }
+    }
+    [a, b]
+}
+
+/// Rounding half to even by `2^s`, on 16-bit lanes: `(t + D/2 − 1 + ((t >> s) & 1)) >> s`. A
+/// remainder below D/2 rounds down, above rounds up, exactly D/2 to the even quotient; no sum
+/// exceeds `2^16 − D/2` ([`SepPlan::of`]), so nothing wraps.
+struct Round {
+    count: __m128i,
+    half: __m256i,
+    one: __m256i,
+}
+
+impl Round {
+    #[target_feature(enable = "avx2")]
+    unsafe fn new(shift: u32) -> Round {
+        Round {
+            count: _mm_cvtsi32_si128(shift as i32),
+            half: _mm256_set1_epi16(((1u32 << shift) / 2 - 1) as i16),
+            one: _mm256_set1_epi16(1),
+        }
+    }
+}
+
+/// One row's 32 sums (two vectors in `fill`'s order), rounded and stored as bytes.
+#[target_feature(enable = "avx2")]
+unsafe fn store(r: &Round, sums: [__m256i; 2], out: &mut [u8]) {
+    let q = sums.map(|t| {
+        let odd = _mm256_and_si256(_mm256_srl_epi16(t, r.count), r.one);
+        _mm256_srl_epi16(_mm256_add_epi16(_mm256_add_epi16(t, r.half), odd), r.count)
+    });
+    // Quotients are below 2^15 (s ≥ 1), so the signed saturating pack clamps them to 0…255.
+    // `q[0]` holds outputs 0…7 | 16…23 and `q[1]` 8…15 | 24…31, and the pack, within lanes,
+    // puts them in order.
+    let bytes = _mm256_packus_epi16(q[0], q[1]);
+    _mm256_storeu_si256(out[..BLOCK].as_mut_ptr().cast(), bytes);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::test_plan as plan;
+    use crate::filter::Mode;
+
+    #[test]
+    fn takes_small_dyadic_non_negative_separable_kernels() {
+        if !std::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let sep = |spec: &str| SepPlan::of(&plan(spec, Mode::Separable), Depth::U8);
+        for (spec, s) in [
+            ("gaussian:3", 4),
+            ("gaussian:5", 8),
+            ("binomial:5", 8),
+            ("box:4", 4),
+            ("box:16", 8),
+        ] {
+            assert_eq!(sep(spec).unwrap().shift, s, "{spec}");
+        }
+        // Sums beyond 16 bits (gaussian:7: 255·4096); odd divisors (box:3 is 1/9); irrational
+        // weights; negative weights; 16-bit samples; full plans.
+        for spec in ["gaussian:7", "box:3", "gaussian:9", "sobel-x", "box:32"] {
+            assert!(sep(spec).is_none(), "{spec}");
+        }
+        assert!(SepPlan::of(&plan("gaussian:3", Mode::Separable), Depth::new(10)).is_none());
+        assert!(SepPlan::of(&plan("gaussian:3", Mode::Full), Depth::U8).is_none());
+    }
+
+    #[test]
+    fn row_weights_are_packed_as_maddubs_takes_them() {
+        if !std::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let sp = SepPlan::of(&plan("gaussian:5", Mode::Separable), Depth::U8).unwrap();
+        // OpenCV's 5-tap table times 16: 1 4 6 4 1, over 256 in all.
+        assert_eq!(
+            (sp.row.as_slice(), sp.col.as_slice()),
+            (&[1, 4, 6, 4, 1][..], &[1, 4, 6, 4, 1][..])
+        );
+        assert_eq!(sp.form.divisor, 256);
+        let pair = |lo: i16, hi: i16| lo | hi << 8;
+        assert_eq!(sp.pairs, [pair(1, 4), pair(6, 4), pair(1, 0)]);
+    }
+}
