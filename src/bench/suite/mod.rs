@@ -190,12 +190,16 @@ impl Runner {
 
     /// A CUDA schedule for `variant` (by name, from the variant table).
     fn cuda_schedule(&self, variant: &str) -> Result<Schedule, BenchError> {
-        let mut s = self.schedule(0);
         #[cfg(feature = "cuda")]
-        {
-            s.variant = variant.parse().map_err(BenchError::Run)?;
-        }
-        let _ = variant;
+        let s = Schedule {
+            variant: variant.parse().map_err(BenchError::Run)?,
+            ..self.schedule(0)
+        };
+        #[cfg(not(feature = "cuda"))]
+        let s = {
+            let _ = variant;
+            self.schedule(0)
+        };
         Ok(s)
     }
 
