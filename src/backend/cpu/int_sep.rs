@@ -20,7 +20,7 @@
 
 use std::arch::x86_64::*;
 
-use super::par::{pad_row, restore_passed, slot_offsets, Job, Scratch};
+use super::par::{restore_passed, slot_offsets, Job, Scratch};
 use crate::filter::{IntegerForm, Plan};
 use crate::frame::Depth;
 
@@ -177,13 +177,25 @@ unsafe fn fill(
         return;
     };
     let padded_len = pad.len() - ch;
-    pad_row(job, r, &mut pad[..padded_len]);
-    pad[padded_len..].fill(0);
     let np = sp.pairs.len();
+    // A block reads `reach` bytes of the padded row from its output's index on (the last pair's
+    // second load ends at byte e + 31 + (2np − 1)·ch ≤ padded_len + ch − 1). Padded index j is
+    // source index j − lead; blocks whose bytes all lie in the source row read it directly, the
+    // others (and the scalar tail) the padded row, built only where they read.
+    let (reach, lead) = (BLOCK + (2 * np - 1) * ch, job.ax * ch);
+    let src = job.src.row(r);
+    let total = padded_len / ch;
+    let left = (lead + reach).div_ceil(ch).min(total);
+    let right = ((n + lead).saturating_sub(reach) / ch).min(total);
+    pad_pixels(job, src, 0, left, pad);
+    pad_pixels(job, src, right.max(left), total, pad);
+    pad[padded_len..].fill(0);
     let mut e = 0;
     while e + BLOCK <= n {
-        // The last pair's second load ends at byte e + 31 + (2np − 1)·ch ≤ padded_len + ch − 1.
-        let q = &pad[e..][..BLOCK + (2 * np - 1) * ch];
+        let q = match e.checked_sub(lead) {
+            Some(j) if j + reach <= n => &src[j..][..reach],
+            _ => &pad[e..][..reach],
+        };
         let (mut lo, mut hi) = (_mm256_setzero_si256(), _mm256_setzero_si256());
         for (p, &w) in sp.pairs.iter().enumerate() {
             let w = _mm256_set1_epi16(w);
@@ -208,11 +220,32 @@ unsafe fn fill(
     }
 }
 
+/// Padded pixels `p0 .. p1` of the source row `src` into `pad`: padded pixel `i` is source pixel
+/// `i − ax`, by the border rule outside the row.
+fn pad_pixels(job: &Job<'_>, src: &[u8], p0: usize, p1: usize, pad: &mut [u8]) {
+    let (w, ch, ax) = (job.src.layout.width, job.src.layout.channels, job.ax);
+    // Pixels i0 .. i1 lie inside the row.
+    let i0 = ax.clamp(p0, p1.max(p0));
+    let i1 = (ax + w).clamp(i0, p1.max(i0));
+    if i1 > i0 {
+        // Then ax ≤ i0 and i1 ≤ ax + w.
+        pad[i0 * ch..i1 * ch].copy_from_slice(&src[(i0 - ax) * ch..(i1 - ax) * ch]);
+    }
+    for i in (p0..i0).chain(i1..p1) {
+        let d = &mut pad[i * ch..][..ch];
+        match job.border.map(i as isize - ax as isize, w) {
+            Some(sx) => d.copy_from_slice(&src[sx * ch..][..ch]),
+            None => d.fill(0),
+        }
+    }
+}
+
 /// The vertical pass of outputs `e .. e + 32` of one output row (ring rows at `taps`, weights
 /// broadcast in `w`) and, with `below` (the last ring row of the next output row), of the next
 /// one too: the `kh − 1` rows they share are loaded once. Each row's exact 16-bit sums, as two
 /// vectors in `fill`'s order.
 #[target_feature(enable = "avx2")]
+#[inline]
 unsafe fn vertical(
     ring: &[i16],
     taps: &[usize],
@@ -227,7 +260,8 @@ unsafe fn vertical(
     let load = |t: usize, h: usize| _mm256_loadu_si256(ring.as_ptr().add(t + e + 16 * h).cast());
     let mul_add =
         |acc: __m256i, x: __m256i, w: __m256i| _mm256_add_epi16(acc, _mm256_mullo_epi16(x, w));
-    let mut a = [0, 1].map(|h| _mm256_mullo_epi16(load(taps[0], h), w[0]));
+    let (x0, x1) = (load(taps[0], 0), load(taps[0], 1));
+    let mut a = [_mm256_mullo_epi16(x0, w[0]), _mm256_mullo_epi16(x1, w[0])];
     let mut b = [_mm256_setzero_si256(); 2];
     for m in 1..kh {
         for (h, (a, b)) in a.iter_mut().zip(&mut b).enumerate() {
@@ -268,11 +302,13 @@ impl Round {
 
 /// One row's 32 sums (two vectors in `fill`'s order), rounded and stored as bytes.
 #[target_feature(enable = "avx2")]
+#[inline]
 unsafe fn store(r: &Round, sums: [__m256i; 2], out: &mut [u8]) {
-    let q = sums.map(|t| {
+    let round = |t: __m256i| {
         let odd = _mm256_and_si256(_mm256_srl_epi16(t, r.count), r.one);
         _mm256_srl_epi16(_mm256_add_epi16(_mm256_add_epi16(t, r.half), odd), r.count)
-    });
+    };
+    let q = [round(sums[0]), round(sums[1])];
     // Quotients are below 2^15 (s ≥ 1), so the signed saturating pack clamps them to 0…255.
     // `q[0]` holds outputs 0…7 | 16…23 and `q[1]` 8…15 | 24…31, and the pack, within lanes,
     // puts them in order.
