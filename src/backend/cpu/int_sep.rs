@@ -1,8 +1,9 @@
 //! `cpu-par`'s exact integer path for separable plans (x86-64 with AVX2): 8-bit samples under a
 //! separable plan with an integer form ([`IntegerForm`], proven to give the f32 contract's bytes
-//! for every input) whose row factor weighs at most 128 in absolute value. The default Gaussians
-//! up to 7 taps (OpenCV's fixed tables, dyadic), binomials and boxes are such plans; an
-//! irrational Gaussian keeps the f32 path.
+//! for every input) whose every sum fits 16 bits (below). The default Gaussians up to 5 taps
+//! (OpenCV's fixed dyadic tables), small binomials and boxes of 2^n are such plans; the
+//! Gaussians of 7 and 9 taps (dyadic too, but with sums up to 255·2^12 and 255·2^16) and the
+//! irrational ones from 11 taps keep the f32 path.
 //!
 //! The horizontal pass works as the full integer path's rows do ([`super::int`]): byte pairs
 //! `(s[j], s[j + ch])` (unpacked from two loads), `_mm256_maddubs_epi16` on 16 pairs per
@@ -10,13 +11,12 @@
 //! sums, half the bytes of the f32 path's ring. The vertical pass stays in 16 bits too, so the
 //! path takes only plans where that is exact: every weight ≥ 0, no offset, the divisor `D = 2^s`
 //! a power of two (≥ 2), and every sum below 2^16 (`255·Σw + D/2 < 2^16`): `gaussian:3` and
-//! `:5` (OpenCV's fixed tables), `binomial:3`/`:5`, `box:2`/`:4`… Then `_mm256_mullo_epi16`
-//! multiplies 16 sums per instruction, nothing wraps, and rounding half to even is
-//! `(t + D/2 − 1 + ((t >> s) & 1)) >> s` in the same 16 bits. That gives
-//! `IntegerForm::finish` of the exact sum `Σ_ky col[ky]·Σ_kx row[kx]·s`, which the integer
-//! form's proof equates with the contract's two-pass f32 result. (A 32-bit vertical pass, for
-//! `gaussian:7` or odd divisors, was measured slower than the f32 path: 1080p gray 7×7 2.95 ms
-//! against 1.78–2.3, one thread; docs/PERFORMANCE.md.)
+//! `:5`, `binomial:3`/`:5`, `box:2`/`:4`/`:16`… Then `_mm256_mullo_epi16` multiplies 16 sums per
+//! instruction, nothing wraps, and rounding half to even is `(t + D/2 − 1 + ((t >> s) & 1)) >> s`
+//! in the same 16 bits. That gives `IntegerForm::finish` of the exact sum
+//! `Σ_ky col[ky]·Σ_kx row[kx]·s`, which the integer form's proof equates with the contract's
+//! two-pass f32 result. (A 32-bit vertical pass, for `gaussian:7` or odd divisors, was measured
+//! slower than the f32 path: 0.54–0.93× its speed at 1080p 7×7; docs/PERFORMANCE.md.)
 
 use std::arch::x86_64::*;
 
@@ -337,9 +337,17 @@ mod tests {
         ] {
             assert_eq!(sep(spec).unwrap().shift, s, "{spec}");
         }
-        // Sums beyond 16 bits (gaussian:7: 255·4096); odd divisors (box:3 is 1/9); irrational
-        // weights; negative weights; 16-bit samples; full plans.
-        for spec in ["gaussian:7", "box:3", "gaussian:9", "sobel-x", "box:32"] {
+        // Sums beyond 16 bits (gaussian:7 and :9, dyadic: 255·2^12 and 255·2^16; box:32);
+        // odd divisors (box:3 is 1/9); irrational weights (gaussian:11); negative weights;
+        // 16-bit samples; full plans.
+        for spec in [
+            "gaussian:7",
+            "gaussian:9",
+            "box:32",
+            "box:3",
+            "gaussian:11",
+            "sobel-x",
+        ] {
             assert!(sep(spec).is_none(), "{spec}");
         }
         assert!(SepPlan::of(&plan("gaussian:3", Mode::Separable), Depth::new(10)).is_none());
