@@ -132,11 +132,12 @@ pub fn small_integer_kernels(backend: &mut dyn Backend, salt: u64) {
     }
 }
 
-/// Separable kernels of small non-negative integers over a power of two (the default Gaussians
-/// up to 5 taps, binomials, boxes of 2^n, random ones up to a sum of 256): the kernels whose
-/// two passes `cpu-par` computes in 16-bit integers. Separable plans, every border, row ends of
-/// every length, band ends (heights), 8-bit formats, frames near saturation (sums at the top of
-/// 16 bits) and random ones (exact ties are frequent for these divisors).
+/// Separable kernels of small integers over a power of two (the default Gaussians up to 5 taps,
+/// binomials, boxes of 2^n, the Sobels, random ones with and without negative weights and
+/// offsets): the kernels whose two passes `cpu-par` computes in 16-bit integers. Separable
+/// plans, every border, `--abs` or not, row ends of every length, band ends (heights), 8-bit
+/// formats, frames near saturation (sums at the top of the 16-bit range) and random ones (exact
+/// ties are frequent for these divisors).
 pub fn dyadic_separable_kernels(backend: &mut dyn Backend, salt: u64) {
     let (mut rng, seed) = Rng::fresh(salt);
     let named = [
@@ -148,32 +149,49 @@ pub fn dyadic_separable_kernels(backend: &mut dyn Backend, salt: u64) {
         "box:4",
         "box:4x2",
         "box:16",
+        "sobel-x",
+        "sobel-y",
     ];
     let formats: Vec<PixelFormat> = PixelFormat::all()
         .iter()
         .copied()
         .filter(|f| f.depth().max() == 255)
         .collect();
-    for i in 0..40 {
+    for i in 0..80 {
+        let signed = i >= named.len() && rng.range(0, 2) == 0;
         let kernel = if i < named.len() {
             parse_spec(named[i]).unwrap()
         } else {
-            // Factors of 1…8 taps with weights 0…8 (first ones nonzero), over the power of two
-            // at or above their product's sum: sums of up to 255·256 in the vertical pass.
+            // Factors of 1…8 taps (first weights nonzero), half of them with negative weights
+            // and an offset, over a power of two: non-negative ones up to a sum of 256 (sums of
+            // 255·256, the unsigned range), signed ones up to 120 in absolute value.
             let (kw, kh) = (rng.range(1, 9), rng.range(1, 9));
             let mut factor = |n: usize| -> Vec<f64> {
                 (0..n)
-                    .map(|i| rng.range(if i == 0 { 1 } else { 0 }, 9) as f64)
+                    .map(|i| match (i, signed) {
+                        (0, _) => rng.range(1, 4) as f64,
+                        (_, false) => rng.range(0, 9) as f64,
+                        (_, true) => rng.range(0, 6) as f64 - 3.0,
+                    })
                     .collect()
             };
             let (col, row) = (factor(kh), factor(kw));
-            let sum: f64 = col.iter().sum::<f64>() * row.iter().sum::<f64>();
-            if sum > 256.0 {
+            let abs_sum = |v: &[f64]| v.iter().map(|w| w.abs()).sum::<f64>();
+            let sum = abs_sum(&col) * abs_sum(&row);
+            if sum > if signed { 120.0 } else { 256.0 } {
                 continue;
             }
-            let d = (sum as u32).next_power_of_two().max(2) as f64;
+            let d = rng
+                .pick(&[1u32, 2, 4, 16, 64, 256])
+                .max(if signed { 1 } else { 2 }) as f64;
             let col: Vec<f64> = col.iter().map(|c| c / d).collect();
-            Kernel::from_factors("dyadic-rank1", &col, &row).unwrap()
+            let k = Kernel::from_factors("dyadic-rank1", &col, &row).unwrap();
+            let offset = if signed {
+                rng.pick(&[0.0, 16.0, -3.0 / d, 0.5])
+            } else {
+                0.0
+            };
+            k.with_offset(offset).unwrap()
         };
         let format = rng.pick(&formats);
         let widths = [1, 7, 31, 32, 33, 63, 64, 65, 100, 257];
@@ -195,6 +213,10 @@ pub fn dyadic_separable_kernels(backend: &mut dyn Backend, salt: u64) {
         }
         let border = rng.pick(Border::ALL);
         let mut filter = random_filter(&mut rng, kernel, border, backend.runs());
+        if signed {
+            // Negative sums: half with `--abs`.
+            filter.abs = rng.range(0, 2) == 0;
+        }
         if filter.kernel.width() > 1 && filter.kernel.height() > 1 {
             filter.mode = match backend.runs() {
                 Support::FullOnly => Mode::Full,

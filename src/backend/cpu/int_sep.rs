@@ -1,22 +1,24 @@
 //! `cpu-par`'s exact integer path for separable plans (x86-64 with AVX2): 8-bit samples under a
 //! separable plan with an integer form ([`IntegerForm`], proven to give the f32 contract's bytes
-//! for every input) whose every sum fits 16 bits (below). The default Gaussians up to 5 taps
-//! (OpenCV's fixed dyadic tables), small binomials and boxes of 2^n are such plans; the
-//! Gaussians of 7 and 9 taps (dyadic too, but with sums up to 255·2^12 and 255·2^16) and the
-//! irrational ones from 11 taps keep the f32 path.
+//! for every input) over a power of two, whose every sum fits 16 bits (below). The default
+//! Gaussians up to 5 taps (OpenCV's fixed dyadic tables), small binomials, boxes of 2^n, the
+//! Sobels and custom kernels like them are such plans; the Gaussians of 7 and 9 taps (dyadic
+//! too, but with sums up to 255·2^12 and 255·2^16), odd divisors (`box:3`) and the irrational
+//! Gaussians from 11 taps keep the f32 path.
 //!
 //! The horizontal pass works as the full integer path's rows do ([`super::int`]): byte pairs
 //! `(s[j], s[j + ch])` (unpacked from two loads), `_mm256_maddubs_epi16` on 16 pairs per
 //! instruction, sums exact in 16 bits (|Σ| ≤ 255·128). The band's ring holds these 16-bit row
-//! sums, half the bytes of the f32 path's ring. The vertical pass stays in 16 bits too, so the
-//! path takes only plans where that is exact: every weight ≥ 0, no offset, the divisor `D = 2^s`
-//! a power of two (≥ 2), and every sum below 2^16 (`255·Σw + D/2 < 2^16`): `gaussian:3` and
-//! `:5`, `binomial:3`/`:5`, `box:2`/`:4`/`:16`… Then `_mm256_mullo_epi16` multiplies 16 sums per
-//! instruction, nothing wraps, and rounding half to even is `(t + D/2 − 1 + ((t >> s) & 1)) >> s`
-//! in the same 16 bits. That gives `IntegerForm::finish` of the exact sum
-//! `Σ_ky col[ky]·Σ_kx row[kx]·s`, which the integer form's proof equates with the contract's
-//! two-pass f32 result. (A 32-bit vertical pass, for `gaussian:7` or odd divisors, was measured
-//! slower than the f32 path: 0.54–0.93× its speed at 1080p 7×7; docs/PERFORMANCE.md.)
+//! sums, half the bytes of the f32 path's ring. The vertical pass stays in 16 bits too
+//! (`_mm256_mullo_epi16`, 16 sums per instruction), so the path takes only plans where nothing
+//! can wrap: the divisor `D = 2^s` a power of two and `255·Σ|w| + |offset·D| + D/2 < 2^15`
+//! (signed sums; any weights, offsets, `--abs`), or, for weights all ≥ 0 without an offset and
+//! `D ≥ 2`, `255·Σw + D/2 < 2^16` (unsigned sums: `gaussian:5`'s reach 255·256). Rounding half
+//! to even is `(t + D/2 − 1 + ((t >> s) & 1)) >> s` in the same 16 bits. That gives
+//! `IntegerForm::finish` of the exact sum `Σ_ky col[ky]·Σ_kx row[kx]·s`, which the integer
+//! form's proof equates with the contract's two-pass f32 result. (A 32-bit vertical pass, for
+//! `gaussian:7` or odd divisors, was measured slower than the f32 path: 0.54–0.93× its speed at
+//! 1080p 7×7; docs/PERFORMANCE.md.)
 
 use std::arch::x86_64::*;
 
@@ -48,6 +50,18 @@ pub(super) struct SepPlan {
     col: Vec<i32>,
     /// The divisor is `2^shift`.
     shift: u32,
+    /// The sums' range: signed 16 bits (`Signed`), or unsigned 16 bits for weights all ≥ 0
+    /// without an offset (`Unsigned`, twice the room: `gaussian:5`'s sums reach 255·256).
+    range: Range,
+    /// The offset's numerator over the divisor (`Signed` only).
+    offset: i16,
+}
+
+/// How [`store`] reads the 16-bit sums.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Range {
+    Unsigned,
+    Signed,
 }
 
 impl SepPlan {
@@ -60,23 +74,32 @@ impl SepPlan {
         let form = IntegerForm::of(plan, 255)?;
         let (col, row) = form.factors()?;
         let d = form.divisor;
-        let row_weight: i64 = row.iter().map(|&w| w as i64).sum();
-        if row.iter().chain(&col).any(|&w| w < 0)
-            || row_weight > MAX_ROW_WEIGHT
-            || form.offset != 0
+        let row_weight: i64 = row.iter().map(|&w| w.unsigned_abs() as i64).sum();
+        if row_weight > MAX_ROW_WEIGHT
+            || col.iter().any(|c| c.unsigned_abs() > i16::MAX as u32)
             || !d.is_power_of_two()
-            || d < 2
-            || 255 * form.abs_sum() + d as i64 / 2 >= 1 << 16
         {
             return None;
         }
+        // Every sum, offset and rounding term included, stays within the range.
+        let top = 255 * form.abs_sum() + form.offset.unsigned_abs() as i64 + d as i64 / 2;
+        let nonneg = row.iter().chain(&col).all(|&w| w >= 0) && form.offset == 0;
+        let range = if top < 1 << 15 {
+            Range::Signed
+        } else if nonneg && d >= 2 && top < 1 << 16 {
+            Range::Unsigned
+        } else {
+            return None;
+        };
         let np = row.len().div_ceil(2);
-        let w = |kx: usize| row.get(kx).map_or(0, |&n| n as u16);
+        let w = |kx: usize| row.get(kx).map_or(0, |&n| n as i8 as u8 as u16);
         let pairs = (0..np)
             .map(|p| (w(2 * p) | w(2 * p + 1) << 8) as i16)
             .collect();
         Some(SepPlan {
             shift: d.trailing_zeros(),
+            offset: form.offset as i16,
+            range,
             form,
             pairs,
             row,
@@ -115,7 +138,7 @@ pub(super) unsafe fn run_band(
         .iter()
         .map(|&c| _mm256_set1_epi16(c as i16))
         .collect();
-    let round = Round::new(sp.shift);
+    let round = Round::new(sp, job.abs);
     let mut slots = vec![0usize; GROUP * kh];
     let mut y = y0;
     while y < y1 {
@@ -280,38 +303,67 @@ unsafe fn vertical(
     [a, b]
 }
 
-/// Rounding half to even by `2^s`, on 16-bit lanes: `(t + D/2 − 1 + ((t >> s) & 1)) >> s`. A
-/// remainder below D/2 rounds down, above rounds up, exactly D/2 to the even quotient; no sum
-/// exceeds `2^16 − D/2` ([`SepPlan::of`]), so nothing wraps.
+/// The output rule on 16-bit sums `t`: `t + offset`, `|·|` with `--abs` (`Signed`), then
+/// rounding half to even by `2^s` as `(t + D/2 − 1 + ((t >> s) & 1)) >> s` (a remainder below
+/// D/2 rounds down, above rounds up, exactly D/2 to the even quotient; with floor shifts this
+/// holds for negative `t` too), no rounding when `s = 0`. Logical shifts for `Unsigned` sums,
+/// arithmetic ones for `Signed`; [`SepPlan::of`] keeps every step inside the range.
 struct Round {
     count: __m128i,
     half: __m256i,
     one: __m256i,
+    offset: __m256i,
+    offset_added: bool,
+    signed: bool,
+    abs: bool,
+    shift: u32,
 }
 
 impl Round {
     #[target_feature(enable = "avx2")]
-    unsafe fn new(shift: u32) -> Round {
+    unsafe fn new(sp: &SepPlan, abs: bool) -> Round {
+        let shift = sp.shift;
         Round {
             count: _mm_cvtsi32_si128(shift as i32),
-            half: _mm256_set1_epi16(((1u32 << shift) / 2 - 1) as i16),
+            half: _mm256_set1_epi16(((1i32 << shift) / 2 - 1) as i16),
             one: _mm256_set1_epi16(1),
+            offset: _mm256_set1_epi16(sp.offset),
+            offset_added: sp.offset != 0,
+            signed: sp.range == Range::Signed,
+            // Sums of non-negative weights are never negative: `|·|` changes nothing.
+            abs: abs && sp.range == Range::Signed,
+            shift,
         }
     }
 }
 
-/// One row's 32 sums (two vectors in `fill`'s order), rounded and stored as bytes.
+/// One row's 32 sums (two vectors in `fill`'s order), through the output rule and stored as
+/// bytes.
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn store(r: &Round, sums: [__m256i; 2], out: &mut [u8]) {
-    let round = |t: __m256i| {
-        let odd = _mm256_and_si256(_mm256_srl_epi16(t, r.count), r.one);
-        _mm256_srl_epi16(_mm256_add_epi16(_mm256_add_epi16(t, r.half), odd), r.count)
+    let rule = |t: __m256i| {
+        if !r.signed {
+            let odd = _mm256_and_si256(_mm256_srl_epi16(t, r.count), r.one);
+            return _mm256_srl_epi16(_mm256_add_epi16(_mm256_add_epi16(t, r.half), odd), r.count);
+        }
+        let mut t = t;
+        if r.offset_added {
+            t = _mm256_add_epi16(t, r.offset);
+        }
+        if r.abs {
+            t = _mm256_abs_epi16(t);
+        }
+        if r.shift == 0 {
+            return t;
+        }
+        let odd = _mm256_and_si256(_mm256_sra_epi16(t, r.count), r.one);
+        _mm256_sra_epi16(_mm256_add_epi16(_mm256_add_epi16(t, r.half), odd), r.count)
     };
-    let q = [round(sums[0]), round(sums[1])];
-    // Quotients are below 2^15 (s ≥ 1), so the signed saturating pack clamps them to 0…255.
-    // `q[0]` holds outputs 0…7 | 16…23 and `q[1]` 8…15 | 24…31, and the pack, within lanes,
-    // puts them in order.
+    let q = [rule(sums[0]), rule(sums[1])];
+    // Unsigned quotients are below 2^15 (s ≥ 1) and signed ones within ±2^15, so the signed
+    // saturating pack clamps them to 0…255 as the output rule does. `q[0]` holds outputs 0…7 |
+    // 16…23 and `q[1]` 8…15 | 24…31, and the pack, within lanes, puts them in order.
     let bytes = _mm256_packus_epi16(q[0], q[1]);
     _mm256_storeu_si256(out[..BLOCK].as_mut_ptr().cast(), bytes);
 }
@@ -323,35 +375,46 @@ mod tests {
     use crate::filter::Mode;
 
     #[test]
-    fn takes_small_dyadic_non_negative_separable_kernels() {
+    fn takes_small_separable_kernels_over_powers_of_two() {
         if !std::is_x86_feature_detected!("avx2") {
             return;
         }
         let sep = |spec: &str| SepPlan::of(&plan(spec, Mode::Separable), Depth::U8);
-        for (spec, s) in [
-            ("gaussian:3", 4),
-            ("gaussian:5", 8),
-            ("binomial:5", 8),
-            ("box:4", 4),
-            ("box:16", 8),
+        use Range::{Signed, Unsigned};
+        for (spec, shift, range) in [
+            ("gaussian:3", 4, Signed),
+            // 255·256 needs the unsigned range.
+            ("gaussian:5", 8, Unsigned),
+            ("binomial:5", 8, Unsigned),
+            ("box:4", 4, Signed),
+            ("box:16", 8, Unsigned),
+            // Negative weights, over 1 and 2 (the factors sobel-y's plan carries).
+            ("sobel-x", 0, Signed),
+            ("sobel-y", 1, Signed),
         ] {
-            assert_eq!(sep(spec).unwrap().shift, s, "{spec}");
+            let sp = sep(spec).unwrap();
+            assert_eq!((sp.shift, sp.range), (shift, range), "{spec}");
         }
         // Sums beyond 16 bits (gaussian:7 and :9, dyadic: 255·2^12 and 255·2^16; box:32);
-        // odd divisors (box:3 is 1/9); irrational weights (gaussian:11); negative weights;
-        // 16-bit samples; full plans.
-        for spec in [
-            "gaussian:7",
-            "gaussian:9",
-            "box:32",
-            "box:3",
-            "gaussian:11",
-            "sobel-x",
-        ] {
+        // odd divisors (box:3 is 1/9); irrational weights (gaussian:11); 16-bit samples; full
+        // plans.
+        for spec in ["gaussian:7", "gaussian:9", "box:32", "box:3", "gaussian:11"] {
             assert!(sep(spec).is_none(), "{spec}");
         }
         assert!(SepPlan::of(&plan("gaussian:3", Mode::Separable), Depth::new(10)).is_none());
         assert!(SepPlan::of(&plan("gaussian:3", Mode::Full), Depth::U8).is_none());
+    }
+
+    #[test]
+    fn negative_weights_are_packed_as_signed_bytes() {
+        if !std::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let sp = SepPlan::of(&plan("sobel-x", Mode::Separable), Depth::U8).unwrap();
+        // The row with its first weight positive (the column takes the sign): 1 0 −1, pairs
+        // (1, 0) and (−1, 0).
+        assert_eq!(sp.row, [1, 0, -1]);
+        assert_eq!(sp.pairs, [0x0001, 0x00ff]);
     }
 
     #[test]
