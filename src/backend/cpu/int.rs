@@ -18,12 +18,12 @@
 use std::arch::x86_64::*;
 
 use super::int_sep::SepPlan;
-use super::par::{pad_row, restore_passed, slot_offsets, store_bytes_avx2, Job, Scratch, GROUP};
+use super::par::{pad_row, restore_passed, store_bytes_avx2, Job, Scratch, Walk, GROUP};
 use crate::filter::{IntegerForm, Plan};
 use crate::frame::Depth;
 
 /// Most absolute weight per kernel row: a pair's and a row's sums then fit 16 bits exactly.
-const MAX_ROW_WEIGHT: u32 = 128;
+pub(super) const MAX_ROW_WEIGHT: u32 = 128;
 
 /// Narrowest kernel the integer path takes: below, the f32 path is as fast or faster (three
 /// taps fill two pairs, and the exact stores weigh as much as the taps). 1080p `box:k` full,
@@ -32,8 +32,8 @@ const MAX_ROW_WEIGHT: u32 = 128;
 /// 5.77 / 5.51, 7 7.00 / 9.32, 9 8.86 / 14.49, 15 19.85 / 37.90 (docs/PERFORMANCE.md).
 const MIN_WIDTH: usize = 7;
 
-/// Samples per block: two 256-bit vectors of 16-bit sums.
-const BLOCK: usize = 32;
+/// Samples per block: two 256-bit vectors of 16-bit sums (the separable path's too).
+pub(super) const BLOCK: usize = 32;
 
 /// A plan ready for the integer path.
 pub(super) struct IntPlan {
@@ -169,22 +169,20 @@ unsafe fn run_band(
     let n = l.width * ch;
     let padded_len = (l.width + job.kw - 1) * ch;
     let ring_row = 2 * padded_len;
-    let slots_n = kh + GROUP - 1;
+    let walk = Walk::new(job, y0, y1, GROUP);
+    let slots_n = walk.slots_n();
     s.bytes.resize(ring_row * slots_n + padded_len + ch, 0);
     let (ring, pad) = s.bytes.split_at_mut(ring_row * slots_n);
-    let first = y0 as isize - job.ay as isize;
-    for sy in first..first + kh as isize - 1 {
+    for sy in walk.warmup() {
         fill(job, ring, pad, ring_row, slots_n, sy);
     }
     let mut slots = vec![0usize; GROUP * kh];
-    let mut y = y0;
-    while y < y1 {
-        let g = GROUP.min(y1 - y);
-        let top = y as isize - job.ay as isize;
-        for r in 0..g as isize {
-            fill(job, ring, pad, ring_row, slots_n, top + kh as isize - 1 + r);
+    for group in walk {
+        let (y, g) = (group.y, group.g);
+        for sy in group.new_rows() {
+            fill(job, ring, pad, ring_row, slots_n, sy);
         }
-        slot_offsets(&mut slots[..g * kh], top, kh, slots_n, ring_row);
+        let slots = group.taps(&mut slots, slots_n, ring_row);
         let rows = &mut out[(y - y0) * job.dst_stride..];
         let mut e = 0;
         while e + BLOCK <= n {
@@ -208,7 +206,6 @@ unsafe fn run_band(
             }
             restore_passed(job, orow, y + r);
         }
-        y += g;
     }
 }
 

@@ -22,15 +22,10 @@
 
 use std::arch::x86_64::*;
 
-use super::par::{restore_passed, slot_offsets, Job, Scratch};
+use super::int::{BLOCK, MAX_ROW_WEIGHT};
+use super::par::{restore_passed, Job, Scratch, Walk};
 use crate::filter::{IntegerForm, Plan};
 use crate::frame::Depth;
-
-/// Outputs per block: two 256-bit vectors of 16-bit sums.
-const BLOCK: usize = 32;
-
-/// Most absolute weight of the row factor: every horizontal sum then fits 16 bits exactly.
-const MAX_ROW_WEIGHT: i64 = 128;
 
 /// Output rows computed per pass: the two rows share `kh − 1` ring rows, loaded once. Two rather
 /// than the f32 path's eight keeps the ring small; 1080p and 4K, gray and RGB, 3×3 and 5×5, one
@@ -75,7 +70,8 @@ impl SepPlan {
         let (col, row) = form.factors()?;
         let d = form.divisor;
         let row_weight: i64 = row.iter().map(|&w| w.unsigned_abs() as i64).sum();
-        if row_weight > MAX_ROW_WEIGHT
+        // The row factor's horizontal sums fit 16 bits exactly, as the full path's rows do.
+        if row_weight > MAX_ROW_WEIGHT as i64
             || col.iter().any(|c| c.unsigned_abs() > i16::MAX as u32)
             || !d.is_power_of_two()
         {
@@ -125,12 +121,12 @@ pub(super) unsafe fn run_band(
     let (ch, kh) = (l.channels, job.kh);
     let n = l.width * ch;
     let padded_len = (l.width + job.kw - 1) * ch;
-    let slots_n = kh + GROUP - 1;
+    let walk = Walk::new(job, y0, y1, GROUP);
+    let slots_n = walk.slots_n();
     s.halves.resize(n * slots_n, 0);
     s.bytes.resize(padded_len + ch, 0);
     let (ring, pad) = (&mut s.halves[..], &mut s.bytes[..]);
-    let first = y0 as isize - job.ay as isize;
-    for sy in first..first + kh as isize - 1 {
+    for sy in walk.warmup() {
         fill(job, sp, ring, pad, slots_n, sy);
     }
     let weights: Vec<__m256i> = sp
@@ -140,14 +136,12 @@ pub(super) unsafe fn run_band(
         .collect();
     let round = Round::new(sp, job.abs);
     let mut slots = vec![0usize; GROUP * kh];
-    let mut y = y0;
-    while y < y1 {
-        let g = GROUP.min(y1 - y);
-        let top = y as isize - job.ay as isize;
-        for r in 0..g as isize {
-            fill(job, sp, ring, pad, slots_n, top + kh as isize - 1 + r);
+    for group in walk {
+        let (y, g) = (group.y, group.g);
+        for sy in group.new_rows() {
+            fill(job, sp, ring, pad, slots_n, sy);
         }
-        slot_offsets(&mut slots[..g * kh], top, kh, slots_n, n);
+        let slots = group.taps(&mut slots, slots_n, n);
         let rows = &mut out[(y - y0) * job.dst_stride..];
         let (taps, below) = (&slots[..kh], (g == 2).then(|| slots[2 * kh - 1]));
         let mut e = 0;
@@ -172,7 +166,6 @@ pub(super) unsafe fn run_band(
             }
             restore_passed(job, orow, y + r);
         }
-        y += g;
     }
 }
 

@@ -216,32 +216,23 @@ fn run_band_impl<const SIMD: bool>(
     let n = l.width * l.channels; // samples per row
     let padded_len = (l.width + job.kw - 1) * l.channels;
     let ring_row = if job.factors.is_some() { n } else { padded_len };
-    let slots_n = job.kh + GROUP - 1;
+    let walk = Walk::new(job, y0, y1, GROUP);
+    let slots_n = walk.slots_n();
     s.ring.resize(ring_row * slots_n, 0.0);
     s.padded.resize(padded_len, 0.0);
     let Scratch { ring, padded, .. } = s;
 
-    let first = y0 as isize - job.ay as isize;
-    for sy in first..first + job.kh as isize - 1 {
+    for sy in walk.warmup() {
         fill(job, ring, padded, ring_row, slots_n, sy);
     }
-    // slots[r * kh + ky]: ring offset of the row read by tap row ky of output row y + r.
     let mut slots = vec![0usize; GROUP * job.kh];
-    let mut y = y0;
-    while y < y1 {
-        let g = GROUP.min(y1 - y);
-        let top = y as isize - job.ay as isize;
-        for r in 0..g as isize {
-            fill(
-                job,
-                ring,
-                padded,
-                ring_row,
-                slots_n,
-                top + job.kh as isize - 1 + r,
-            );
+    for group in walk {
+        let (y, g) = (group.y, group.g);
+        for sy in group.new_rows() {
+            fill(job, ring, padded, ring_row, slots_n, sy);
         }
-        slot_offsets(&mut slots[..g * job.kh], top, job.kh, slots_n, ring_row);
+        // slots[r * kh + ky]: ring offset of the row read by tap row ky of output row y + r.
+        let slots = group.taps(&mut slots, slots_n, ring_row);
         let rows = &mut out[(y - y0) * job.dst_stride..];
         // Blocks outermost, rows innermost: the kh + g − 1 row segments of one block stay in
         // L1 while the g output rows of the group read them.
@@ -292,23 +283,94 @@ fn run_band_impl<const SIMD: bool>(
             }
             restore_passed(job, orow, y + r);
         }
-        y += g;
     }
 }
 
 /// `slots[r·kh + ky]`: the ring offset of the row that tap row `ky` of output row `top + ay + r`
 /// reads (source row `top + r + ky`), in a ring of `slots_n` rows of `ring_row` elements.
 #[inline(always)]
-pub(super) fn slot_offsets(
-    slots: &mut [usize],
-    top: isize,
-    kh: usize,
-    slots_n: usize,
-    ring_row: usize,
-) {
+fn slot_offsets(slots: &mut [usize], top: isize, kh: usize, slots_n: usize, ring_row: usize) {
     for (i, slot) in slots.iter_mut().enumerate() {
         let sy = top + (i / kh) as isize + (i % kh) as isize;
         *slot = sy.rem_euclid(slots_n as isize) as usize * ring_row;
+    }
+}
+
+/// How a band walks its output rows `y0 .. y1` through a ring of `kh + group − 1` rows: the
+/// `kh − 1` source rows above the first output row fill the ring first ([`Walk::warmup`]), then
+/// each group of up to `group` output rows adds the `g` source rows it is the first to read and
+/// finds its taps in the ring ([`Group::taps`]). One schedule for the three band runners (the f32
+/// path here, `int` and `int_sep`); what a ring row holds is theirs.
+pub(super) struct Walk {
+    kh: usize,
+    ay: usize,
+    group: usize,
+    y: usize,
+    y1: usize,
+}
+
+/// One group of a [`Walk`]: output rows `y .. y + g`.
+pub(super) struct Group {
+    pub y: usize,
+    pub g: usize,
+    /// The source row that tap row 0 of output row `y` reads.
+    top: isize,
+    kh: usize,
+}
+
+impl Walk {
+    pub fn new(job: &Job<'_>, y0: usize, y1: usize, group: usize) -> Walk {
+        Walk {
+            kh: job.kh,
+            ay: job.ay,
+            group,
+            y: y0,
+            y1,
+        }
+    }
+
+    /// Rows in the ring.
+    pub fn slots_n(&self) -> usize {
+        self.kh + self.group - 1
+    }
+
+    /// The source rows (some maybe outside the image) the ring holds before the first group.
+    pub fn warmup(&self) -> std::ops::Range<isize> {
+        let first = self.y as isize - self.ay as isize;
+        first..first + self.kh as isize - 1
+    }
+}
+
+impl Iterator for Walk {
+    type Item = Group;
+
+    fn next(&mut self) -> Option<Group> {
+        (self.y < self.y1).then(|| {
+            let g = self.group.min(self.y1 - self.y);
+            let group = Group {
+                y: self.y,
+                g,
+                top: self.y as isize - self.ay as isize,
+                kh: self.kh,
+            };
+            self.y += g;
+            group
+        })
+    }
+}
+
+impl Group {
+    /// The source rows this group adds to the ring, in order.
+    pub fn new_rows(&self) -> std::ops::Range<isize> {
+        let first = self.top + self.kh as isize - 1;
+        first..first + self.g as isize
+    }
+
+    /// `slots[r·kh + ky]` for this group's rows: see [`slot_offsets`].
+    pub fn taps<'a>(&self, slots: &'a mut [usize], slots_n: usize, ring_row: usize) -> &'a [usize] {
+        let slots = &mut slots[..self.g * self.kh];
+        slot_offsets(slots, self.top, self.kh, slots_n, ring_row);
+        slots
     }
 }
 
