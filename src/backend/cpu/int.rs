@@ -18,7 +18,7 @@
 use std::arch::x86_64::*;
 
 use super::int_sep::SepPlan;
-use super::par::{pad_row, restore_passed, store_bytes_avx2, Job, Scratch, Walk, GROUP};
+use super::par::{pad_row, restore_passed, store_bytes_avx2, Group, Job, Scratch, Walk, GROUP};
 use crate::filter::{IntegerForm, Plan};
 use crate::frame::Depth;
 
@@ -169,20 +169,17 @@ unsafe fn run_band(
     let n = l.width * ch;
     let padded_len = (l.width + job.kw - 1) * ch;
     let ring_row = 2 * padded_len;
-    let walk = Walk::new(job, y0, y1, GROUP);
+    let mut walk = Walk::new(job, y0, y1, GROUP, ring_row);
     let slots_n = walk.slots_n();
     s.bytes.resize(ring_row * slots_n + padded_len + ch, 0);
     let (ring, pad) = s.bytes.split_at_mut(ring_row * slots_n);
     for sy in walk.warmup() {
         fill(job, ring, pad, ring_row, slots_n, sy);
     }
-    let mut slots = vec![0usize; GROUP * kh];
-    for group in walk {
-        let (y, g) = (group.y, group.g);
-        for sy in group.new_rows() {
+    while let Some((Group { y, g, new_rows }, slots)) = walk.next_group() {
+        for sy in new_rows {
             fill(job, ring, pad, ring_row, slots_n, sy);
         }
-        let slots = group.taps(&mut slots, slots_n, ring_row);
         let rows = &mut out[(y - y0) * job.dst_stride..];
         let mut e = 0;
         while e + BLOCK <= n {

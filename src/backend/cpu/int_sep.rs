@@ -23,7 +23,7 @@
 use std::arch::x86_64::*;
 
 use super::int::{BLOCK, MAX_ROW_WEIGHT};
-use super::par::{restore_passed, Job, Scratch, Walk};
+use super::par::{restore_passed, Group, Job, Scratch, Walk};
 use crate::filter::{IntegerForm, Plan};
 use crate::frame::Depth;
 
@@ -121,7 +121,7 @@ pub(super) unsafe fn run_band(
     let (ch, kh) = (l.channels, job.kh);
     let n = l.width * ch;
     let padded_len = (l.width + job.kw - 1) * ch;
-    let walk = Walk::new(job, y0, y1, GROUP);
+    let mut walk = Walk::new(job, y0, y1, GROUP, n);
     let slots_n = walk.slots_n();
     s.halves.resize(n * slots_n, 0);
     s.bytes.resize(padded_len + ch, 0);
@@ -135,13 +135,10 @@ pub(super) unsafe fn run_band(
         .map(|&c| _mm256_set1_epi16(c as i16))
         .collect();
     let round = Round::new(sp, job.abs);
-    let mut slots = vec![0usize; GROUP * kh];
-    for group in walk {
-        let (y, g) = (group.y, group.g);
-        for sy in group.new_rows() {
+    while let Some((Group { y, g, new_rows }, slots)) = walk.next_group() {
+        for sy in new_rows {
             fill(job, sp, ring, pad, slots_n, sy);
         }
-        let slots = group.taps(&mut slots, slots_n, n);
         let rows = &mut out[(y - y0) * job.dst_stride..];
         let (taps, below) = (&slots[..kh], (g == 2).then(|| slots[2 * kh - 1]));
         let mut e = 0;

@@ -216,7 +216,7 @@ fn run_band_impl<const SIMD: bool>(
     let n = l.width * l.channels; // samples per row
     let padded_len = (l.width + job.kw - 1) * l.channels;
     let ring_row = if job.factors.is_some() { n } else { padded_len };
-    let walk = Walk::new(job, y0, y1, GROUP);
+    let mut walk = Walk::new(job, y0, y1, GROUP, ring_row);
     let slots_n = walk.slots_n();
     s.ring.resize(ring_row * slots_n, 0.0);
     s.padded.resize(padded_len, 0.0);
@@ -225,14 +225,11 @@ fn run_band_impl<const SIMD: bool>(
     for sy in walk.warmup() {
         fill(job, ring, padded, ring_row, slots_n, sy);
     }
-    let mut slots = vec![0usize; GROUP * job.kh];
-    for group in walk {
-        let (y, g) = (group.y, group.g);
-        for sy in group.new_rows() {
+    // slots[r * kh + ky]: ring offset of the row read by tap row ky of output row y + r.
+    while let Some((Group { y, g, new_rows }, slots)) = walk.next_group() {
+        for sy in new_rows {
             fill(job, ring, padded, ring_row, slots_n, sy);
         }
-        // slots[r * kh + ky]: ring offset of the row read by tap row ky of output row y + r.
-        let slots = group.taps(&mut slots, slots_n, ring_row);
         let rows = &mut out[(y - y0) * job.dst_stride..];
         // Blocks outermost, rows innermost: the kh + g − 1 row segments of one block stay in
         // L1 while the g output rows of the group read them.
@@ -296,36 +293,45 @@ fn slot_offsets(slots: &mut [usize], top: isize, kh: usize, slots_n: usize, ring
     }
 }
 
-/// How a band walks its output rows `y0 .. y1` through a ring of `kh + group − 1` rows: the
-/// `kh − 1` source rows above the first output row fill the ring first ([`Walk::warmup`]), then
-/// each group of up to `group` output rows adds the `g` source rows it is the first to read and
-/// finds its taps in the ring ([`Group::taps`]). One schedule for the three band runners (the f32
-/// path here, `int` and `int_sep`); what a ring row holds is theirs.
+/// How a band walks its output rows `y0 .. y1` through a ring of `kh + group − 1` rows of
+/// `ring_row` elements: the `kh − 1` source rows above the first output row fill the ring first
+/// ([`Walk::warmup`]), then each group of up to `group` output rows adds the source rows it is
+/// the first to read and finds its taps in the ring ([`Walk::next_group`]). One schedule for the
+/// three band runners (the f32 path here, `int` and `int_sep`); what a ring row holds is theirs.
 pub(super) struct Walk {
     kh: usize,
     ay: usize,
     group: usize,
+    ring_row: usize,
     y: usize,
     y1: usize,
+    /// The current group's taps ([`Walk::next_group`]).
+    slots: Vec<usize>,
 }
 
-/// One group of a [`Walk`]: output rows `y .. y + g`.
+/// One group of a [`Walk`]: output rows `y .. y + g`, which add source rows `new_rows` (some
+/// maybe outside the image) to the ring.
 pub(super) struct Group {
     pub y: usize,
     pub g: usize,
-    /// The source row that tap row 0 of output row `y` reads.
-    top: isize,
-    kh: usize,
+    pub new_rows: std::ops::Range<isize>,
 }
 
 impl Walk {
-    pub fn new(job: &Job<'_>, y0: usize, y1: usize, group: usize) -> Walk {
+    pub fn new(job: &Job<'_>, y0: usize, y1: usize, group: usize, ring_row: usize) -> Walk {
+        Walk::of(job.kh, job.ay, y0, y1, group, ring_row)
+    }
+
+    /// A walk for a kernel `kh` rows high anchored at row `ay`.
+    fn of(kh: usize, ay: usize, y0: usize, y1: usize, group: usize, ring_row: usize) -> Walk {
         Walk {
-            kh: job.kh,
-            ay: job.ay,
+            kh,
+            ay,
             group,
+            ring_row,
             y: y0,
             y1,
+            slots: vec![0; group * kh],
         }
     }
 
@@ -339,38 +345,26 @@ impl Walk {
         let first = self.y as isize - self.ay as isize;
         first..first + self.kh as isize - 1
     }
-}
 
-impl Iterator for Walk {
-    type Item = Group;
-
-    fn next(&mut self) -> Option<Group> {
-        (self.y < self.y1).then(|| {
-            let g = self.group.min(self.y1 - self.y);
-            let group = Group {
-                y: self.y,
-                g,
-                top: self.y as isize - self.ay as isize,
-                kh: self.kh,
-            };
-            self.y += g;
-            group
-        })
-    }
-}
-
-impl Group {
-    /// The source rows this group adds to the ring, in order.
-    pub fn new_rows(&self) -> std::ops::Range<isize> {
-        let first = self.top + self.kh as isize - 1;
-        first..first + self.g as isize
-    }
-
-    /// `slots[r·kh + ky]` for this group's rows: see [`slot_offsets`].
-    pub fn taps<'a>(&self, slots: &'a mut [usize], slots_n: usize, ring_row: usize) -> &'a [usize] {
-        let slots = &mut slots[..self.g * self.kh];
-        slot_offsets(slots, self.top, self.kh, slots_n, ring_row);
-        slots
+    /// The next group, and its taps: `slots[r·kh + ky]` is the ring offset of the row that tap
+    /// row `ky` of output row `y + r` reads (see [`slot_offsets`]).
+    pub fn next_group(&mut self) -> Option<(Group, &[usize])> {
+        if self.y >= self.y1 {
+            return None;
+        }
+        let g = self.group.min(self.y1 - self.y);
+        let top = self.y as isize - self.ay as isize;
+        let first_new = top + self.kh as isize - 1;
+        let group = Group {
+            y: self.y,
+            g,
+            new_rows: first_new..first_new + g as isize,
+        };
+        self.y += g;
+        let (kh, slots_n, ring_row) = (self.kh, self.slots_n(), self.ring_row);
+        let slots = &mut self.slots[..g * kh];
+        slot_offsets(slots, top, kh, slots_n, ring_row);
+        Some((group, slots))
     }
 }
 
@@ -667,7 +661,32 @@ unsafe fn vertical_pair_avx2(
 
 #[cfg(test)]
 mod tests {
-    use super::band_rows;
+    use super::{band_rows, Group, Walk};
+
+    #[test]
+    fn a_walk_fills_each_source_row_once_and_finds_every_tap() {
+        // Output rows 5..12 of a 3-row kernel anchored at row 1, groups of 3, a ring of 5 rows
+        // of 10 elements.
+        let mut walk = Walk::of(3, 1, 5, 12, 3, 10);
+        assert_eq!(walk.slots_n(), 5);
+        assert_eq!(walk.warmup(), 4..6);
+        let mut filled: Vec<isize> = walk.warmup().collect();
+        let mut groups = Vec::new();
+        while let Some((Group { y, g, new_rows }, slots)) = walk.next_group() {
+            filled.extend(new_rows.clone());
+            // Output row y + r reads source rows y + r − 1 + ky, each from its ring slot.
+            for r in 0..g {
+                for ky in 0..3 {
+                    let sy = (y + r) as isize - 1 + ky as isize;
+                    assert!(filled.contains(&sy), "row {sy} read before it was filled");
+                    assert_eq!(slots[r * 3 + ky], sy.rem_euclid(5) as usize * 10);
+                }
+            }
+            groups.push((y, g, new_rows));
+        }
+        assert_eq!(groups, [(5, 3, 6..9), (8, 3, 9..12), (11, 1, 12..13)]);
+        assert_eq!(filled, (4..13).collect::<Vec<_>>());
+    }
 
     #[test]
     fn bands_shrink_in_number_as_their_start_up_rows_grow() {
