@@ -9,10 +9,11 @@
 // shared-memory-free kernel for small kernels, launched with 128-thread blocks, at least
 // REG_MINB of them resident per multiprocessor; 0: the tiled fast_full / fast_sep), SEPG (with
 // SEPARABLE and not REG: fast_sep's row pass reads its windows from global memory, no input
-// tile), TILE_PAD (1: the tiled kernels' shared rows are padded, see tcol), INT (with
-// REG: build fast_int instead, the exact integer kernel for 8-bit samples, whose divisor and
-// offset numerator are IDIV and IOFF; DEIL 1: fast_int deinterleaves the channels of each
-// window row before its dot products, PX / CH pixels per thread), CMASK (bit c set: channel c
+// tile; PXH: the samples of one of its row-pass items, a multiple of PX), TILE_PAD (1: the
+// tiled kernels' shared rows are padded, see tcol), INT (with REG: build fast_int instead,
+// the exact integer kernel for 8-bit samples, whose divisor and offset numerator are IDIV and
+// IOFF; DEIL 1: fast_int deinterleaves the channels of each window row before its dot
+// products, PX / CH pixels per thread), CMASK (bit c set: channel c
 // is filtered; the others, such as RGBA's alpha under --alpha keep, are neither computed nor
 // converted, and take the source's stored samples), SHIFT (a sample's value is its stored
 // word shifted right by this: MSB-aligned formats such as P010; 0 otherwise), ABS (--abs) and
@@ -45,6 +46,9 @@ typedef u16 sample_t;
 #define FILTERED(i) ((CMASK >> ((i) % CH)) & 1)
 #if !ALL_FILTERED && PX % CH != 0
 #error "a thread with unfiltered channels owns whole pixels"
+#endif
+#if SEPG && (PXH % PX != 0 || PXH % 4 != 0)
+#error "a row-pass item is whole threads' outputs"
 #endif
 
 // The planes of one launch (FastPlanes in src/backend/cuda/abi.rs, its size checked below).
@@ -127,7 +131,8 @@ __device__ __forceinline__ unsigned pack_word(const unsigned* s) {
 #endif
 }
 
-#define SEG (PX + (KW - 1) * CH)          // samples one thread reads from a tile row
+#define SEGP(P) ((P) + (KW - 1) * CH)     // samples a thread owning P outputs of a row reads
+#define SEG SEGP(PX)                      // … for its PX outputs
 #define SEG4 ((SEG + 3) & ~3)
 #define SEG_IN_REGS (SEG4 <= CONVFLOW_FAST_MAX_SEG)
 
@@ -444,9 +449,11 @@ extern "C" __global__ void TILED_BOUNDS fast_full(FAST_PLANES_PARAM, int ts) {
 // loads are issued before the first is used (window_words): one memory latency per thread.
 #define HWL ((AX * CH + SPW - 1) / SPW)            // halo words left of the outputs
 #define HWR (((KW - 1 - AX) * CH + SPW - 1) / SPW)  // and right of them
-#define CW (PX / SPW)                               // words under the outputs
+#define CWP(P) ((P) / SPW)                          // words under P outputs
+#define CW CWP(PX)                                  // … under the thread's PX outputs
 #define OFF (HWL * SPW - AX * CH)                   // first needed sample within the words
-#define NWR (HWL + CW + HWR)                        // words per row segment
+#define NWRP(P) (HWL + CWP(P) + HWR)                // words per row segment of P outputs
+#define NWR NWRP(PX)
 #define RIN (PY + KH - 1)                           // input rows per thread
 
 // Feeds input row r of the thread's window (SEG values) into every output row that reads it.
@@ -466,12 +473,13 @@ __device__ __forceinline__ void reg_accumulate(int r, const float v[SEG], float 
 #endif
 }
 
-// The words of the thread's window when its row segments lie inside the rows, for all RIN rows
-// (MODE 2: the 16 bytes under the outputs in one aligned load; 1: 4-byte loads), with no branch
-// between them, so that their latencies overlap; a row outside the plane is read from a row
-// inside it and, for the zero border, zeroed (a zero word is the value 0).
-template <int R, int MODE>
-__device__ __forceinline__ void reg_words(const PlaneParams& p, int e, int y0, unsigned words[R][NWR]) {
+// The words of the window of R rows under P outputs (PX unless said) from sample e of row y0,
+// when its row segments lie inside the rows (MODE 2: the words under the outputs in aligned
+// 16-byte loads; 1: 4-byte loads), with no branch between rows, so that their latencies
+// overlap; a row outside the plane is read from a row inside it and, for the zero border,
+// zeroed (a zero word is the value 0).
+template <int R, int MODE, int P = PX>
+__device__ __forceinline__ void reg_words(const PlaneParams& p, int e, int y0, unsigned words[R][NWRP(P)]) {
 #pragma unroll
     for (int r = 0; r < R; ++r) {
         const int sy = map_index<BORDER>(y0 - AY + r, p.height);
@@ -480,7 +488,7 @@ __device__ __forceinline__ void reg_words(const PlaneParams& p, int e, int y0, u
         for (int k = 0; k < HWL; ++k) words[r][k] = __ldg(w - HWL + k);
         if (MODE == 2) {
 #pragma unroll
-            for (int k = 0; k < CW; k += 4) {
+            for (int k = 0; k < CWP(P); k += 4) {
                 const uint4 q = __ldg((const uint4*)(w + k));
                 words[r][HWL + k] = q.x;
                 words[r][HWL + k + 1] = q.y;
@@ -489,13 +497,13 @@ __device__ __forceinline__ void reg_words(const PlaneParams& p, int e, int y0, u
             }
         } else {
 #pragma unroll
-            for (int k = 0; k < CW; ++k) words[r][HWL + k] = __ldg(w + k);
+            for (int k = 0; k < CWP(P); ++k) words[r][HWL + k] = __ldg(w + k);
         }
 #pragma unroll
-        for (int k = 0; k < HWR; ++k) words[r][HWL + CW + k] = __ldg(w + CW + k);
+        for (int k = 0; k < HWR; ++k) words[r][HWL + CWP(P) + k] = __ldg(w + CWP(P) + k);
         if (BORDER == BORDER_ZERO && sy < 0) {
 #pragma unroll
-            for (int k = 0; k < NWR; ++k) words[r][k] = 0;
+            for (int k = 0; k < NWRP(P); ++k) words[r][k] = 0;
         }
     }
 }
@@ -504,15 +512,15 @@ __device__ __forceinline__ void reg_words(const PlaneParams& p, int e, int y0, u
 // a word lying wholly inside the row is loaded as it is (when `aligned`), any other is built
 // sample by sample through the border rule (samples of the zero border are 0, as are samples
 // outside the window). A row-end thread thus builds only the words past the end one by one.
-template <int R>
-__device__ __forceinline__ void gather_words(const PlaneParams& p, int e, int y0, bool aligned, unsigned words[R][NWR]) {
+template <int R, int P = PX>
+__device__ __forceinline__ void gather_words(const PlaneParams& p, int e, int y0, bool aligned, unsigned words[R][NWRP(P)]) {
     const int n = p.width * CH, s = e - AX * CH;
 #pragma unroll
     for (int r = 0; r < R; ++r) {
         const int sy = map_index<BORDER>(y0 - AY + r, p.height);
         const sample_t* row = row_of<sample_t>(p.src, max(sy, 0), p.src_stride);
 #pragma unroll
-        for (int k = 0; k < NWR; ++k) {
+        for (int k = 0; k < NWRP(P); ++k) {
             const int j0 = SPW * k - OFF;  // window sample of the word's first lane
             if (aligned && sy >= 0 && s + j0 >= 0 && s + j0 + SPW <= n) {
                 words[r][k] = __ldg((const unsigned*)(row + s + j0));
@@ -522,7 +530,7 @@ __device__ __forceinline__ void gather_words(const PlaneParams& p, int e, int y0
 #pragma unroll
             for (int l = 0; l < SPW; ++l) {
                 const int j = j0 + l;
-                if (j >= 0 && j < SEG) {
+                if (j >= 0 && j < SEGP(P)) {
                     const int px = floor_div(s + j, CH);
                     const int sx = map_index<BORDER>(px, p.width);
                     if (sx >= 0 && sy >= 0) w |= (unsigned)row[(size_t)sx * CH + (s + j - px * CH)] << (8 * SB * l);
@@ -533,20 +541,20 @@ __device__ __forceinline__ void gather_words(const PlaneParams& p, int e, int y0
     }
 }
 
-// A thread's window words, by the fastest load its position and the plane's alignment allow.
-// Whole words beyond the last needed sample stay within the row's stride or the device slack
-// (CONVFLOW_DEVICE_SLACK) after the plane.
-template <int R>
-__device__ __forceinline__ void window_words(const PlaneParams& p, int e, int y0, unsigned words[R][NWR]) {
+// The window words of R rows under P outputs (PX unless said), by the fastest load its position
+// and the plane's alignment allow. Whole words beyond the last needed sample stay within the
+// row's stride or the device slack (CONVFLOW_DEVICE_SLACK) after the plane.
+template <int R, int P = PX>
+__device__ __forceinline__ void window_words(const PlaneParams& p, int e, int y0, unsigned words[R][NWRP(P)]) {
     const int n = p.width * CH;
-    const bool inside = e - AX * CH >= 0 && e + PX + (KW - 1 - AX) * CH <= n;
+    const bool inside = e - AX * CH >= 0 && e + P + (KW - 1 - AX) * CH <= n;
     const unsigned long long a = p.src | (unsigned long long)(unsigned)p.src_stride;
-    if (inside && (a & 15) == 0 && (PX * SB) % 16 == 0)
-        reg_words<R, 2>(p, e, y0, words);
+    if (inside && (a & 15) == 0 && (P * SB) % 16 == 0)
+        reg_words<R, 2, P>(p, e, y0, words);
     else if (inside && (a & 3) == 0)
-        reg_words<R, 1>(p, e, y0, words);
+        reg_words<R, 1, P>(p, e, y0, words);
     else
-        gather_words<R>(p, e, y0, (a & 3) == 0, words);
+        gather_words<R, P>(p, e, y0, (a & 3) == 0, words);
 }
 
 // The source's stored samples of the unfiltered channels (CMASK) among a thread's PX outputs,
@@ -577,28 +585,33 @@ extern "C" __global__ void TILED_BOUNDS fast_sep(FAST_PLANES_PARAM, int ts) {
 #if SEPG
     // The row pass reads each window from global memory as the register kernel does
     // (window_words: whole words, the row ends and borders built sample by sample), so no
-    // input tile: shared memory holds only the horizontal sums. A thread's sums feed only its
-    // own columns of the vertical pass, so threads past the row end have nothing to compute.
+    // input tile: shared memory holds only the horizontal sums. Its work items are PXH
+    // consecutive sums of one row (a multiple of PX; the host keeps bw a multiple of PXH):
+    // the window's halo is loaded and converted once per item, so wider items convert fewer
+    // samples per sum. An item's sums feed only its own columns of the vertical pass, so
+    // items past the row end have nothing to compute.
     float* hs = smem;  // th rows of bw columns, hsw floats apart
-    if (e0 + ex < p.width * CH) {
-        for (int r = threadIdx.y; r < th; r += blockDim.y) {
-            unsigned words[1][NWR];
-            window_words<1>(p, e0 + ex, y0 + r, words);
-            float v[SEG];
+    const int nh = bw / PXH, items = th * nh;
+    const int tid = threadIdx.y * blockDim.x + threadIdx.x, nthreads = blockDim.x * blockDim.y;
+    for (int it = tid; it < items; it += nthreads) {
+        const int r = it / nh, c = (it - r * nh) * PXH;
+        if (e0 + c >= p.width * CH) continue;
+        unsigned words[1][NWRP(PXH)];
+        window_words<1, PXH>(p, e0 + c, y0 + r, words);
+        float v[SEGP(PXH)];
 #pragma unroll
-            for (int j = 0; j < SEG; ++j) v[j] = word_value(words[0][(j + OFF) / SPW], (j + OFF) % SPW);
-            float acc[PX];
+        for (int j = 0; j < SEGP(PXH); ++j) v[j] = word_value(words[0][(j + OFF) / SPW], (j + OFF) % SPW);
+        float acc[PXH];
 #pragma unroll
-            for (int i = 0; i < PX; ++i) acc[i] = 0.0f;
+        for (int i = 0; i < PXH; ++i) acc[i] = 0.0f;
 #pragma unroll
-            for (int kx = 0; kx < KW; ++kx)
+        for (int kx = 0; kx < KW; ++kx)
 #pragma unroll
-                for (int i = 0; i < PX; ++i)
-                    if (FILTERED(i)) acc[i] = fmaf(roww[kx], v[i + kx * CH], acc[i]);
+            for (int i = 0; i < PXH; ++i)
+                if (FILTERED(i)) acc[i] = fmaf(roww[kx], v[i + kx * CH], acc[i]);
 #pragma unroll
-            for (int i = 0; i < PX; i += 4)
-                *(float4*)(hs + r * hsw + tcol(ex + i)) = make_float4(acc[i], acc[i + 1], acc[i + 2], acc[i + 3]);
-        }
+        for (int i = 0; i < PXH; i += 4)
+            *(float4*)(hs + r * hsw + tcol(c + i)) = make_float4(acc[i], acc[i + 1], acc[i + 2], acc[i + 3]);
     }
 #else
     const int tw = bw + (KW - 1) * CH;

@@ -65,6 +65,10 @@ pub struct FastSpec {
     /// loads) instead of an input tile in shared memory, which then holds only the horizontal
     /// sums.
     pub row_global: bool,
+    /// Samples of one of `fast_sep`'s row-pass items with [`FastSpec::row_global`] (fast.cu's
+    /// `PXH`): a multiple of `px` that divides the block's row, `px` unless
+    /// [`FastSpec::for_block`] widens it.
+    pub row_px: usize,
     /// Bit c set: channel c is filtered. The others (RGBA's alpha under `--alpha keep`) are
     /// neither computed nor converted, and take the source's samples ([`FastSpec::for_plane`]).
     pub mask: u8,
@@ -111,6 +115,7 @@ impl FastSpec {
             int: None,
             deinterleave: false,
             row_global: false,
+            row_px: px,
             mask: all_channels(ch),
             shift: 0,
             abs: false,
@@ -185,6 +190,7 @@ impl FastSpec {
             int: None,
             deinterleave: false,
             row_global: false,
+            row_px: px,
             mask: all_channels(ch),
             shift: 0,
             abs: false,
@@ -358,6 +364,26 @@ impl FastSpec {
         (m > 0).then(|| (threads, (m * 128 / threads as usize).max(1)))
     }
 
+    /// The same specialization launched in `block`: `fast_sep`'s row-pass items (with
+    /// [`FastSpec::row_global`]) widened to [`sep_row_threads`] threads' outputs, or as many as
+    /// the block's row holds a whole number of (`CONVFLOW_FAST_SEP_HPX`: that many).
+    pub fn for_block(self, (bx, _): (u32, u32)) -> FastSpec {
+        if !self.separable || !self.row_global {
+            return self;
+        }
+        let want = tuning()
+            .sep_hpx
+            .unwrap_or_else(|| sep_row_threads(self.ch, self.sb, self.kw));
+        let m = [4, 2, 1]
+            .into_iter()
+            .find(|&m| m <= want && bx as usize % m == 0)
+            .unwrap_or(1);
+        FastSpec {
+            row_px: m * self.px,
+            ..self
+        }
+    }
+
     /// The large planes' RGBA rules apply: 8-bit RGBA taller than 9 on a large plane
     /// ([`sep_rgba_large`]; the height decides, as for the block).
     fn rgba_large(&self, pixels: usize) -> bool {
@@ -390,6 +416,7 @@ impl FastSpec {
             format!("-DIOFF={}", self.int.map_or(0, |(_, o)| o)),
             format!("-DDEIL={}", self.deinterleave as u8),
             format!("-DSEPG={}", self.row_global as u8),
+            format!("-DPXH={}", self.row_px),
             format!("-DTILE_PAD={}", self.tile_pad() as u8),
             format!("-DCMASK={}", self.mask),
             format!("-DSHIFT={}", self.shift),

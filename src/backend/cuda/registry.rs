@@ -210,7 +210,8 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
     // Variants of those: RGBA with its alpha kept (every kernel of four channels, so every way
     // an unfiltered channel is skipped and passed through); MSB-aligned 16-bit samples (P010)
     // with --abs and an offset; one launch over the three planes of a YUV frame (every
-    // one-channel kernel); the tiled separable kernel with launch bounds.
+    // one-channel kernel); the tiled separable kernel with launch bounds and with wider
+    // row-pass items.
     let variants: Vec<_> = keys
         .iter()
         .flat_map(|k| {
@@ -243,6 +244,15 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                     tiled_bounds: Some((128, 3)),
                     ..s.clone()
                 });
+                // Row-pass items of two and four threads' outputs.
+                if s.row_global {
+                    for m in [2, 4] {
+                        v.push(FastSpec {
+                            row_px: m * s.px,
+                            ..s.clone()
+                        });
+                    }
+                }
             }
             v
         })

@@ -94,7 +94,8 @@ pub const REG_MIN_BLOCKS_GRAY16_5: usize = 8;
 /// input tile), `CONVFLOW_FAST_SEP_TILED_MIN` (least side of the separable plans the tiled
 /// kernel takes first, on every plane), `CONVFLOW_FAST_SEP_MINB` (blocks of 128 threads of the
 /// tiled separable kernel resident per multiprocessor at least, [`sep_min_blocks`]; 0: no
-/// bound). Read once per process.
+/// bound), `CONVFLOW_FAST_SEP_HPX` (threads' outputs per row-pass item of that kernel, 1, 2 or
+/// 4, [`sep_row_threads`]). Read once per process.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Tuning {
     pub(super) reg_max: Option<usize>,
@@ -109,6 +110,7 @@ pub(super) struct Tuning {
     pub(super) sep_global: Option<bool>,
     pub(super) sep_tiled_min: Option<usize>,
     pub(super) sep_minb: Option<usize>,
+    pub(super) sep_hpx: Option<usize>,
 }
 
 pub(super) fn tuning() -> Tuning {
@@ -128,6 +130,7 @@ pub(super) fn tuning() -> Tuning {
             sep_global: var("CONVFLOW_FAST_SEPG").map(|v: usize| v != 0),
             sep_tiled_min: var("CONVFLOW_FAST_SEP_TILED_MIN"),
             sep_minb: var("CONVFLOW_FAST_SEP_MINB").filter(|b| (0..=16).contains(b)),
+            sep_hpx: var("CONVFLOW_FAST_SEP_HPX").filter(|m| [1, 2, 4].contains(m)),
         }
     })
 }
@@ -201,6 +204,25 @@ pub fn sep_min_blocks(ch: usize, sb: usize, side: usize, large: bool) -> usize {
         10..=15 => 2,
         _ => 3,
     }]
+}
+
+/// Threads' outputs one row-pass item of `fast_sep` (row pass from global memory) computes,
+/// by channels, bytes per sample and kernel width. Each item loads and converts its window,
+/// `px + (kw − 1) · ch` samples, once for all its sums, so wider items convert fewer samples
+/// per sum, at the cost of registers. H100, gaussian:7…25, 1080p and 4K, two passes with the
+/// widths alternating (docs/PERFORMANCE.md, "fourteenth round"), against one thread's outputs:
+/// gray 1.16–1.38× faster (two to 9 taps, four from 15), NV12 1.16–1.36× (four only at 25),
+/// RGB 1.00–1.30× (two, four from 15), RGBA 1.07–1.16× (four to 9 taps, two beyond: four lost
+/// 7–12 % on 4K at 15 and 25), gray16 1.15–1.37× and rgb48 1.06–1.30× (two); RGBA64 lost
+/// 2–18 % with two or four on 4K, so it keeps one.
+pub fn sep_row_threads(ch: usize, sb: usize, kw: usize) -> usize {
+    match (sb, ch) {
+        (1, 1 | 3) if kw > 9 => 4,
+        (1, 2) if kw > 15 => 4,
+        (1, 4) if kw <= 9 => 4,
+        (2, 4) => 1,
+        _ => 2,
+    }
 }
 
 /// Output rows per thread of the full tiled kernel `fast_full` for threads owning one or two

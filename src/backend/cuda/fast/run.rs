@@ -160,7 +160,8 @@ fn choose(
             let spec = FastSpec {
                 tiled_bounds: spec.sep_bounds(block, pixels),
                 ..spec
-            };
+            }
+            .for_block(block);
             Ok(Choice::Tiled { spec, block })
         }
         (None, Some(block)) if fits_constant => Err(CudaError::Unsupported(format!(

@@ -235,6 +235,40 @@ fn separable_launch_bounds_follow_the_measured_rules() {
 }
 
 #[test]
+fn separable_row_items_follow_the_measured_rules_and_the_block() {
+    let items = |k, ch, sb, block| {
+        let spec = FastSpec::separable(k, k, ch, Border::Clamp).with_sample_bytes(sb);
+        let px = spec.px;
+        spec.for_block(block).row_px / px
+    };
+    // Two threads' outputs, four for wide 8-bit one- and three-channel kernels, four for
+    // narrow 8-bit RGBA, one for RGBA64.
+    assert_eq!(items(7, 1, 1, SEP_BLOCK), 2);
+    assert_eq!(items(15, 1, 1, SEP_BLOCK), 4);
+    assert_eq!(items(15, 2, 1, SEP_BLOCK), 2);
+    assert_eq!(items(25, 2, 1, SEP_BLOCK), 4);
+    assert_eq!(items(25, 3, 1, SEP_BLOCK), 4);
+    assert_eq!(items(9, 4, 1, SEP_BLOCK), 4);
+    assert_eq!(items(25, 4, 1, SEP_BLOCK_TALL_RGBA), 2);
+    assert_eq!(items(25, 1, 2, SEP_BLOCK), 2);
+    assert_eq!(items(25, 4, 2, SEP_BLOCK), 1);
+    // Never more threads' outputs than a whole number of them fills the block's row.
+    assert_eq!(items(25, 1, 1, (2, 64)), 2);
+    assert_eq!(items(25, 1, 1, (1, 128)), 1);
+    // Only the separable kernel with its row pass from global memory has row-pass items.
+    let tile = FastSpec {
+        row_global: false,
+        ..FastSpec::separable(25, 25, 1, Border::Clamp)
+    };
+    assert_eq!(tile.clone().for_block(SEP_BLOCK).row_px, tile.px);
+    let full = FastSpec::new(25, 25, 1, Border::Clamp);
+    assert_eq!(full.clone().for_block(SEP_BLOCK).row_px, full.px);
+    // It is compiled in.
+    let spec = FastSpec::separable(25, 25, 1, Border::Clamp).for_block(SEP_BLOCK);
+    assert!(spec.defines().contains(&"-DPXH=16".to_string()));
+}
+
+#[test]
 fn large_rgba_planes_take_more_separable_rows_and_blocks() {
     let spec = |k, ch, sb, pixels| {
         FastSpec::separable(k, k, ch, Border::Clamp)
