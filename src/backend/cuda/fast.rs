@@ -428,13 +428,15 @@ impl FastSpec {
         ]
     }
 
-    /// The block tried first for the tiled kernels. Separable: with the row pass from global
-    /// memory [`SEP_BLOCK`] ([`SEP_BLOCK_TALL_RGBA`] for 4 channels taller than 9); with an
-    /// input tile, for 8-bit RGB taller than 9, 16 × 16 threads from 17 rows and 8 × 16 below
-    /// (measured on H100 with the tile, gaussian:15 / :25 on 1080p and 4K: 43.1 / 62.5 and
-    /// 127.2 / 202.3 µs against 50.6 / 83.4 and 162.4 / 266.9 for 16 × 8 blocks). Else None.
-    /// For full kernels: [`FULL_BLOCK_RGBA`] for 4 channels from a side of 9.
-    fn first_block(&self) -> Option<(u32, u32)> {
+    /// The block tried first for the tiled kernels on a plane of `pixels` pixels. Separable:
+    /// with the row pass from global memory [`SEP_BLOCK`] ([`SEP_BLOCK_TALL_RGBA`] for 4
+    /// channels taller than 9, [`SEP_BLOCK_RGBA_LARGE`] where the large planes' RGBA rules apply,
+    /// [`SEP_BLOCK_WIDE_RGB48`] where [`sep_rgb48_wide`] says); with an input tile, for 8-bit RGB
+    /// taller than 9, 16 × 16 threads from 17 rows and 8 × 16 below (measured on H100 with the
+    /// tile, gaussian:15 / :25 on 1080p and 4K: 43.1 / 62.5 and 127.2 / 202.3 µs against 50.6 /
+    /// 83.4 and 162.4 / 266.9 for 16 × 8 blocks). Else None. For full kernels:
+    /// [`FULL_BLOCK_RGBA`] for 4 channels from a side of 9.
+    fn first_block(&self, pixels: usize) -> Option<(u32, u32)> {
         if self.reg {
             return None;
         }
@@ -442,10 +444,11 @@ impl FastSpec {
             return (self.ch == 4 && self.kw.max(self.kh) >= 9).then_some(FULL_BLOCK_RGBA);
         }
         if self.row_global {
-            return Some(if self.ch == 4 && self.kh > 9 {
-                SEP_BLOCK_TALL_RGBA
-            } else {
-                SEP_BLOCK
+            return Some(match self.ch {
+                4 if self.rgba_large(pixels) => SEP_BLOCK_RGBA_LARGE,
+                4 if self.kh > 9 => SEP_BLOCK_TALL_RGBA,
+                _ if sep_rgb48_wide(self.ch, self.sb, self.kh, pixels) => SEP_BLOCK_WIDE_RGB48,
+                _ => SEP_BLOCK,
             });
         }
         let rgb = self.ch == 3 && self.sb == 1;

@@ -175,8 +175,25 @@ pub fn sep_rgba_large(ch: usize, sb: usize, pixels: usize) -> bool {
 /// RGBA64 on 1080p and 4K, gaussian:7…25; docs/PERFORMANCE.md, "seventh round") …
 pub const SEP_BLOCK: (u32, u32) = (8, 16);
 /// … but for 4 channels taller than 9, 4 × 32, within 9 % of the best there (RGBA gaussian:25
-/// 66.0 / 221 µs on 1080p / 4K against 76.6 / 252 for 8 × 16).
+/// 66.0 / 221 µs on 1080p / 4K against 76.6 / 252 for 8 × 16) …
 pub const SEP_BLOCK_TALL_RGBA: (u32, u32) = (4, 32);
+/// … and 8 × 32 where the large planes' RGBA rules apply ([`sep_rgba_large`], taller than 9):
+/// H100, gaussian:11 / 13 / 19 / 25, µs, against 4 × 32 (docs/PERFORMANCE.md, "fourteenth
+/// round"): 4K 69.1 / 74.5 / 92.7 / 113.4 against 76.6 / 82.5 / 110.3 / 135.8, 8K 250.4 / 265.4
+/// / 320.2 / 381.6 against 265.2 / 284.5 / 390.5 / 482.3. On 1080p and 1440p it lost 1–7 %.
+pub const SEP_BLOCK_RGBA_LARGE: (u32, u32) = (8, 32);
+/// … and 16 × 16 for 16-bit RGB (rgb48) from [`SEP_TILED_MIN_SIDE`] to 9 taps high, and at
+/// every height on planes under [`SEP_SMALL_PLANE`] pixels ([`sep_rgb48_wide`]): H100,
+/// gaussian:7 / 9, µs, 1080p 22.5 / 24.2 against 27.1 / 29.0 for 8 × 16, 4K 58.9 / 63.3 against
+/// 65.1 / 68.7, 8K 185.3 / 197.7 against 212.9 / 220.7; 1080p 11 / 15 / 19 / 25 28.4 / 33.9 /
+/// 39.4 / 46.1 against 33.1 / 34.1 / 44.1 / 54.7. On 4K and 8K it lost 4–14 % from 11 to 19.
+pub const SEP_BLOCK_WIDE_RGB48: (u32, u32) = (16, 16);
+
+/// Whether a separable plan `kh` taps high of `ch` channels of `sb`-byte samples on a plane of
+/// `pixels` pixels takes [`SEP_BLOCK_WIDE_RGB48`].
+pub fn sep_rgb48_wide(ch: usize, sb: usize, kh: usize, pixels: usize) -> bool {
+    (ch, sb) == (3, 2) && kh >= SEP_TILED_MIN_SIDE && (kh <= 9 || pixels < SEP_SMALL_PLANE)
+}
 
 /// Blocks of 128 threads of `fast_sep` (row pass from global memory) resident per
 /// multiprocessor at least, its `__launch_bounds__`, which caps its registers at

@@ -131,7 +131,7 @@ fn choose(
     if let Some(py) = tuning().tiled_py {
         spec.py = py;
     }
-    let first = spec.first_block();
+    let first = spec.first_block(pixels);
     let candidates: Vec<(u32, u32)> = match b.block_override() {
         Some(block) => vec![block],
         None => first.into_iter().chain(BLOCKS).collect(),
@@ -140,7 +140,7 @@ fn choose(
     // Prefer a block whose tile fits the preferred size (several blocks per multiprocessor),
     // else the largest that fits at all.
     let preferred = match (separable, kh > 9, first) {
-        (false, _, Some(_)) | (true, true, Some(_)) => TALL_TILE_PREFERRED,
+        (_, _, Some(_)) => TALL_TILE_PREFERRED,
         (true, true, None) => SEP_TILE_PREFERRED,
         _ => FULL_TILE_PREFERRED,
     }

@@ -171,6 +171,10 @@ fn register_blocks_leave_the_fewest_idle_threads() {
     }
 }
 
+/// Pixels of a 1080p and a 4K plane.
+const HD: usize = 1920 * 1080;
+const UHD: usize = 3840 * 2160;
+
 #[test]
 fn separable_blocks_follow_the_measured_rules() {
     let block = |k, ch, sb, row_global| {
@@ -178,25 +182,45 @@ fn separable_blocks_follow_the_measured_rules() {
             row_global,
             ..FastSpec::separable(k, k, ch, Border::Clamp).with_sample_bytes(sb)
         }
-        .first_block()
+        .first_block(UHD)
     };
-    for (ch, sb) in [(1, 1), (2, 1), (3, 1), (3, 2), (1, 2)] {
+    for (ch, sb) in [(1, 1), (2, 1), (3, 1), (1, 2)] {
         assert_eq!(block(7, ch, sb, true), Some(SEP_BLOCK));
         assert_eq!(block(25, ch, sb, true), Some(SEP_BLOCK));
     }
     assert_eq!(block(9, 4, 1, true), Some(SEP_BLOCK));
     assert_eq!(block(15, 4, 2, true), Some(SEP_BLOCK_TALL_RGBA));
+    // Large planes' 8-bit RGBA taller than 9: 8 × 32; below 4 M pixels 4 × 32.
+    assert_eq!(block(15, 4, 1, true), Some(SEP_BLOCK_RGBA_LARGE));
+    let rgba = FastSpec::separable(25, 25, 4, Border::Clamp);
+    assert_eq!(rgba.clone().first_block(HD), Some(SEP_BLOCK_TALL_RGBA));
+    let large = rgba.for_pixels(UHD);
+    assert!(large.tile(SEP_BLOCK_RGBA_LARGE).1 <= TALL_TILE_PREFERRED);
+    // rgb48: 16 × 16 from 6 to 9 taps high, and taller on small planes only.
+    assert_eq!(block(5, 3, 2, true), Some(SEP_BLOCK));
+    assert_eq!(block(7, 3, 2, true), Some(SEP_BLOCK_WIDE_RGB48));
+    assert_eq!(block(9, 3, 2, true), Some(SEP_BLOCK_WIDE_RGB48));
+    assert_eq!(block(25, 3, 2, true), Some(SEP_BLOCK));
+    let rgb48 = FastSpec::separable(25, 25, 3, Border::Clamp).with_sample_bytes(2);
+    assert_eq!(rgb48.first_block(HD), Some(SEP_BLOCK_WIDE_RGB48));
+    // Its tile exceeds the 48 KB of full kernels' preferred size, not the tall one.
+    let rgb48 = FastSpec::separable(9, 9, 3, Border::Clamp).with_sample_bytes(2);
+    let bytes = rgb48.tile(SEP_BLOCK_WIDE_RGB48).1;
+    assert!(bytes > 48 * 1024 && bytes <= TALL_TILE_PREFERRED);
     // With an input tile: the taller blocks of 8-bit RGB only.
     assert_eq!(block(25, 3, 1, false), Some((16, 16)));
     assert_eq!(block(15, 3, 1, false), Some((8, 16)));
     assert_eq!(block(9, 3, 1, false), None);
     assert_eq!(block(25, 1, 1, false), None);
     assert_eq!(block(25, 3, 2, false), None);
-    assert_eq!(FastSpec::new(25, 25, 3, Border::Clamp).first_block(), None);
-    assert_eq!(FastSpec::new(7, 7, 4, Border::Clamp).first_block(), None);
+    assert_eq!(
+        FastSpec::new(25, 25, 3, Border::Clamp).first_block(HD),
+        None
+    );
+    assert_eq!(FastSpec::new(7, 7, 4, Border::Clamp).first_block(HD), None);
     for k in [9, 25] {
         let rgba = FastSpec::new(k, k, 4, Border::Clamp);
-        assert_eq!(rgba.first_block(), Some(FULL_BLOCK_RGBA));
+        assert_eq!(rgba.first_block(HD), Some(FULL_BLOCK_RGBA));
         assert!(rgba.tile(FULL_BLOCK_RGBA).1 <= TALL_TILE_PREFERRED);
     }
     // The 16 × 16 tile of RGB 25 fits the preferred size.
