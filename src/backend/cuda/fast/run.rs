@@ -139,10 +139,12 @@ fn choose(
     let fits_constant = plan.weights().len() <= MAX_CONST_TAPS;
     // Prefer a block whose tile fits the preferred size (several blocks per multiprocessor),
     // else the largest that fits at all.
-    let preferred = match (separable, kh > 9, first) {
-        (_, _, Some(_)) => TALL_TILE_PREFERRED,
-        (true, true, None) => SEP_TILE_PREFERRED,
-        _ => FULL_TILE_PREFERRED,
+    let preferred = if first.is_some() {
+        TALL_TILE_PREFERRED
+    } else if separable && kh > 9 {
+        SEP_TILE_PREFERRED
+    } else {
+        FULL_TILE_PREFERRED
     }
     .min(b.max_shared());
     let chosen = candidates
