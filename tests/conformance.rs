@@ -601,6 +601,9 @@ backend_suite! {
     cpu_seq => vec![Box::new(CpuSeq::new())];
     cpu_par_2_threads => vec![Box::new(CpuPar::new(2).unwrap())];
     cpu_par_3_threads => vec![Box::new(CpuPar::new(3).unwrap())];
+    // More threads than this machine has cores: some are descheduled mid-band, so others split
+    // their bands.
+    cpu_par_7_threads => vec![Box::new(CpuPar::new(7).unwrap())];
 }
 
 /// A CUDA backend, or None without a usable GPU (the test then passes having checked nothing,

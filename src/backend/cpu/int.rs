@@ -17,6 +17,7 @@
 
 use std::arch::x86_64::*;
 
+use super::bands::{Rows, Span};
 use super::int_sep::SepPlan;
 use super::par::{pad_row, restore_passed, store_bytes_avx2, Group, Job, Scratch, Walk, GROUP};
 use crate::filter::{IntegerForm, Plan};
@@ -76,17 +77,10 @@ impl IntPath {
     ///
     /// # Safety
     /// The CPU must support AVX2 ([`IntPath::of`] checked it).
-    pub unsafe fn run_band(
-        &self,
-        job: &Job<'_>,
-        out: &mut [u8],
-        y0: usize,
-        y1: usize,
-        s: &mut Scratch,
-    ) {
+    pub unsafe fn run_band(&self, job: &Job<'_>, out: &Rows<'_>, span: &Span, s: &mut Scratch) {
         match self {
-            IntPath::Full(ip) => run_band(job, ip, out, y0, y1, s),
-            IntPath::Separable(sp) => super::int_sep::run_band(job, sp, out, y0, y1, s),
+            IntPath::Full(ip) => run_band(job, ip, out, span, s),
+            IntPath::Separable(sp) => super::int_sep::run_band(job, sp, out, span, s),
         }
     }
 }
@@ -156,20 +150,13 @@ impl IntPlan {
 /// # Safety
 /// The CPU must support AVX2 ([`IntPlan::of`] checked it).
 #[target_feature(enable = "avx2")]
-unsafe fn run_band(
-    job: &Job<'_>,
-    ip: &IntPlan,
-    out: &mut [u8],
-    y0: usize,
-    y1: usize,
-    s: &mut Scratch,
-) {
+unsafe fn run_band(job: &Job<'_>, ip: &IntPlan, out: &Rows<'_>, span: &Span, s: &mut Scratch) {
     let l = job.src.layout;
     let (ch, kh) = (l.channels, job.kh);
     let n = l.width * ch;
     let padded_len = (l.width + job.kw - 1) * ch;
     let ring_row = 2 * padded_len;
-    let mut walk = Walk::new(job, y0, y1, GROUP, ring_row);
+    let mut walk = Walk::new(job, span, GROUP, ring_row);
     let slots_n = walk.slots_n();
     s.bytes.resize(ring_row * slots_n + padded_len + ch, 0);
     let (ring, pad) = s.bytes.split_at_mut(ring_row * slots_n);
@@ -180,7 +167,8 @@ unsafe fn run_band(
         for sy in new_rows {
             fill(job, ring, pad, ring_row, slots_n, sy);
         }
-        let rows = &mut out[(y - y0) * job.dst_stride..];
+        // SAFETY: the walk claimed these rows from the band's span.
+        let rows = out.group(y..y + g);
         let mut e = 0;
         while e + BLOCK <= n {
             for r in 0..g {

@@ -22,6 +22,7 @@
 
 use std::arch::x86_64::*;
 
+use super::bands::{Rows, Span};
 use super::int::{BLOCK, MAX_ROW_WEIGHT};
 use super::par::{restore_passed, Group, Job, Scratch, Walk};
 use crate::filter::{IntegerForm, Plan};
@@ -112,16 +113,15 @@ impl SepPlan {
 pub(super) unsafe fn run_band(
     job: &Job<'_>,
     sp: &SepPlan,
-    out: &mut [u8],
-    y0: usize,
-    y1: usize,
+    out: &Rows<'_>,
+    span: &Span,
     s: &mut Scratch,
 ) {
     let l = job.src.layout;
     let (ch, kh) = (l.channels, job.kh);
     let n = l.width * ch;
     let padded_len = (l.width + job.kw - 1) * ch;
-    let mut walk = Walk::new(job, y0, y1, GROUP, n);
+    let mut walk = Walk::new(job, span, GROUP, n);
     let slots_n = walk.slots_n();
     s.halves.resize(n * slots_n, 0);
     s.bytes.resize(padded_len + ch, 0);
@@ -139,7 +139,8 @@ pub(super) unsafe fn run_band(
         for sy in new_rows {
             fill(job, sp, ring, pad, slots_n, sy);
         }
-        let rows = &mut out[(y - y0) * job.dst_stride..];
+        // SAFETY: the walk claimed these rows from the band's span.
+        let rows = out.group(y..y + g);
         let (taps, below) = (&slots[..kh], (g == 2).then(|| slots[2 * kh - 1]));
         let mut e = 0;
         while e + BLOCK <= n {

@@ -2,6 +2,7 @@
 //! arithmetic contract, and `cpu-par` ([`par`]), rayon over row bands with SIMD loops,
 //! bit-identical to it. Both filter plane by plane ([`super::PlaneFilter`]).
 
+mod bands;
 #[cfg(target_arch = "x86_64")]
 mod int;
 #[cfg(target_arch = "x86_64")]

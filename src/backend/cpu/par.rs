@@ -1,4 +1,4 @@
-//! `cpu-par`: rayon over row bands, bit-identical to `cpu-seq`.
+//! `cpu-par`: rayon over row bands (shared out by [`super::bands`]), bit-identical to `cpu-seq`.
 //!
 //! Each band keeps a ring of `kh + GROUP − 1` rows: for the full path, source rows converted to
 //! f32 and padded horizontally by the border rule; for the separable path, horizontal-pass
@@ -18,8 +18,7 @@
 
 use std::cell::RefCell;
 
-use rayon::prelude::*;
-
+use super::bands::{self, Rows, Span};
 use crate::backend::{filter_planes, Backend, BackendError, PlaneFilter};
 use crate::border::Border;
 use crate::filter::{finish, Decomposition, Plan};
@@ -142,81 +141,54 @@ impl PlaneFilter for CpuPar {
             depth: src.layout.depth,
             max: src.layout.depth.max(),
         };
-        let h = src.layout.height;
-        let band = band_rows(h, self.threads(), job.kh);
-        let chunk = job.dst_stride * band;
+        let split = bands::splitting();
+        let spans = bands::first_bands(src.layout.height, self.threads(), job.kh);
+        let rows = Rows::new(dst.data, job.dst_stride);
         #[cfg(target_arch = "x86_64")]
         let int = super::int::IntPath::of(plan, job.depth);
         self.pool.install(|| {
-            dst.data
-                .par_chunks_mut(chunk)
-                .enumerate()
-                .for_each(|(i, out)| {
-                    let y0 = i * band;
-                    let y1 = (y0 + band).min(h);
-                    SCRATCH.with(|s| {
-                        let s = &mut s.borrow_mut();
-                        #[cfg(target_arch = "x86_64")]
-                        if let Some(ip) = &int {
-                            // SAFETY: `IntPath::of` found AVX2.
-                            unsafe { ip.run_band(&job, out, y0, y1, s) };
-                            return;
-                        }
-                        run_band(&job, out, y0, y1, s)
-                    });
-                });
+            bands::run_all(&spans, split, (job.kh - 1) / 2, |span| {
+                SCRATCH.with(|s| {
+                    let s = &mut s.borrow_mut();
+                    #[cfg(target_arch = "x86_64")]
+                    if let Some(ip) = &int {
+                        // SAFETY: `IntPath::of` found AVX2.
+                        unsafe { ip.run_band(&job, &rows, span, s) };
+                        return;
+                    }
+                    run_band(&job, &rows, span, s)
+                })
+            });
         });
         Ok(())
     }
 }
 
-/// Rows per band of a plane `h` rows high filtered by `threads` threads under a kernel `kh`
-/// rows high. Every band starts its ring afresh with `kh − 1` rows (source rows converted, or
-/// horizontal passes) that the band above computes too, so four bands per thread (for balance)
-/// only while those rows stay within a quarter of a band, else two, else one. Against four
-/// always, alternated call by call (H100 host's Xeon, separable gaussian, median of 40): 16
-/// threads 1080p gray 15 / 25 1.20 / 1.43× faster, RGB 15 / 25 1.29 / 1.36×, 4K 25 1.17×;
-/// 8 threads 1080p RGB 25 1.26×; every other point 0.98–1.09× (docs/PERFORMANCE.md).
-pub(super) fn band_rows(h: usize, threads: usize, kh: usize) -> usize {
-    let per_thread = h.div_ceil(threads.max(1));
-    let n = [4, 2, 1]
-        .into_iter()
-        .find(|&n| 4 * (kh - 1) <= per_thread / n)
-        .unwrap_or(1);
-    per_thread.div_ceil(n).max(kh.max(16)).min(h)
-}
-
-fn run_band(job: &Job<'_>, out: &mut [u8], y0: usize, y1: usize, s: &mut Scratch) {
+fn run_band(job: &Job<'_>, out: &Rows<'_>, span: &Span, s: &mut Scratch) {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
         // SAFETY: the CPU was just checked to support AVX2 and FMA.
-        unsafe { run_band_avx2(job, out, y0, y1, s) };
+        unsafe { run_band_avx2(job, out, span, s) };
         return;
     }
-    run_band_impl::<false>(job, out, y0, y1, s);
+    run_band_impl::<false>(job, out, span, s);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn run_band_avx2(job: &Job<'_>, out: &mut [u8], y0: usize, y1: usize, s: &mut Scratch) {
-    run_band_impl::<true>(job, out, y0, y1, s);
+unsafe fn run_band_avx2(job: &Job<'_>, out: &Rows<'_>, span: &Span, s: &mut Scratch) {
+    run_band_impl::<true>(job, out, span, s);
 }
 
-/// One band of output rows. `SIMD`: compiled with AVX2+FMA enabled, so the explicit AVX2
-/// store may be used.
+/// One band of output rows, claimed group by group from `span`. `SIMD`: compiled with AVX2+FMA
+/// enabled, so the explicit AVX2 store may be used.
 #[inline(always)]
-fn run_band_impl<const SIMD: bool>(
-    job: &Job<'_>,
-    out: &mut [u8],
-    y0: usize,
-    y1: usize,
-    s: &mut Scratch,
-) {
+fn run_band_impl<const SIMD: bool>(job: &Job<'_>, out: &Rows<'_>, span: &Span, s: &mut Scratch) {
     let l = job.src.layout;
     let n = l.width * l.channels; // samples per row
     let padded_len = (l.width + job.kw - 1) * l.channels;
     let ring_row = if job.factors.is_some() { n } else { padded_len };
-    let mut walk = Walk::new(job, y0, y1, GROUP, ring_row);
+    let mut walk = Walk::new(job, span, GROUP, ring_row);
     let slots_n = walk.slots_n();
     s.ring.resize(ring_row * slots_n, 0.0);
     s.padded.resize(padded_len, 0.0);
@@ -230,7 +202,8 @@ fn run_band_impl<const SIMD: bool>(
         for sy in new_rows {
             fill(job, ring, padded, ring_row, slots_n, sy);
         }
-        let rows = &mut out[(y - y0) * job.dst_stride..];
+        // SAFETY: the walk claimed these rows from the band's span.
+        let rows = unsafe { out.group(y..y + g) };
         // Blocks outermost, rows innermost: the kh + g − 1 row segments of one block stay in
         // L1 while the g output rows of the group read them.
         let mut e = 0;
@@ -293,18 +266,21 @@ fn slot_offsets(slots: &mut [usize], top: isize, kh: usize, slots_n: usize, ring
     }
 }
 
-/// How a band walks its output rows `y0 .. y1` through a ring of `kh + group − 1` rows of
-/// `ring_row` elements: the `kh − 1` source rows above the first output row fill the ring first
-/// ([`Walk::warmup`]), then each group of up to `group` output rows adds the source rows it is
-/// the first to read and finds its taps in the ring ([`Walk::next_group`]). One schedule for the
-/// three band runners (the f32 path here, `int` and `int_sep`); what a ring row holds is theirs.
-pub(super) struct Walk {
+/// How a band walks its output rows, claimed from its [`Span`] a group at a time, through a ring
+/// of `kh + group − 1` rows of `ring_row` elements: the `kh − 1` source rows above the first
+/// output row fill the ring first ([`Walk::warmup`]), then each group of up to `group` output rows
+/// adds the source rows it is the first to read and finds its taps in the ring
+/// ([`Walk::next_group`]). The walk ends where the span does, which another thread may pull up
+/// ([`Span::split`]). One schedule for the three band runners (the f32 path here, `int` and
+/// `int_sep`); what a ring row holds is theirs.
+pub(super) struct Walk<'s> {
     kh: usize,
     ay: usize,
     group: usize,
     ring_row: usize,
+    span: &'s Span,
+    /// The next output row: the span's first, as only this walk claims from its top.
     y: usize,
-    y1: usize,
     /// The current group's taps ([`Walk::next_group`]).
     slots: Vec<usize>,
 }
@@ -317,20 +293,20 @@ pub(super) struct Group {
     pub new_rows: std::ops::Range<isize>,
 }
 
-impl Walk {
-    pub fn new(job: &Job<'_>, y0: usize, y1: usize, group: usize, ring_row: usize) -> Walk {
-        Walk::of(job.kh, job.ay, y0, y1, group, ring_row)
+impl<'s> Walk<'s> {
+    pub fn new(job: &Job<'_>, span: &'s Span, group: usize, ring_row: usize) -> Walk<'s> {
+        Walk::of(job.kh, job.ay, span, group, ring_row)
     }
 
     /// A walk for a kernel `kh` rows high anchored at row `ay`.
-    fn of(kh: usize, ay: usize, y0: usize, y1: usize, group: usize, ring_row: usize) -> Walk {
+    fn of(kh: usize, ay: usize, span: &'s Span, group: usize, ring_row: usize) -> Walk<'s> {
         Walk {
             kh,
             ay,
             group,
             ring_row,
-            y: y0,
-            y1,
+            span,
+            y: span.left().start,
             slots: vec![0; group * kh],
         }
     }
@@ -340,19 +316,22 @@ impl Walk {
         self.kh + self.group - 1
     }
 
-    /// The source rows (some maybe outside the image) the ring holds before the first group.
+    /// The source rows (some maybe outside the image) the ring holds before the first group:
+    /// none if the span has no rows left.
     pub fn warmup(&self) -> std::ops::Range<isize> {
+        if self.span.left().is_empty() {
+            return 0..0;
+        }
         let first = self.y as isize - self.ay as isize;
         first..first + self.kh as isize - 1
     }
 
-    /// The next group, and its taps: `slots[r·kh + ky]` is the ring offset of the row that tap
-    /// row `ky` of output row `y + r` reads (see [`slot_offsets`]).
+    /// Claims the next group, and gives its taps: `slots[r·kh + ky]` is the ring offset of the
+    /// row that tap row `ky` of output row `y + r` reads (see [`slot_offsets`]).
     pub fn next_group(&mut self) -> Option<(Group, &[usize])> {
-        if self.y >= self.y1 {
-            return None;
-        }
-        let g = self.group.min(self.y1 - self.y);
+        let rows = self.span.claim(self.group)?;
+        debug_assert_eq!(rows.start, self.y);
+        let g = rows.len();
         let top = self.y as isize - self.ay as isize;
         let first_new = top + self.kh as isize - 1;
         let group = Group {
@@ -661,13 +640,14 @@ unsafe fn vertical_pair_avx2(
 
 #[cfg(test)]
 mod tests {
-    use super::{band_rows, Group, Walk};
+    use super::{Group, Span, Walk};
 
     #[test]
     fn a_walk_fills_each_source_row_once_and_finds_every_tap() {
         // Output rows 5..12 of a 3-row kernel anchored at row 1, groups of 3, a ring of 5 rows
         // of 10 elements.
-        let mut walk = Walk::of(3, 1, 5, 12, 3, 10);
+        let span = Span::new(5..12);
+        let mut walk = Walk::of(3, 1, &span, 3, 10);
         assert_eq!(walk.slots_n(), 5);
         assert_eq!(walk.warmup(), 4..6);
         let mut filled: Vec<isize> = walk.warmup().collect();
@@ -686,23 +666,5 @@ mod tests {
         }
         assert_eq!(groups, [(5, 3, 6..9), (8, 3, 9..12), (11, 1, 12..13)]);
         assert_eq!(filled, (4..13).collect::<Vec<_>>());
-    }
-
-    #[test]
-    fn bands_shrink_in_number_as_their_start_up_rows_grow() {
-        // 1080 rows on 16 threads: 68 rows each. 3 taps: four bands each (2 start-up rows of
-        // 17); 7 taps: two (6 of 34); 15 and 25 taps: one.
-        assert_eq!(band_rows(1080, 16, 3), 17);
-        assert_eq!(band_rows(1080, 16, 7), 34);
-        assert_eq!(band_rows(1080, 16, 15), 68);
-        assert_eq!(band_rows(1080, 16, 25), 68);
-        // One or two threads on 1080 rows keep four bands each up to 25 taps.
-        assert_eq!(band_rows(1080, 1, 25), 270);
-        assert_eq!(band_rows(1080, 2, 25), 135);
-        // Never under 16 rows or the kernel's height, never over the plane.
-        assert_eq!(band_rows(40, 16, 3), 16);
-        assert_eq!(band_rows(720, 16, 63), 63);
-        assert_eq!(band_rows(10, 1, 3), 10);
-        assert_eq!(band_rows(1, 4, 1), 1);
     }
 }
