@@ -1,15 +1,16 @@
-//! How `cpu-par` shares a plane's output rows among its threads. The plane starts as the bands
-//! of [`band_rows`] (one to four per thread, fewer as the kernel grows taller); each band's
-//! runner claims its rows a group at a time from a [`Span`]. A thread whose band is done takes
-//! a band no thread has started; when none is left, it splits the fullest band still running
-//! and takes its lower part ([`Span::split`]). Each band's rows cost a start-up (the `kh − 1`
-//! source rows above them, converted or passed horizontally into a fresh ring), so more fixed
-//! bands buy balance with start-up rows; splitting only where a thread is idle pays that
-//! start-up only where it buys balance. On the 16-core Xeon of the GPU host, a thread now and
-//! then ran its band at half the others' speed (moved or sharing a core), and with fixed bands
-//! the whole plane waited for it (docs/PERFORMANCE.md).
+//! How `cpu-par` shares a plane's output rows among its threads. The plane starts as one band
+//! per thread ([`first_bands`]); each band's runner claims its rows a group at a time from a
+//! [`Span`]. A thread whose band is done takes a band no thread has started (where a thread was
+//! slow to start); when none is left, it splits the fullest band still running and takes its
+//! lower part ([`Span::split`]). Each band's rows cost a start-up (the `kh − 1` source rows above
+//! them, converted or passed horizontally into a fresh ring), so more fixed bands buy balance
+//! with start-up rows; splitting only where a thread is idle pays that start-up only where it
+//! buys balance. On the 16-core Xeon of the GPU host, a thread now and then ran its band at half
+//! the others' speed (moved or sharing a core), and with fixed bands the whole plane waited for
+//! it (docs/PERFORMANCE.md).
 //!
-//! `CONVFLOW_CPU_BANDS=static` keeps fixed bands, without splitting, to compare.
+//! `CONVFLOW_CPU_BANDS=static` keeps the earlier fixed bands ([`band_rows`]), without
+//! splitting, to compare.
 
 use std::marker::PhantomData;
 use std::ops::Range;
@@ -111,9 +112,16 @@ pub(super) fn splitting() -> bool {
 }
 
 /// The bands a plane of `h` rows starts as, on `threads` threads under a kernel `kh` rows high:
-/// [`band_rows`]' bands.
-pub(super) fn first_bands(h: usize, threads: usize, kh: usize) -> Vec<Span> {
-    let band = band_rows(h, threads, kh);
+/// one per thread (no fewer than 16 rows or the kernel's height each) when idle threads split
+/// them, so that start-up rows are paid only where a split buys balance; else [`band_rows`]'
+/// fixed bands. Against `band_rows`' bands, both split (H100 host's Xeon, best of 3, geomean per
+/// thread count): 1.03 / 1.19 / 1.08× faster separable at 16 / 8 / 4 threads, 1.00 / 1.11 /
+/// 1.07× full; 2 threads on the development VM 1.01× (docs/PERFORMANCE.md).
+pub(super) fn first_bands(h: usize, threads: usize, kh: usize, split: bool) -> Vec<Span> {
+    let band = match split {
+        true => h.div_ceil(threads.max(1)).max(kh.max(16)).min(h),
+        false => band_rows(h, threads, kh),
+    };
     (0..h)
         .step_by(band.max(1))
         .map(|y| Span::new(y..(y + band).min(h)))
@@ -252,7 +260,7 @@ mod tests {
         ] {
             // Which runner ran each row, by the address of the span it claimed the row from.
             let ran: Vec<AtomicUsize> = (0..h).map(|_| AtomicUsize::new(0)).collect();
-            let spans = first_bands(h, 6, kh);
+            let spans = first_bands(h, 6, kh, split);
             let slow = spans[0].left();
             pool.install(|| {
                 run_all(&spans, split, kh / 2, |span| {
@@ -290,7 +298,9 @@ mod tests {
         assert_eq!(band_rows(720, 16, 63), 63);
         assert_eq!(band_rows(10, 1, 3), 10);
         assert_eq!(band_rows(1, 4, 1), 1);
-        assert_eq!(first_bands(1080, 16, 25).len(), 16);
-        assert_eq!(first_bands(40, 16, 3).len(), 3);
+        // Split bands start one per thread.
+        assert_eq!(first_bands(1080, 16, 3, true).len(), 16);
+        assert_eq!(first_bands(1080, 16, 3, false).len(), 64);
+        assert_eq!(first_bands(40, 16, 3, true).len(), 3);
     }
 }

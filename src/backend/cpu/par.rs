@@ -1,4 +1,4 @@
-//! `cpu-par`: rayon over row bands (shared out by [`super::bands`]), bit-identical to `cpu-seq`.
+//! `cpu-par`: rayon over row bands (shared out as `bands.rs` says), bit-identical to `cpu-seq`.
 //!
 //! Each band keeps a ring of `kh + GROUP − 1` rows: for the full path, source rows converted to
 //! f32 and padded horizontally by the border rule; for the separable path, horizontal-pass
@@ -142,7 +142,7 @@ impl PlaneFilter for CpuPar {
             max: src.layout.depth.max(),
         };
         let split = bands::splitting();
-        let spans = bands::first_bands(src.layout.height, self.threads(), job.kh);
+        let spans = bands::first_bands(src.layout.height, self.threads(), job.kh, split);
         let rows = Rows::new(dst.data, job.dst_stride);
         #[cfg(target_arch = "x86_64")]
         let int = super::int::IntPath::of(plan, job.depth);
