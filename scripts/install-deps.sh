@@ -23,12 +23,12 @@ if ((${#missing[@]})); then
     $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Rust 1.80 or newer (Debian's own cargo is older): use rustup when cargo is missing or old.
+# Rust 1.89 or newer (Debian's own cargo is older): use rustup when cargo is missing or old.
 need_rust() {
     command -v cargo >/dev/null 2>&1 || return 0
     local v
     v=$(rustc --version | awk '{print $2}')
-    [ "$(printf '%s\n1.80.0\n' "$v" | sort -V | head -n1)" != "1.80.0" ]
+    [ "$(printf '%s\n1.89.0\n' "$v" | sort -V | head -n1)" != "1.89.0" ]
 }
 if need_rust; then
     [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"

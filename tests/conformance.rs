@@ -650,7 +650,7 @@ fn cuda_backends() -> Vec<Box<dyn Backend>> {
     Variant::all()
         .map(|v| (v, None, false, false))
         .chain(extra)
-        .filter(|(v, ..)| only.as_ref().map_or(true, |o| o.contains(v)))
+        .filter(|(v, ..)| only.as_ref().is_none_or(|o| o.contains(v)))
         .map_while(|(v, block, pageable, large)| cuda(v, block, pageable, large))
         .collect()
 }

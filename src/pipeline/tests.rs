@@ -264,7 +264,7 @@ impl CopyQueue for MockQueue {
     }
     fn done(&mut self) -> bool {
         self.polls += 1;
-        self.polls % 2 == 0
+        self.polls.is_multiple_of(2)
     }
 }
 

@@ -126,7 +126,7 @@ impl IntPlan {
             .scan(0, |group, ky| {
                 *group += weights[ky];
                 let next = weights.get(ky + 1).copied();
-                let end = next.map_or(true, |w| *group + w > MAX_ROW_WEIGHT);
+                let end = next.is_none_or(|w| *group + w > MAX_ROW_WEIGHT);
                 if end {
                     *group = 0;
                 }

@@ -270,7 +270,7 @@ unsafe fn vertical(
     let kh = taps.len();
     let fits = |t: usize| t + e + BLOCK <= ring.len();
     assert!(kh == w.len() && kh > 0 && taps.iter().all(|&t| fits(t)));
-    assert!(below.map_or(true, fits));
+    assert!(below.is_none_or(fits));
     let load = |t: usize, h: usize| _mm256_loadu_si256(ring.as_ptr().add(t + e + 16 * h).cast());
     let mul_add =
         |acc: __m256i, x: __m256i, w: __m256i| _mm256_add_epi16(acc, _mm256_mullo_epi16(x, w));

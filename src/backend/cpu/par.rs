@@ -12,9 +12,11 @@
 //! Samples of any depth are converted to f32 once per row, as the ring is filled, and written
 //! back at the format's depth; the hot loop never sees the storage.
 //!
-//! On x86-64 the band code is compiled a second time with AVX2+FMA enabled and chosen at run
-//! time; elsewhere (or on CPUs without FMA) `f32::mul_add` is still a fused multiply-add, only
-//! slower.
+//! On x86-64 the band code is compiled twice more, with AVX2+FMA and with AVX-512F enabled, and
+//! the widest the CPU has is chosen at run time ([`simd_level`]; `CONVFLOW_CPU_SIMD=avx2` caps it,
+//! to compare); elsewhere (or on CPUs without FMA) `f32::mul_add` is still a fused
+//! multiply-add, only slower. Every width adds the same products in the same order, so all give
+//! the same bits.
 
 use std::cell::RefCell;
 
@@ -33,6 +35,8 @@ pub(super) const GROUP: usize = 8;
 /// The `cpu-par` backend: a rayon pool of its own, filtering each plane in row bands.
 pub struct CpuPar {
     pool: rayon::ThreadPool,
+    /// The band code it runs ([`level`]).
+    simd: u8,
 }
 
 impl CpuPar {
@@ -43,7 +47,10 @@ impl CpuPar {
             .thread_name(|i| format!("convflow-cpu-{i}"))
             .build()
             .map_err(|e| BackendError::ThreadPool(e.to_string()))?;
-        Ok(CpuPar { pool })
+        Ok(CpuPar {
+            pool,
+            simd: level(),
+        })
     }
 
     /// Threads in the pool.
@@ -54,11 +61,49 @@ impl CpuPar {
 
 /// The instruction set the hot loops run with on this CPU.
 pub fn simd_level() -> &'static str {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-        return "avx2+fma";
+    level_name(level())
+}
+
+fn level_name(simd: u8) -> &'static str {
+    match simd {
+        AVX512 => "avx512f+fma",
+        AVX2 => "avx2+fma",
+        _ => "baseline",
     }
-    "baseline"
+}
+
+/// Band code compiled for no extension, for AVX2+FMA, for AVX-512F (+AVX2+FMA): the `SIMD`
+/// parameter of [`run_band_impl`].
+const BASE: u8 = 0;
+const AVX2: u8 = 1;
+const AVX512: u8 = 2;
+
+/// The widest band code this CPU runs, capped by `CONVFLOW_CPU_SIMD` (`avx2`, `baseline`).
+fn level() -> u8 {
+    static LEVEL: std::sync::OnceLock<u8> = std::sync::OnceLock::new();
+    *LEVEL.get_or_init(|| {
+        let cap = match std::env::var("CONVFLOW_CPU_SIMD").as_deref() {
+            Ok("baseline") => BASE,
+            Ok("avx2") => AVX2,
+            _ => AVX512,
+        };
+        cap.min(widest())
+    })
+}
+
+/// The widest band code this CPU can run.
+fn widest() -> u8 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::is_x86_feature_detected as has;
+        if has!("avx512f") && has!("avx2") && has!("fma") {
+            return AVX512;
+        }
+        if has!("avx2") && has!("fma") {
+            return AVX2;
+        }
+    }
+    BASE
 }
 
 /// Everything a band needs to know, shared by all bands of one plane.
@@ -98,7 +143,11 @@ thread_local! {
 
 impl Backend for CpuPar {
     fn name(&self) -> String {
-        format!("cpu-par ({} threads, {})", self.threads(), simd_level())
+        format!(
+            "cpu-par ({} threads, {})",
+            self.threads(),
+            level_name(self.simd)
+        )
     }
 
     fn filter_frame(
@@ -156,7 +205,7 @@ impl PlaneFilter for CpuPar {
                         unsafe { ip.run_band(&job, &rows, span, s) };
                         return;
                     }
-                    run_band(&job, &rows, span, s)
+                    run_band(self.simd, &job, &rows, span, s)
                 })
             });
         });
@@ -164,26 +213,37 @@ impl PlaneFilter for CpuPar {
     }
 }
 
-fn run_band(job: &Job<'_>, out: &Rows<'_>, span: &Span, s: &mut Scratch) {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-        // SAFETY: the CPU was just checked to support AVX2 and FMA.
-        unsafe { run_band_avx2(job, out, span, s) };
-        return;
+/// One band with the band code `simd` names, which must not be wider than [`widest`].
+fn run_band(simd: u8, job: &Job<'_>, out: &Rows<'_>, span: &Span, s: &mut Scratch) {
+    assert!(simd <= widest());
+    match simd {
+        // SAFETY: `widest` found AVX-512F, AVX2 and FMA on this CPU.
+        #[cfg(target_arch = "x86_64")]
+        AVX512 => unsafe { run_band_avx512(job, out, span, s) },
+        // SAFETY: `widest` found AVX2 and FMA on this CPU.
+        #[cfg(target_arch = "x86_64")]
+        AVX2 => unsafe { run_band_avx2(job, out, span, s) },
+        _ => run_band_impl::<BASE>(job, out, span, s),
     }
-    run_band_impl::<false>(job, out, span, s);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn run_band_avx2(job: &Job<'_>, out: &Rows<'_>, span: &Span, s: &mut Scratch) {
-    run_band_impl::<true>(job, out, span, s);
+    run_band_impl::<AVX2>(job, out, span, s);
 }
 
-/// One band of output rows, claimed group by group from `span`. `SIMD`: compiled with AVX2+FMA
-/// enabled, so the explicit AVX2 store may be used.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn run_band_avx512(job: &Job<'_>, out: &Rows<'_>, span: &Span, s: &mut Scratch) {
+    run_band_impl::<AVX512>(job, out, span, s);
+}
+
+/// One band of output rows, claimed group by group from `span`. `SIMD`: the instruction set the
+/// caller was compiled with ([`AVX2`] or more: the explicit AVX2 store and vertical pair may
+/// be used; [`AVX512`]: their 512-bit forms).
 #[inline(always)]
-fn run_band_impl<const SIMD: bool>(job: &Job<'_>, out: &Rows<'_>, span: &Span, s: &mut Scratch) {
+fn run_band_impl<const SIMD: u8>(job: &Job<'_>, out: &Rows<'_>, span: &Span, s: &mut Scratch) {
     let l = job.src.layout;
     let n = l.width * l.channels; // samples per row
     let padded_len = (l.width + job.kw - 1) * l.channels;
@@ -195,12 +255,12 @@ fn run_band_impl<const SIMD: bool>(job: &Job<'_>, out: &Rows<'_>, span: &Span, s
     let Scratch { ring, padded, .. } = s;
 
     for sy in walk.warmup() {
-        fill(job, ring, padded, ring_row, slots_n, sy);
+        fill::<SIMD>(job, ring, padded, ring_row, slots_n, sy);
     }
     // slots[r * kh + ky]: ring offset of the row read by tap row ky of output row y + r.
     while let Some((Group { y, g, new_rows }, slots)) = walk.next_group() {
         for sy in new_rows {
-            fill(job, ring, padded, ring_row, slots_n, sy);
+            fill::<SIMD>(job, ring, padded, ring_row, slots_n, sy);
         }
         // SAFETY: the walk claimed these rows from the band's span.
         let rows = unsafe { out.group(y..y + g) };
@@ -220,10 +280,15 @@ fn run_band_impl<const SIMD: bool>(job: &Job<'_>, out: &Rows<'_>, span: &Span, s
                         r += 1;
                     }
                     #[cfg(target_arch = "x86_64")]
-                    Some((col, _)) if SIMD && r + 1 < g => {
+                    Some((col, _)) if SIMD >= AVX2 && r + 1 < g => {
                         let below = slots[(r + 1) * job.kh + job.kh - 1];
-                        // SAFETY: `SIMD` is only set where AVX2 and FMA were detected.
-                        let [acc0, acc1] = unsafe { vertical_pair_avx2(ring, taps, below, col, e) };
+                        // SAFETY: `SIMD` names what `run_band` found on this CPU.
+                        let [acc0, acc1] = unsafe {
+                            match SIMD {
+                                AVX512 => vertical_pair_avx512(ring, taps, below, col, e),
+                                _ => vertical_pair_avx2(ring, taps, below, col, e),
+                            }
+                        };
                         store_block::<SIMD>(job, &acc0, &mut rows[out(r)..][..LANES * b]);
                         store_block::<SIMD>(job, &acc1, &mut rows[out(r + 1)..][..LANES * b]);
                         r += 2;
@@ -362,9 +427,9 @@ pub(super) fn restore_passed(job: &Job<'_>, orow: &mut [u8], y: usize) {
 
 /// Writes one block of results at the storage depth: `finish` of every sample.
 #[inline(always)]
-fn store_block<const SIMD: bool>(job: &Job<'_>, acc: &[f32; LANES], out: &mut [u8]) {
+fn store_block<const SIMD: u8>(job: &Job<'_>, acc: &[f32; LANES], out: &mut [u8]) {
     #[cfg(target_arch = "x86_64")]
-    if SIMD {
+    if SIMD >= AVX2 {
         // SAFETY: `SIMD` is only set where AVX2 was detected (`run_band`).
         unsafe { store_block_avx2(acc, job.offset, job.abs, job.depth, out) };
         return;
@@ -435,7 +500,7 @@ pub(super) unsafe fn store_bytes_avx2(
 /// Fills the ring slot for source row `sy` (which may lie outside the image). A function, not a
 /// closure: closures do not inherit the caller's `target_feature`s.
 #[inline(always)]
-fn fill(
+fn fill<const SIMD: u8>(
     job: &Job<'_>,
     ring: &mut [f32],
     padded: &mut [f32],
@@ -454,7 +519,10 @@ fn fill(
         None => pad_row(job, r, dst),
         Some((_, row)) => {
             pad_row(job, r, padded);
-            horizontal(padded, row, l.channels, dst);
+            match SIMD {
+                AVX512 => horizontal::<{ 2 * LANES }>(padded, row, l.channels, dst),
+                _ => horizontal::<LANES>(padded, row, l.channels, dst),
+            }
         }
     }
 }
@@ -551,29 +619,43 @@ fn full_sample(job: &Job<'_>, ring: &[f32], taps: &[usize], ch: usize, e: usize)
     acc
 }
 
-/// Horizontal pass of one padded row: `dst[e] = Σ_kx row[kx]·padded[e + kx·ch]`.
+/// Horizontal pass of one padded row: `dst[e] = Σ_kx row[kx]·padded[e + kx·ch]`, `W` samples
+/// at a time (128 where AVX-512 gives 8 registers of 16, so that 8 sums are in flight as with
+/// AVX2's 8 of 8), then [`LANES`], then one by one.
 #[inline(always)]
-fn horizontal(padded: &[f32], row: &[f32], ch: usize, dst: &mut [f32]) {
-    let n = dst.len();
-    let mut e = 0;
-    while e + LANES <= n {
-        let mut acc = [0f32; LANES];
-        for (kx, &wt) in row.iter().enumerate() {
-            let s: &[f32; LANES] = padded[e + kx * ch..][..LANES].try_into().unwrap();
-            for i in 0..LANES {
-                acc[i] = wt.mul_add(s[i], acc[i]);
-            }
-        }
-        dst[e..e + LANES].copy_from_slice(&acc);
-        e += LANES;
-    }
-    for e in e..n {
+fn horizontal<const W: usize>(padded: &[f32], row: &[f32], ch: usize, dst: &mut [f32]) {
+    let e = horizontal_blocks::<W>(padded, row, ch, dst, 0);
+    let e = horizontal_blocks::<LANES>(padded, row, ch, dst, e);
+    for e in e..dst.len() {
         let mut acc = 0f32;
         for (kx, &wt) in row.iter().enumerate() {
             acc = wt.mul_add(padded[e + kx * ch], acc);
         }
         dst[e] = acc;
     }
+}
+
+/// [`horizontal`]'s samples from `e` on, `W` at a time while `W` are left: where it stopped.
+#[inline(always)]
+fn horizontal_blocks<const W: usize>(
+    padded: &[f32],
+    row: &[f32],
+    ch: usize,
+    dst: &mut [f32],
+    mut e: usize,
+) -> usize {
+    while e + W <= dst.len() {
+        let mut acc = [0f32; W];
+        for (kx, &wt) in row.iter().enumerate() {
+            let s: &[f32; W] = padded[e + kx * ch..][..W].try_into().unwrap();
+            for i in 0..W {
+                acc[i] = wt.mul_add(s[i], acc[i]);
+            }
+        }
+        dst[e..e + W].copy_from_slice(&acc);
+        e += W;
+    }
+    e
 }
 
 /// One block of the vertical pass: `acc[i] = Σ_ky col[ky]·rows[ky][e + i]`.
@@ -638,9 +720,105 @@ unsafe fn vertical_pair_avx2(
     out
 }
 
+/// [`vertical_pair_avx2`] in 512-bit registers: a whole block per pass, both rows'
+/// accumulators in 8 registers of 16. Same products, same order, same bits.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+#[inline]
+unsafe fn vertical_pair_avx512(
+    ring: &[f32],
+    taps: &[usize],
+    below: usize,
+    col: &[f32],
+    e: usize,
+) -> [[f32; LANES]; 2] {
+    use std::arch::x86_64::*;
+    const V: usize = LANES / 16;
+    let kh = col.len();
+    assert!(kh == taps.len() && kh > 0);
+    let fits = |t: usize| t + e + LANES <= ring.len();
+    assert!(taps.iter().all(|&t| fits(t)) && fits(below));
+    let p = ring.as_ptr().add(e);
+    let (mut a, mut b) = ([_mm512_setzero_ps(); V], [_mm512_setzero_ps(); V]);
+    let w = _mm512_set1_ps(col[0]);
+    for (i, a) in a.iter_mut().enumerate() {
+        *a = _mm512_fmadd_ps(w, _mm512_loadu_ps(p.add(taps[0] + 16 * i)), *a);
+    }
+    for m in 1..kh {
+        let (wa, wb) = (_mm512_set1_ps(col[m]), _mm512_set1_ps(col[m - 1]));
+        for (i, (a, b)) in a.iter_mut().zip(&mut b).enumerate() {
+            let s = _mm512_loadu_ps(p.add(taps[m] + 16 * i));
+            *a = _mm512_fmadd_ps(wa, s, *a);
+            *b = _mm512_fmadd_ps(wb, s, *b);
+        }
+    }
+    let w = _mm512_set1_ps(col[kh - 1]);
+    let mut out = [[0f32; LANES]; 2];
+    for (i, (a, b)) in a.iter().zip(&mut b).enumerate() {
+        *b = _mm512_fmadd_ps(w, _mm512_loadu_ps(p.add(below + 16 * i)), *b);
+        _mm512_storeu_ps(out[0].as_mut_ptr().add(16 * i), *a);
+        _mm512_storeu_ps(out[1].as_mut_ptr().add(16 * i), *b);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{Group, Span, Walk};
+    use super::{widest, CpuPar, Group, Span, Walk, AVX2, AVX512, BASE};
+    use crate::backend::{cpu::CpuSeq, Backend};
+    use crate::border::Border;
+    use crate::filter::{test_plan, Mode};
+    use crate::frame::{Frame, PixelFormat};
+
+    #[test]
+    fn every_band_code_this_cpu_runs_gives_what_cpu_seq_gives() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        // Rows of whole 128-sample blocks and of leftover 64-sample blocks and single samples.
+        let formats = [
+            (PixelFormat::Gray8, 333, 41),
+            (PixelFormat::Rgb8, 130, 37),
+            (PixelFormat::Rgba16, 71, 23),
+            (PixelFormat::Yuv420p10, 150, 30),
+        ];
+        let plans = [
+            ("gaussian:7", Mode::Separable),
+            ("gaussian:25", Mode::Separable),
+            ("gaussian:31x3", Mode::Separable),
+            ("gaussian:9x5", Mode::Full),
+        ];
+        let levels: Vec<u8> = [BASE, AVX2, AVX512]
+            .into_iter()
+            .filter(|&l| l <= widest())
+            .collect();
+        for (format, w, h) in formats {
+            let mut src = Frame::new(format, w, h).unwrap();
+            src.data_mut().iter_mut().for_each(|b| *b = next() as u8);
+            for (spec, mode) in plans {
+                for &border in Border::ALL {
+                    let mut plan = test_plan(spec, mode);
+                    plan.border = border;
+                    let mut want = Frame::new(format, w, h).unwrap();
+                    CpuSeq::new().filter_frame(&plan, &src, &mut want).unwrap();
+                    for &simd in &levels {
+                        let mut par = CpuPar::new(3).unwrap();
+                        par.simd = simd;
+                        let mut got = Frame::new(format, w, h).unwrap();
+                        par.filter_frame(&plan, &src, &mut got).unwrap();
+                        assert!(
+                            got.data() == want.data(),
+                            "{format} {w}x{h} {spec} {border}, band code {simd}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn a_walk_fills_each_source_row_once_and_finds_every_tap() {

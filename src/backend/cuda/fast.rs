@@ -376,7 +376,7 @@ impl FastSpec {
             .unwrap_or_else(|| sep_row_threads(self.ch, self.sb, self.kw));
         let m = [4, 2, 1]
             .into_iter()
-            .find(|&m| m <= want && bx as usize % m == 0)
+            .find(|&m| m <= want && (bx as usize).is_multiple_of(m))
             .unwrap_or(1);
         FastSpec {
             row_px: m * self.px,

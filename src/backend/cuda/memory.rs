@@ -66,7 +66,7 @@ pub fn pinned<'a>(
     write_combined: bool,
     frame: &str,
 ) -> Result<&'a mut PinnedBuf, CudaError> {
-    if !slot.as_ref().is_some_and(|b| b.len() == len) {
+    if slot.as_ref().is_none_or(|b| b.len() != len) {
         *slot = None;
         let buf = PinnedBuf::new(ctx, len, write_combined).map_err(oom_or(
             "allocating page-locked host memory",

@@ -89,7 +89,7 @@ impl CudaBackend {
         p: &PlaneParams,
         l: PlaneLayout,
     ) -> Result<(u64, usize), CudaError> {
-        if p.src % self.tex_align == 0 && l.stride % self.tex_pitch_align == 0 {
+        if p.src.is_multiple_of(self.tex_align) && l.stride.is_multiple_of(self.tex_pitch_align) {
             return Ok((p.src, l.stride));
         }
         let pitch = l.row_bytes().next_multiple_of(self.tex_pitch_align);

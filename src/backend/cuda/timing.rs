@@ -58,7 +58,7 @@ impl Sampler {
 
     /// Whether the next work is timed.
     pub(super) fn next(&mut self) -> bool {
-        let timed = self.started % self.every == 0;
+        let timed = self.started.is_multiple_of(self.every);
         self.started += 1;
         timed
     }

@@ -172,7 +172,7 @@ impl VideoSink {
         let video = codec
             .video()
             .map_err(|_| err(format!("'{}' is not a video encoder", codec.name())))?;
-        let takes = |p: ff::format::Pixel| video.formats().map_or(true, |mut f| f.any(|f| f == p));
+        let takes = |p: ff::format::Pixel| video.formats().is_none_or(|mut f| f.any(|f| f == p));
         let pix = candidates
             .iter()
             .copied()
@@ -241,7 +241,7 @@ impl VideoSink {
         // (`snap`): the rounding was the container's, the rate is the stream's. MPEG-4 part 2
         // cannot express time bases finer than 1/65535 and gets one tick per frame.
         let tick = Rational(info.rate.1, info.rate.0);
-        let constant = carry.map_or(true, Carry::constant_rate);
+        let constant = carry.is_none_or(Carry::constant_rate);
         let (enc_tb, snap) = match in_tb.map(|tb| (tb, grid_time_base(tb, tick))) {
             Some((_, Some(fine))) if constant => (fine, true),
             Some((tb, _)) => (tb, false),

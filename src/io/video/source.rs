@@ -130,7 +130,7 @@ impl Cut {
     /// without a timestamp goes with the first part.
     fn keeps(&self, t: Option<i64>) -> bool {
         match t {
-            Some(t) => self.lo.map_or(true, |lo| t >= lo) && self.hi.map_or(true, |hi| t < hi),
+            Some(t) => self.lo.is_none_or(|lo| t >= lo) && self.hi.is_none_or(|hi| t < hi),
             None => self.lo.is_none(),
         }
     }
