@@ -255,12 +255,12 @@ fn run_band_impl<const SIMD: u8>(job: &Job<'_>, out: &Rows<'_>, span: &Span, s: 
     let Scratch { ring, padded, .. } = s;
 
     for sy in walk.warmup() {
-        fill::<SIMD>(job, ring, padded, ring_row, slots_n, sy);
+        fill(job, ring, padded, ring_row, slots_n, sy);
     }
     // slots[r * kh + ky]: ring offset of the row read by tap row ky of output row y + r.
     while let Some((Group { y, g, new_rows }, slots)) = walk.next_group() {
         for sy in new_rows {
-            fill::<SIMD>(job, ring, padded, ring_row, slots_n, sy);
+            fill(job, ring, padded, ring_row, slots_n, sy);
         }
         // SAFETY: the walk claimed these rows from the band's span.
         let rows = unsafe { out.group(y..y + g) };
@@ -500,7 +500,7 @@ pub(super) unsafe fn store_bytes_avx2(
 /// Fills the ring slot for source row `sy` (which may lie outside the image). A function, not a
 /// closure: closures do not inherit the caller's `target_feature`s.
 #[inline(always)]
-fn fill<const SIMD: u8>(
+fn fill(
     job: &Job<'_>,
     ring: &mut [f32],
     padded: &mut [f32],
@@ -519,10 +519,7 @@ fn fill<const SIMD: u8>(
         None => pad_row(job, r, dst),
         Some((_, row)) => {
             pad_row(job, r, padded);
-            match SIMD {
-                AVX512 => horizontal::<{ 2 * LANES }>(padded, row, l.channels, dst),
-                _ => horizontal::<LANES>(padded, row, l.channels, dst),
-            }
+            horizontal(padded, row, l.channels, dst);
         }
     }
 }
@@ -619,43 +616,29 @@ fn full_sample(job: &Job<'_>, ring: &[f32], taps: &[usize], ch: usize, e: usize)
     acc
 }
 
-/// Horizontal pass of one padded row: `dst[e] = Σ_kx row[kx]·padded[e + kx·ch]`, `W` samples
-/// at a time (128 where AVX-512 gives 8 registers of 16, so that 8 sums are in flight as with
-/// AVX2's 8 of 8), then [`LANES`], then one by one.
+/// Horizontal pass of one padded row: `dst[e] = Σ_kx row[kx]·padded[e + kx·ch]`.
 #[inline(always)]
-fn horizontal<const W: usize>(padded: &[f32], row: &[f32], ch: usize, dst: &mut [f32]) {
-    let e = horizontal_blocks::<W>(padded, row, ch, dst, 0);
-    let e = horizontal_blocks::<LANES>(padded, row, ch, dst, e);
-    for e in e..dst.len() {
+fn horizontal(padded: &[f32], row: &[f32], ch: usize, dst: &mut [f32]) {
+    let n = dst.len();
+    let mut e = 0;
+    while e + LANES <= n {
+        let mut acc = [0f32; LANES];
+        for (kx, &wt) in row.iter().enumerate() {
+            let s: &[f32; LANES] = padded[e + kx * ch..][..LANES].try_into().unwrap();
+            for i in 0..LANES {
+                acc[i] = wt.mul_add(s[i], acc[i]);
+            }
+        }
+        dst[e..e + LANES].copy_from_slice(&acc);
+        e += LANES;
+    }
+    for e in e..n {
         let mut acc = 0f32;
         for (kx, &wt) in row.iter().enumerate() {
             acc = wt.mul_add(padded[e + kx * ch], acc);
         }
         dst[e] = acc;
     }
-}
-
-/// [`horizontal`]'s samples from `e` on, `W` at a time while `W` are left: where it stopped.
-#[inline(always)]
-fn horizontal_blocks<const W: usize>(
-    padded: &[f32],
-    row: &[f32],
-    ch: usize,
-    dst: &mut [f32],
-    mut e: usize,
-) -> usize {
-    while e + W <= dst.len() {
-        let mut acc = [0f32; W];
-        for (kx, &wt) in row.iter().enumerate() {
-            let s: &[f32; W] = padded[e + kx * ch..][..W].try_into().unwrap();
-            for i in 0..W {
-                acc[i] = wt.mul_add(s[i], acc[i]);
-            }
-        }
-        dst[e..e + W].copy_from_slice(&acc);
-        e += W;
-    }
-    e
 }
 
 /// One block of the vertical pass: `acc[i] = Σ_ky col[ky]·rows[ky][e + i]`.
@@ -779,7 +762,7 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
-        // Rows of whole 128-sample blocks and of leftover 64-sample blocks and single samples.
+        // Rows of whole 64-sample blocks and leftover single samples; planes of 1 to 4 channels.
         let formats = [
             (PixelFormat::Gray8, 333, 41),
             (PixelFormat::Rgb8, 130, 37),
