@@ -654,102 +654,74 @@ fn vertical_block(ring: &[f32], taps: &[usize], col: &[f32], e: usize) -> [f32; 
     acc
 }
 
-/// One block of the vertical pass for two adjacent output rows at once: the `kh − 1` source rows
-/// they share are loaded once and feed both rows' accumulators, which halves the loads. `taps`
-/// are the first row's ring offsets, `below` the last source row of the second. Each row still
-/// adds its taps in the order `ky = 0, 1, …` ([`vertical_block`]'s), so nothing changes in the
-/// results: the second row's tap `ky` is the first row's source row `ky + 1`. The body of
-/// [`vertical_pair_avx2`] and [`vertical_pair_avx512`], in registers of `$w` f32 (`$zero`,
-/// `$set1`, `$load`, `$fma`, `$store`: that width's intrinsics): `4·$w` samples per pass, so both
-/// rows' 8 accumulators stay in registers.
+/// Defines `$name`: one block of the vertical pass for two adjacent output rows at once. The
+/// `kh − 1` source rows they share are loaded once and feed both rows' accumulators, which
+/// halves the loads. `taps` are the first row's ring offsets, `below` the last source row of the
+/// second. Each row still adds its taps in the order `ky = 0, 1, …` ([`vertical_block`]'s), so
+/// nothing changes in the results: the second row's tap `ky` is the first row's source row
+/// `ky + 1`. In registers of `$w` f32 (`$zero`, `$set1`, `$load`, `$fma`, `$store`: that
+/// width's intrinsics, enabled by `$features`), `4·$w` samples per pass, so both rows' 8
+/// accumulators stay in registers.
 #[cfg(target_arch = "x86_64")]
 macro_rules! vertical_pair {
-    ($ring:ident, $taps:ident, $below:ident, $col:ident, $e:ident, $w:literal,
-     $zero:ident, $set1:ident, $load:ident, $fma:ident, $store:ident) => {{
-        let kh = $col.len();
-        assert!(kh == $taps.len() && kh > 0);
-        let fits = |t: usize| t + $e + LANES <= $ring.len();
-        assert!($taps.iter().all(|&t| fits(t)) && fits($below));
-        let mut out = [[0f32; LANES]; 2];
-        for h in (0..LANES).step_by(4 * $w) {
-            let p = $ring.as_ptr().add($e + h);
-            let (mut a, mut b) = ([$zero(); 4], [$zero(); 4]);
-            let w = $set1($col[0]);
-            for (i, a) in a.iter_mut().enumerate() {
-                *a = $fma(w, $load(p.add($taps[0] + $w * i)), *a);
-            }
-            for m in 1..kh {
-                let (wa, wb) = ($set1($col[m]), $set1($col[m - 1]));
-                for (i, (a, b)) in a.iter_mut().zip(&mut b).enumerate() {
-                    let s = $load(p.add($taps[m] + $w * i));
-                    *a = $fma(wa, s, *a);
-                    *b = $fma(wb, s, *b);
+    ($(#[$doc:meta])* $name:ident, $features:literal, $w:literal,
+     $zero:ident, $set1:ident, $load:ident, $fma:ident, $store:ident) => {
+        $(#[$doc])*
+        #[target_feature(enable = $features)]
+        #[inline]
+        unsafe fn $name(
+            ring: &[f32],
+            taps: &[usize],
+            below: usize,
+            col: &[f32],
+            e: usize,
+        ) -> [[f32; LANES]; 2] {
+            use std::arch::x86_64::*;
+            let kh = col.len();
+            assert!(kh == taps.len() && kh > 0);
+            let fits = |t: usize| t + e + LANES <= ring.len();
+            assert!(taps.iter().all(|&t| fits(t)) && fits(below));
+            let mut out = [[0f32; LANES]; 2];
+            for h in (0..LANES).step_by(4 * $w) {
+                let p = ring.as_ptr().add(e + h);
+                let (mut a, mut b) = ([$zero(); 4], [$zero(); 4]);
+                let w = $set1(col[0]);
+                for (i, a) in a.iter_mut().enumerate() {
+                    *a = $fma(w, $load(p.add(taps[0] + $w * i)), *a);
+                }
+                for m in 1..kh {
+                    let (wa, wb) = ($set1(col[m]), $set1(col[m - 1]));
+                    for (i, (a, b)) in a.iter_mut().zip(&mut b).enumerate() {
+                        let s = $load(p.add(taps[m] + $w * i));
+                        *a = $fma(wa, s, *a);
+                        *b = $fma(wb, s, *b);
+                    }
+                }
+                let w = $set1(col[kh - 1]);
+                for (i, (a, b)) in a.iter().zip(&mut b).enumerate() {
+                    *b = $fma(w, $load(p.add(below + $w * i)), *b);
+                    $store(out[0].as_mut_ptr().add(h + $w * i), *a);
+                    $store(out[1].as_mut_ptr().add(h + $w * i), *b);
                 }
             }
-            let w = $set1($col[kh - 1]);
-            for (i, (a, b)) in a.iter().zip(&mut b).enumerate() {
-                *b = $fma(w, $load(p.add($below + $w * i)), *b);
-                $store(out[0].as_mut_ptr().add(h + $w * i), *a);
-                $store(out[1].as_mut_ptr().add(h + $w * i), *b);
-            }
+            out
         }
-        out
-    }};
+    };
 }
 
-/// [`vertical_pair!`] in AVX2: two passes of half a block.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-#[inline]
-unsafe fn vertical_pair_avx2(
-    ring: &[f32],
-    taps: &[usize],
-    below: usize,
-    col: &[f32],
-    e: usize,
-) -> [[f32; LANES]; 2] {
-    use std::arch::x86_64::*;
-    vertical_pair!(
-        ring,
-        taps,
-        below,
-        col,
-        e,
-        8,
-        _mm256_setzero_ps,
-        _mm256_set1_ps,
-        _mm256_loadu_ps,
-        _mm256_fmadd_ps,
-        _mm256_storeu_ps
-    )
-}
+vertical_pair!(
+    /// [`vertical_pair!`] in AVX2: two passes of half a block.
+    vertical_pair_avx2, "avx2,fma", 8,
+    _mm256_setzero_ps, _mm256_set1_ps, _mm256_loadu_ps, _mm256_fmadd_ps, _mm256_storeu_ps
+);
 
-/// [`vertical_pair!`] in AVX-512: one pass of a whole block.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx2,fma")]
-#[inline]
-unsafe fn vertical_pair_avx512(
-    ring: &[f32],
-    taps: &[usize],
-    below: usize,
-    col: &[f32],
-    e: usize,
-) -> [[f32; LANES]; 2] {
-    use std::arch::x86_64::*;
-    vertical_pair!(
-        ring,
-        taps,
-        below,
-        col,
-        e,
-        16,
-        _mm512_setzero_ps,
-        _mm512_set1_ps,
-        _mm512_loadu_ps,
-        _mm512_fmadd_ps,
-        _mm512_storeu_ps
-    )
-}
+vertical_pair!(
+    /// [`vertical_pair!`] in AVX-512: one pass of a whole block.
+    vertical_pair_avx512, "avx512f,avx2,fma", 16,
+    _mm512_setzero_ps, _mm512_set1_ps, _mm512_loadu_ps, _mm512_fmadd_ps, _mm512_storeu_ps
+);
 
 #[cfg(test)]
 mod tests {
