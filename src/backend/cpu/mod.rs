@@ -9,6 +9,8 @@ mod int;
 mod int_sep;
 pub mod par;
 pub mod seq;
+mod simd;
 
-pub use par::{simd_level, CpuPar};
+pub use par::CpuPar;
 pub use seq::CpuSeq;
+pub use simd::simd_level;

@@ -1,0 +1,183 @@
+//! The instruction sets of `cpu-par`'s band code: which one this CPU runs ([`simd_level`];
+//! `CONVFLOW_CPU_SIMD=avx2|baseline` caps it, to compare), and the band code's hand-written
+//! x86-64 intrinsics (the AVX2 store of a block, the vertical row pair in AVX2 and AVX-512). The
+//! loops themselves live in `par.rs`, compiled once per set; every set adds the same products in
+//! the same order, so all give the same bits.
+
+use super::par::LANES;
+#[cfg(target_arch = "x86_64")]
+use crate::frame::Depth;
+
+/// The instruction set the hot loops run with on this CPU.
+pub fn simd_level() -> &'static str {
+    level_name(level())
+}
+
+pub(super) fn level_name(simd: u8) -> &'static str {
+    match simd {
+        AVX512 => "avx512f+fma",
+        AVX2 => "avx2+fma",
+        _ => "baseline",
+    }
+}
+
+/// Band code compiled for no extension, for AVX2+FMA, for AVX-512F (+AVX2+FMA): the `SIMD`
+/// parameter of `par.rs`'s band code.
+pub(super) const BASE: u8 = 0;
+pub(super) const AVX2: u8 = 1;
+pub(super) const AVX512: u8 = 2;
+
+/// The widest band code this CPU runs, capped by `CONVFLOW_CPU_SIMD` (`avx2`, `baseline`).
+pub(super) fn level() -> u8 {
+    static LEVEL: std::sync::OnceLock<u8> = std::sync::OnceLock::new();
+    *LEVEL.get_or_init(|| {
+        let cap = match std::env::var("CONVFLOW_CPU_SIMD").as_deref() {
+            Ok("baseline") => BASE,
+            Ok("avx2") => AVX2,
+            _ => AVX512,
+        };
+        cap.min(widest())
+    })
+}
+
+/// The widest band code this CPU can run.
+pub(super) fn widest() -> u8 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::is_x86_feature_detected as has;
+        if has!("avx512f") && has!("avx2") && has!("fma") {
+            return AVX512;
+        }
+        if has!("avx2") && has!("fma") {
+            return AVX2;
+        }
+    }
+    BASE
+}
+
+/// [`finish`](crate::filter::finish) on eight samples at a time, bit-identical to it: `acc +
+/// offset`, `abs` by clearing the sign bit, `max(·, 0)` before `min(·, max)` so a NaN becomes 0
+/// as in `finish`, then `cvtps2dq`, which rounds half to even (the rounding mode Rust code
+/// always runs with). Clamping to integer bounds before rounding gives what rounding before
+/// clamping gives. The saturating packs then narrow exactly, since every value already lies in
+/// 0…max.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(super) unsafe fn store_block_avx2(
+    acc: &[f32; LANES],
+    offset: f32,
+    abs: bool,
+    depth: Depth,
+    out: &mut [u8],
+) {
+    use std::arch::x86_64::*;
+    assert_eq!(out.len(), LANES * depth.bytes());
+    let (off, hi) = (_mm256_set1_ps(offset), _mm256_set1_ps(depth.max() as f32));
+    let mut q = [_mm256_setzero_si256(); LANES / 8];
+    for (i, q) in q.iter_mut().enumerate() {
+        let mut v = _mm256_add_ps(_mm256_loadu_ps(acc.as_ptr().add(8 * i)), off);
+        if abs {
+            v = _mm256_andnot_ps(_mm256_set1_ps(-0.0), v);
+        }
+        *q = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v, _mm256_setzero_ps()), hi));
+    }
+    let dst = out.as_mut_ptr().cast::<__m256i>();
+    if depth == Depth::U8 {
+        for (h, q) in q.chunks_exact(4).enumerate() {
+            store_bytes_avx2(q.try_into().unwrap(), dst.add(h));
+        }
+    } else {
+        let shift = _mm_cvtsi32_si128(depth.shift() as i32);
+        for h in 0..LANES / 16 {
+            let c = _mm256_permute4x64_epi64(_mm256_packus_epi32(q[2 * h], q[2 * h + 1]), 0xd8);
+            _mm256_storeu_si256(dst.add(h), _mm256_sll_epi16(c, shift));
+        }
+    }
+}
+
+/// Stores 32 values of 0…255 (more saturates to 255), held as 4 × 8 i32 in order, as 32 bytes
+/// at `dst`. The packs work within 128-bit lanes; the permute puts the 4-byte groups in order.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(super) unsafe fn store_bytes_avx2(
+    q: &[std::arch::x86_64::__m256i; 4],
+    dst: *mut std::arch::x86_64::__m256i,
+) {
+    use std::arch::x86_64::*;
+    let a = _mm256_packs_epi32(q[0], q[1]);
+    let b = _mm256_packs_epi32(q[2], q[3]);
+    let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    let c = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(a, b), order);
+    _mm256_storeu_si256(dst, c);
+}
+
+/// Defines `$name`: one block of the vertical pass for two adjacent output rows at once. The
+/// `kh − 1` source rows they share are loaded once and feed both rows' accumulators, which
+/// halves the loads. `taps` are the first row's ring offsets, `below` the last source row of the
+/// second. Each row still adds its taps in the order `ky = 0, 1, …` (`par::vertical_block`'s), so
+/// nothing changes in the results: the second row's tap `ky` is the first row's source row
+/// `ky + 1`. In registers of `$w` f32 (`$zero`, `$set1`, `$load`, `$fma`, `$store`: that
+/// width's intrinsics, enabled by `$features`), `4·$w` samples per pass, so both rows' 8
+/// accumulators stay in registers.
+#[cfg(target_arch = "x86_64")]
+macro_rules! vertical_pair {
+    ($(#[$doc:meta])* $name:ident, $features:literal, $w:literal,
+     $zero:ident, $set1:ident, $load:ident, $fma:ident, $store:ident) => {
+        $(#[$doc])*
+        #[target_feature(enable = $features)]
+        #[inline]
+        pub(super) unsafe fn $name(
+            ring: &[f32],
+            taps: &[usize],
+            below: usize,
+            col: &[f32],
+            e: usize,
+        ) -> [[f32; LANES]; 2] {
+            use std::arch::x86_64::*;
+            let kh = col.len();
+            assert!(kh == taps.len() && kh > 0);
+            let fits = |t: usize| t + e + LANES <= ring.len();
+            assert!(taps.iter().all(|&t| fits(t)) && fits(below));
+            let mut out = [[0f32; LANES]; 2];
+            for h in (0..LANES).step_by(4 * $w) {
+                let p = ring.as_ptr().add(e + h);
+                let (mut a, mut b) = ([$zero(); 4], [$zero(); 4]);
+                let w = $set1(col[0]);
+                for (i, a) in a.iter_mut().enumerate() {
+                    *a = $fma(w, $load(p.add(taps[0] + $w * i)), *a);
+                }
+                for m in 1..kh {
+                    let (wa, wb) = ($set1(col[m]), $set1(col[m - 1]));
+                    for (i, (a, b)) in a.iter_mut().zip(&mut b).enumerate() {
+                        let s = $load(p.add(taps[m] + $w * i));
+                        *a = $fma(wa, s, *a);
+                        *b = $fma(wb, s, *b);
+                    }
+                }
+                let w = $set1(col[kh - 1]);
+                for (i, (a, b)) in a.iter().zip(&mut b).enumerate() {
+                    *b = $fma(w, $load(p.add(below + $w * i)), *b);
+                    $store(out[0].as_mut_ptr().add(h + $w * i), *a);
+                    $store(out[1].as_mut_ptr().add(h + $w * i), *b);
+                }
+            }
+            out
+        }
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+vertical_pair!(
+    /// [`vertical_pair!`] in AVX2: two passes of half a block.
+    vertical_pair_avx2, "avx2,fma", 8,
+    _mm256_setzero_ps, _mm256_set1_ps, _mm256_loadu_ps, _mm256_fmadd_ps, _mm256_storeu_ps
+);
+
+#[cfg(target_arch = "x86_64")]
+vertical_pair!(
+    /// [`vertical_pair!`] in AVX-512: one pass of a whole block.
+    vertical_pair_avx512, "avx512f,avx2,fma", 16,
+    _mm512_setzero_ps, _mm512_set1_ps, _mm512_loadu_ps, _mm512_fmadd_ps, _mm512_storeu_ps
+);
