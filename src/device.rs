@@ -13,9 +13,98 @@ use crate::frame::{Frame, PixelFormat, Shape};
 #[error(transparent)]
 pub struct DeviceError(pub Box<dyn std::error::Error + Send + Sync>);
 
-/// A frame in a device's memory, laid out as the host frame it mirrors.
+/// Where each row of a frame in device memory starts: at a multiple of this many bytes from
+/// the buffer's start (itself aligned further), so that the kernels read and write every row in
+/// aligned 16-byte words whatever the frame's width. Rows packed as the host holds them start
+/// wherever the previous one ended, and on widths whose rows are not a multiple of 4 bytes
+/// (1921×1081 gray, 854×480 RGB) the kernels had to build their words byte by byte: measured on
+/// an H100, 1921×1081 RGB 3×3 took 43.7 µs against 9.9 µs at 1920×1080 (docs/PERFORMANCE.md,
+/// seventeenth round).
+pub const DEVICE_ROW_ALIGN: usize = 16;
+
+/// The device layout of frames held on the host as `host`: the same planes, each row starting
+/// at a multiple of [`DEVICE_ROW_ALIGN`] bytes (`host` itself when its strides already are).
+/// `CONVFLOW_DEVICE_ROW_ALIGN` (a power of two up to 4096; 1: the host's layout) overrides it,
+/// for measurements.
+pub fn device_shape(host: &Shape) -> Shape {
+    static ALIGN: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let align = *ALIGN.get_or_init(|| {
+        std::env::var("CONVFLOW_DEVICE_ROW_ALIGN")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|a| a.is_power_of_two() && *a <= 4096)
+            .unwrap_or(DEVICE_ROW_ALIGN)
+    });
+    host.with_row_align(align)
+}
+
+/// How one frame moves between a host layout and a device layout of the same image: one copy
+/// of `len` bytes when the layouts are the same, else one 2D copy per plane.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CopyPlan {
+    /// The layouts are the same: the whole buffer in one piece.
+    Whole {
+        /// Bytes of the buffer.
+        len: usize,
+    },
+    /// One entry per plane.
+    Planes(Vec<PlaneCopy>),
+}
+
+/// One plane's rows between two layouts (byte offsets from each buffer's start).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlaneCopy {
+    /// Where the plane starts in the host buffer.
+    pub host_offset: usize,
+    /// Bytes between the starts of its rows there.
+    pub host_stride: usize,
+    /// Where the plane starts in the device buffer.
+    pub device_offset: usize,
+    /// Bytes between the starts of its rows there.
+    pub device_stride: usize,
+    /// Bytes of each row (padding excluded).
+    pub row_bytes: usize,
+    /// Rows of the plane.
+    pub rows: usize,
+}
+
+impl CopyPlan {
+    /// The copies between a host frame of layout `host` and a device frame of layout `device`;
+    /// an error when they are not the same image.
+    pub fn between(host: &Shape, device: &Shape) -> Result<CopyPlan, DeviceError> {
+        if !host.same_image(device) || host.planes.len() != device.planes.len() {
+            return Err(DeviceError(
+                format!(
+                    "host frame {} does not match device frame {}",
+                    host.describe(),
+                    device.describe()
+                )
+                .into(),
+            ));
+        }
+        if host.planes == device.planes && host.len == device.len {
+            return Ok(CopyPlan::Whole { len: host.len });
+        }
+        let planes = host.planes.iter().zip(&device.planes);
+        Ok(CopyPlan::Planes(
+            planes
+                .map(|(h, d)| PlaneCopy {
+                    host_offset: h.offset,
+                    host_stride: h.stride,
+                    device_offset: d.offset,
+                    device_stride: d.stride,
+                    row_bytes: h.row_bytes(),
+                    rows: h.height,
+                })
+                .collect(),
+        ))
+    }
+}
+
+/// A frame in a device's memory: the image of a host frame, each row starting at a multiple of
+/// [`DEVICE_ROW_ALIGN`] bytes ([`device_shape`]).
 pub struct DeviceFrame {
-    /// Format, size and plane layout, the same as the host frame's.
+    /// Format, size and plane layout in device memory.
     pub shape: Shape,
     /// The owner's buffer (e.g. a CUDA allocation); only that backend looks inside.
     pub mem: Box<dyn Any + Send>,
@@ -45,7 +134,8 @@ pub trait Offload: Send + Sync {
         height: usize,
         cpu_reads: bool,
     ) -> Result<Frame, DeviceError>;
-    /// A device buffer for frames of `shape`.
+    /// A device buffer for frames held on the host as `shape` (or already on the device so),
+    /// laid out as [`device_shape`] says.
     fn device_frame(&self, shape: &Shape) -> Result<DeviceFrame, DeviceError>;
     /// A copy queue of its own (a CUDA stream), for one stage thread.
     fn queue(&self) -> Result<Box<dyn CopyQueue>, DeviceError>;
@@ -56,7 +146,8 @@ pub trait Offload: Send + Sync {
 /// next without waiting for the host to notice the first has finished; a copy is complete (its
 /// buffers free to read, reuse or drop) once [`CopyQueue::finish`] has returned for it.
 pub trait CopyQueue: Send {
-    /// Starts copying host frame `src` into `dst` (same shape).
+    /// Starts copying host frame `src` into `dst` (the same image; [`CopyPlan::between`]
+    /// their layouts).
     ///
     /// # Safety
     /// Until [`CopyQueue::finish`] has returned for this copy, `src`'s memory must not be
@@ -67,7 +158,7 @@ pub trait CopyQueue: Send {
         src: &Frame,
         dst: &mut DeviceFrame,
     ) -> Result<(), DeviceError>;
-    /// Starts copying device frame `src` into host frame `dst` (same shape).
+    /// Starts copying device frame `src` into host frame `dst` (the same image).
     ///
     /// # Safety
     /// As for [`CopyQueue::start_upload`], with the roles of the two frames swapped.
@@ -87,5 +178,53 @@ pub trait CopyQueue: Send {
     /// not wait: a stage polls it while it also watches for its next frame.
     fn done(&mut self) -> bool {
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(format: PixelFormat, w: usize, h: usize) -> Shape {
+        Frame::new(format, w, h).unwrap().shape()
+    }
+
+    #[test]
+    fn device_rows_start_at_aligned_offsets_and_keep_the_image() {
+        for (format, w, h) in [
+            (PixelFormat::Yuv420p, 21, 9),
+            (PixelFormat::Rgb8, 1921, 3),
+            (PixelFormat::Gray16, 853, 5),
+            (PixelFormat::Nv12, 1919, 7),
+        ] {
+            let host = shape(format, w, h);
+            let dev = device_shape(&host);
+            assert!(dev.same_image(&host));
+            assert_eq!(device_shape(&dev), dev, "already aligned: unchanged");
+            let mut end = 0;
+            for (d, h) in dev.planes.iter().zip(&host.planes) {
+                assert_eq!(d.stride % DEVICE_ROW_ALIGN, 0);
+                assert!(d.stride >= h.stride && d.stride < h.stride + DEVICE_ROW_ALIGN);
+                assert_eq!((d.offset, d.width, d.height), (end, h.width, h.height));
+                end += d.stride * d.height;
+            }
+            assert_eq!(dev.len, end);
+            let CopyPlan::Planes(planes) = CopyPlan::between(&host, &dev).unwrap() else {
+                panic!("{format} {w}x{h}: rows move plane by plane");
+            };
+            for ((c, d), h) in planes.iter().zip(&dev.planes).zip(&host.planes) {
+                assert_eq!((c.host_offset, c.host_stride), (h.offset, h.stride));
+                assert_eq!((c.device_offset, c.device_stride), (d.offset, d.stride));
+                assert_eq!((c.row_bytes, c.rows), (h.row_bytes(), h.height));
+            }
+        }
+        // Rows already aligned: one copy of the whole frame.
+        let host = shape(PixelFormat::Yuv420p, 1920, 1080);
+        assert_eq!(device_shape(&host), host);
+        let whole = CopyPlan::between(&host, &host).unwrap();
+        assert_eq!(whole, CopyPlan::Whole { len: host.len });
+        // Another image is refused.
+        let other = device_shape(&shape(PixelFormat::Yuv420p, 1920, 1082));
+        assert!(CopyPlan::between(&host, &other).is_err());
     }
 }

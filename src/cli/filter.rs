@@ -372,6 +372,7 @@ fn left_out(
     output: &Output,
     sink: &dyn io::Sink,
 ) -> Vec<String> {
+    #[cfg_attr(not(feature = "video"), allow(unused_mut))]
     let mut notes = sink.notes();
     #[cfg(feature = "video")]
     if a.video.streams == Streams::Copy && !matches!(output, Output::Video(_) | Output::Null) {

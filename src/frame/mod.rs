@@ -168,6 +168,41 @@ impl Shape {
     pub fn describe(&self) -> String {
         format!("{} {}x{}", self.format, self.width, self.height)
     }
+
+    /// The same image with every plane's stride rounded up to a multiple of `align` bytes, the
+    /// planes following each other as in [`Frame::from_parts`]; the shape itself when its
+    /// strides are already multiples.
+    pub fn with_row_align(&self, align: usize) -> Shape {
+        let align = align.max(1);
+        if self.planes.iter().all(|l| l.stride.is_multiple_of(align)) {
+            return self.clone();
+        }
+        let mut offset = 0;
+        let planes = self
+            .planes
+            .iter()
+            .map(|l| {
+                let stride = l.stride.next_multiple_of(align);
+                let plane = PlaneLayout {
+                    offset,
+                    stride,
+                    ..*l
+                };
+                offset += stride * l.height;
+                plane
+            })
+            .collect();
+        Shape {
+            planes,
+            len: offset,
+            ..*self
+        }
+    }
+
+    /// Same format and size (the layouts may differ).
+    pub fn same_image(&self, other: &Shape) -> bool {
+        (self.format, self.width, self.height) == (other.format, other.width, other.height)
+    }
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);

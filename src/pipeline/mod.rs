@@ -362,11 +362,15 @@ fn run_stages(
                     let (dev_out_pool, dev_out_ret) = Pool::<DeviceFrame>::new(n);
                     let (tx_dev, rx_dev) = bounded::<Job<DeviceFrame>>(n);
                     let (tx_done, rx_done) = bounded::<Job<DeviceFrame>>(n);
-                    // With --check the host input goes back after the comparison in download.
-                    let check = checker.map(|c| (c, in_ret.clone()));
+                    // With --check the host input goes back after the comparison in download,
+                    // which alone holds the way back.
+                    let (check, up_ret) = match checker {
+                        Some(c) => (Some((c, in_ret)), None),
+                        None => (None, Some(in_ret)),
+                    };
                     let up = Stage::new("upload", dev_in_pool);
                     handles.push("upload", at, move || {
-                        upload_stage(rx_read, tx_dev, up, off, up_q, in_ret, checked)
+                        upload_stage(rx_read, tx_dev, up, off, up_q, up_ret)
                     });
                     let filter = Stage::new("filter", dev_out_pool);
                     handles.push("filter", at, move || {

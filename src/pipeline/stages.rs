@@ -18,7 +18,7 @@ use super::pool::{HostSlots, Pool};
 use super::stats::{self, StageStats};
 use super::PipelineError;
 use crate::backend::{Backend, BackendError};
-use crate::device::{CopyQueue, DeviceError, DeviceFrame, Offload};
+use crate::device::{device_shape, CopyQueue, DeviceError, DeviceFrame, Offload};
 use crate::filter::Plan;
 use crate::frame::Frame;
 use crate::io::{FrameMeta, IoError, Payload, Sink, Source};
@@ -270,16 +270,19 @@ fn host_only(job: Job<Payload>) -> Result<Job<Frame>, PipelineError> {
 }
 
 /// Upload: host frame → device buffer on the upload queue. The host frame goes back to the
-/// read stage's pool, or travels on for `--check`. Frames already on the device pass through.
+/// read stage's pool through `in_ret`, or, without it (`--check`), travels on to the download
+/// stage, which alone returns it: should that stage fail, the read stage then sees its pool's
+/// returns end instead of waiting for frames this one would never send back. Frames already on
+/// the device pass through.
 pub(super) fn upload_stage(
     rx: Receiver<Job<Payload>>,
     tx: Sender<Job<DeviceFrame>>,
     mut stage: Stage<DeviceFrame>,
     off: &dyn Offload,
     queue: Box<dyn CopyQueue>,
-    in_ret: Sender<Frame>,
-    checked: bool,
+    in_ret: Option<Sender<Frame>>,
 ) -> StageResult {
+    let checked = in_ret.is_none();
     let begin = |stage: &mut Stage<DeviceFrame>, flight: &mut Flight<_, _>, job: Job<Payload>| {
         let t = Instant::now();
         let index = job.meta.index;
@@ -299,8 +302,8 @@ pub(super) fn upload_stage(
                 return Ok(Begun::Ready((next, None)));
             }
         };
-        let fits = |d: &DeviceFrame| host.has_shape(&d.shape);
-        let dev = stage.buffer(fits, || off.device_frame(&host.shape()));
+        let (shape, want) = (host.shape(), device_shape(&host.shape()));
+        let dev = stage.buffer(|d| d.shape == want, || off.device_frame(&shape));
         let Some((dev, waited)) = dev.map_err(device_err(index))? else {
             return Ok(Begun::Stop);
         };
@@ -318,12 +321,9 @@ pub(super) fn upload_stage(
         Ok(Begun::Started)
     };
     let hand_on = |(mut next, host): (Job<DeviceFrame>, Option<Frame>)| {
-        if let Some(host) = host {
-            if checked {
-                next.input = Some(host);
-            } else {
-                let _ = in_ret.send(host);
-            }
+        match (host, &in_ret) {
+            (Some(host), Some(ret)) => drop(ret.send(host)),
+            (host, _) => next.input = host,
         }
         Ok(tx.send(next).is_ok())
     };
@@ -392,14 +392,15 @@ pub(super) fn download_stage(
         let t = Instant::now();
         let index = job.meta.index;
         let s = &job.item.shape;
+        // A host frame whose device layout is this one's: the copy needs nothing more.
         let host = stage.buffer(
-            |f: &Frame| f.has_shape(s),
+            |f: &Frame| device_shape(&f.shape()) == *s,
             || off.host_frame(s.format, s.width, s.height, true),
         );
         let Some((host, waited)) = host.map_err(device_err(index))? else {
             return Ok(Begun::Stop);
         };
-        let work = (index, s.len, t.elapsed().saturating_sub(waited));
+        let work = (index, host.data().len(), t.elapsed().saturating_sub(waited));
         let (dev, next) = job.swap(host);
         flight.start((next, dev), work, |q: &mut Queue, (next, dev)| {
             // SAFETY: the flight keeps the device frame and the job (its host buffer) until the

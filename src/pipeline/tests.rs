@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::backend::{BackendError, CpuSeq};
-use crate::device::{CopyQueue, DeviceError};
+use crate::device::{device_shape, CopyPlan, CopyQueue, DeviceError};
 use crate::filter::{spec::parse_spec, Filter};
 use crate::frame::{PixelFormat, Shape};
 use crate::io::memory::Collected;
@@ -121,6 +121,8 @@ struct MockDevice {
     fail_after: Option<usize>,
     /// Panic instead of returning the error.
     panics: bool,
+    /// Gets this frame wrong (one sample off), as a broken kernel would.
+    wrong_at: Option<usize>,
     filtered: usize,
     made: Arc<AtomicUsize>,
     /// Frames started on the "device", oldest first.
@@ -135,7 +137,7 @@ struct MockOffload {
 /// so a stage that hands a frame on, or lets a buffer go, before then sees stale bytes.
 struct MockQueue {
     depth: usize,
-    pending: std::collections::VecDeque<(Pending, Duration)>,
+    pending: std::collections::VecDeque<(Vec<Pending>, Duration)>,
     /// Polls so far: every other one says the copy is still running.
     polls: usize,
     /// Copies finished so far.
@@ -154,6 +156,35 @@ struct Pending {
 // until the work is finished).
 unsafe impl Send for Pending {}
 
+impl Pending {
+    /// The pieces of a frame's copy between its host bytes and its device bytes as `plan`
+    /// lays them out (`upload`: host to device), row by row when the layouts differ.
+    fn of_copy(plan: &CopyPlan, host: *mut u8, dev: *mut u8, upload: bool) -> Vec<Pending> {
+        let piece = |h: usize, d: usize, len: usize| {
+            // SAFETY: offsets within the frames' buffers, as the plan computes them.
+            let (h, d) = unsafe { (host.add(h), dev.add(d)) };
+            let (src, dst) = if upload { (h, d) } else { (d, h) };
+            Pending {
+                src: src.cast_const(),
+                dst,
+                len,
+            }
+        };
+        match plan {
+            CopyPlan::Whole { len } => vec![piece(0, 0, *len)],
+            CopyPlan::Planes(planes) => planes
+                .iter()
+                .flat_map(|p| {
+                    (0..p.rows).map(move |r| {
+                        let (h, d) = (p.host_offset + r * p.host_stride, p.device_offset);
+                        piece(h, d + r * p.device_stride, p.row_bytes)
+                    })
+                })
+                .collect(),
+        }
+    }
+}
+
 impl MockDevice {
     fn new() -> Self {
         Self::slow(Duration::ZERO)
@@ -164,6 +195,7 @@ impl MockDevice {
             delay,
             fail_after: None,
             panics: false,
+            wrong_at: None,
             filtered: 0,
             made: Arc::default(),
             kernels: Default::default(),
@@ -196,9 +228,10 @@ impl Offload for MockOffload {
         Ok(Frame::new(f, w, h).unwrap())
     }
     fn device_frame(&self, shape: &Shape) -> Result<DeviceFrame, DeviceError> {
+        let shape = device_shape(shape);
         Ok(DeviceFrame {
-            shape: shape.clone(),
             mem: Box::new(vec![0u8; shape.len]),
+            shape,
         })
     }
     fn queue(&self) -> Result<Box<dyn CopyQueue>, DeviceError> {
@@ -212,7 +245,7 @@ impl Offload for MockOffload {
 }
 
 impl MockQueue {
-    fn push(&mut self, copy: Pending, device: Duration) -> Result<(), DeviceError> {
+    fn push(&mut self, copy: Vec<Pending>, device: Duration) -> Result<(), DeviceError> {
         assert!(
             self.pending.len() < self.depth,
             "more copies than the queue's depth"
@@ -228,33 +261,36 @@ impl CopyQueue for MockQueue {
         src: &Frame,
         dst: &mut DeviceFrame,
     ) -> Result<(), DeviceError> {
-        let dst = dst.mem.downcast_mut::<Vec<u8>>().unwrap();
-        assert_eq!(src.data().len(), dst.len());
-        let copy = Pending {
-            src: src.data().as_ptr(),
-            dst: dst.as_mut_ptr(),
-            len: dst.len(),
-        };
-        self.push(copy, Duration::from_micros(3))
+        let plan = CopyPlan::between(&src.shape(), &dst.shape)?;
+        let dev = dst.mem.downcast_mut::<Vec<u8>>().unwrap();
+        assert_eq!(dev.len(), dst.shape.len);
+        let host = src.data().as_ptr().cast_mut();
+        self.push(
+            Pending::of_copy(&plan, host, dev.as_mut_ptr(), true),
+            Duration::from_micros(3),
+        )
     }
     unsafe fn start_download(
         &mut self,
         src: &DeviceFrame,
         dst: &mut Frame,
     ) -> Result<(), DeviceError> {
-        let src = src.mem.downcast_ref::<Vec<u8>>().unwrap();
-        assert_eq!(src.len(), dst.data().len());
-        let copy = Pending {
-            src: src.as_ptr(),
-            dst: dst.data_mut().as_mut_ptr(),
-            len: src.len(),
-        };
-        self.push(copy, Duration::from_micros(5))
+        let plan = CopyPlan::between(&dst.shape(), &src.shape)?;
+        let dev = src.mem.downcast_ref::<Vec<u8>>().unwrap();
+        assert_eq!(dev.len(), src.shape.len);
+        let host = dst.data_mut().as_mut_ptr();
+        self.push(
+            Pending::of_copy(&plan, host, dev.as_ptr().cast_mut(), false),
+            Duration::from_micros(5),
+        )
     }
     fn finish(&mut self) -> Result<Option<Duration>, DeviceError> {
-        let (c, device) = self.pending.pop_front().expect("a copy in flight");
-        // SAFETY: the contract of `start_*` keeps both buffers alive and untouched until now.
-        unsafe { std::ptr::copy_nonoverlapping(c.src, c.dst, c.len) };
+        let (pieces, device) = self.pending.pop_front().expect("a copy in flight");
+        for c in pieces {
+            // SAFETY: the contract of `start_*` keeps both buffers alive and untouched until
+            // now.
+            unsafe { std::ptr::copy_nonoverlapping(c.src, c.dst, c.len) };
+        }
         // Like the CUDA queue, time a sample of the copies: one in three.
         self.finished += 1;
         Ok((self.finished % 3 == 1).then_some(device))
@@ -327,6 +363,9 @@ impl Backend for MockDevice {
         let mut out = Frame::like(&input);
         self.cpu.filter_frame(&plan, &input, &mut out)?;
         dst.copy_from_slice(out.data());
+        if Some(self.filtered - 1) == self.wrong_at {
+            dst[0] ^= 1;
+        }
         Ok(Some(Duration::from_micros(7)))
     }
     fn device_depth(&self) -> usize {
@@ -497,10 +536,12 @@ impl Source for OnDevice {
             return Ok(Some((Payload::Host(slots.adopt(f)?), meta)));
         };
         let mut d = device.device_frame(&f.shape()).unwrap();
-        d.mem
-            .downcast_mut::<Vec<u8>>()
-            .unwrap()
-            .copy_from_slice(f.data());
+        let plan = CopyPlan::between(&f.shape(), &d.shape).unwrap();
+        let dev = d.mem.downcast_mut::<Vec<u8>>().unwrap().as_mut_ptr();
+        for c in Pending::of_copy(&plan, f.data().as_ptr().cast_mut(), dev, true) {
+            // SAFETY: both frames are alive here; the pieces lie within them.
+            unsafe { std::ptr::copy_nonoverlapping(c.src, c.dst, c.len) };
+        }
         Ok(Some((Payload::Device(d), meta)))
     }
 }
@@ -697,4 +738,45 @@ fn several_devices_drain_on_stop_and_stop_on_a_failing_device() {
     let (err, _, aborted) = failing_run(&mut devices, Some(9), 3);
     assert!(err.to_string().contains("planned failure"), "{err}");
     assert!(aborted);
+}
+
+/// Runs `f` on a thread of its own and fails the test when it takes over a minute: a run that
+/// hangs is the failure some tests look for.
+fn within_a_minute<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(Duration::from_secs(60))
+        .expect("the run hung (or its thread panicked)")
+}
+
+#[test]
+fn a_device_frame_that_fails_check_stops_the_run() {
+    // With --check the host inputs travel to the download stage, which compares and returns
+    // them: when it fails, the read stage must not wait for inputs that will never come back.
+    for (inflight, wrong_at) in [(1, 0), (2, 3), (4, 9)] {
+        let (err, aborted) = within_a_minute(move || {
+            let stop = AtomicBool::new(false);
+            let finished: Arc<Mutex<Option<bool>>> = Default::default();
+            let sink = Recorder {
+                seen: Default::default(),
+                fail_at: None,
+                finished: finished.clone(),
+            };
+            let mut check = CpuSeq::new();
+            let mut opts = Options::new(inflight, &stop);
+            opts.check = Some(&mut check);
+            let mut device = MockDevice {
+                wrong_at: Some(wrong_at),
+                ..MockDevice::new()
+            };
+            let mut src = Numbered::new(200, vec![]);
+            let err = run(&mut src, Box::new(sink), &mut device, &plan(), opts).unwrap_err();
+            let aborted = *finished.lock().unwrap() == Some(false);
+            (err.to_string(), aborted)
+        });
+        assert!(err.contains(&format!("frame {wrong_at}")), "{err}");
+        assert!(aborted, "the sink is aborted, not finished");
+    }
 }

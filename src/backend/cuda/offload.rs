@@ -22,7 +22,7 @@ use super::raw::{self, PinnedBuf};
 use super::timing::{env_count, event, Sampler};
 use super::CudaError;
 use crate::backend::LinkBandwidth;
-use crate::device::{CopyQueue, DeviceError, DeviceFrame, Offload};
+use crate::device::{device_shape, CopyPlan, CopyQueue, DeviceError, DeviceFrame, Offload};
 use crate::frame::{Frame, PixelFormat, Shape};
 use crate::stats::median;
 
@@ -138,6 +138,7 @@ impl Offload for CudaOffload {
     }
 
     fn device_frame(&self, shape: &Shape) -> Result<DeviceFrame, DeviceError> {
+        let shape = &device_shape(shape);
         let stream = self.ctx.default_stream();
         let buf = stream
             .alloc_zeros::<u8>(shape.len + DEVICE_SLACK)
@@ -267,13 +268,13 @@ impl CopyQueue for CudaQueue {
         src: &Frame,
         dst: &mut DeviceFrame,
     ) -> Result<(), DeviceError> {
-        same(src, &dst.shape)?;
+        let plan = CopyPlan::between(&src.shape(), &dst.shape)?;
         let d = device_ptr(dst)?;
         let bytes = src.data();
-        // SAFETY: `d` is a live allocation of at least `shape.len` bytes (checked equal to the
-        // source's length above); the caller keeps both until `finish` (the trait's contract).
+        // SAFETY: `d` is a live allocation holding the device layout the plan was made for;
+        // the caller keeps both frames until `finish` (the trait's contract).
         Ok(self.start("uploading a frame", |s| unsafe {
-            raw::copy_htod(d, bytes, s)
+            raw::copy_frame_htod(&plan, bytes, d, s)
         })?)
     }
 
@@ -282,12 +283,12 @@ impl CopyQueue for CudaQueue {
         src: &DeviceFrame,
         dst: &mut Frame,
     ) -> Result<(), DeviceError> {
-        same(dst, &src.shape)?;
+        let plan = CopyPlan::between(&dst.shape(), &src.shape)?;
         let d = device_ptr(src)?;
         let bytes = dst.data_mut();
         // SAFETY: as for the upload.
         Ok(self.start("downloading a frame", |s| unsafe {
-            raw::copy_dtoh(bytes, d, s)
+            raw::copy_frame_dtoh(&plan, d, bytes, s)
         })?)
     }
 
@@ -328,17 +329,4 @@ impl Drop for CudaQueue {
             let _ = slot.stream.synchronize();
         }
     }
-}
-
-/// The host frame must have exactly the device frame's layout (one copy moves both).
-fn same(host: &Frame, dev: &Shape) -> Result<(), DeviceError> {
-    if !host.has_shape(dev) {
-        return Err(CudaError::Unsupported(format!(
-            "host frame {} does not match device frame {}",
-            host.describe(),
-            dev.describe()
-        ))
-        .into());
-    }
-    Ok(())
 }

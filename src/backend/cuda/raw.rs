@@ -1,5 +1,6 @@
 //! The few driver calls cudarc has no safe API for: texture objects over pitched memory, 2D
-//! device-to-device copies, page-locked buffers a frame can own (the pipeline's pools and the
+//! copies (device to device, and a frame's planes between its host layout and its row-aligned
+//! device layout), page-locked buffers a frame can own (the pipeline's pools and the
 //! synchronous path's staging alike), raw asynchronous copies, and the driver and NVRTC
 //! versions. Every `unsafe` block carries a `// SAFETY:` line; the copy functions that are
 //! themselves `unsafe` state the caller's obligations.
@@ -8,6 +9,8 @@ use std::sync::Arc;
 
 use cudarc::driver::sys;
 use cudarc::driver::{CudaContext, DriverError};
+
+use crate::device::CopyPlan;
 
 /// A texture object over a pitched 2D region of 8-bit elements; destroyed on drop.
 pub struct Texture(sys::CUtexObject);
@@ -67,6 +70,57 @@ impl Drop for Texture {
     }
 }
 
+/// One end of a 2D copy: device memory, or host memory (page-locked or not).
+#[derive(Clone, Copy)]
+pub enum End {
+    Device(sys::CUdeviceptr),
+    Host(*mut u8),
+}
+
+/// Copies `height` rows of `width_bytes` from `src` (rows `src_pitch` bytes apart) to `dst`
+/// (rows `dst_pitch` apart) on `stream`.
+///
+/// # Safety
+/// Both regions must be live allocations holding `height` rows at their pitches; a host source
+/// must stay unmodified, and a host destination unread, until the stream has passed the copy.
+pub unsafe fn copy_2d(
+    (src, src_pitch): (End, usize),
+    (dst, dst_pitch): (End, usize),
+    width_bytes: usize,
+    height: usize,
+    stream: sys::CUstream,
+) -> Result<(), DriverError> {
+    use sys::CUmemorytype::{CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_HOST};
+    let side = |e: End| match e {
+        End::Device(d) => (CU_MEMORYTYPE_DEVICE, d, std::ptr::null_mut()),
+        End::Host(h) => (CU_MEMORYTYPE_HOST, 0, h.cast::<std::ffi::c_void>()),
+    };
+    let (src_type, src_device, src_host) = side(src);
+    let (dst_type, dst_device, dst_host) = side(dst);
+    // Built field by field: all-zero bytes are not a valid CUDA_MEMCPY2D (its memory-type
+    // enums start at 1).
+    let c = sys::CUDA_MEMCPY2D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcMemoryType: src_type,
+        srcHost: src_host.cast_const(),
+        srcDevice: src_device,
+        srcArray: std::ptr::null_mut(),
+        srcPitch: src_pitch,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstMemoryType: dst_type,
+        dstHost: dst_host,
+        dstDevice: dst_device,
+        dstArray: std::ptr::null_mut(),
+        dstPitch: dst_pitch,
+        WidthInBytes: width_bytes,
+        Height: height,
+    };
+    // SAFETY: forwarded to the caller.
+    unsafe { sys::cuMemcpy2DAsync_v2(&c, stream) }.result()
+}
+
 /// Copies `height` rows of `width_bytes` between pitched device regions on `stream`.
 pub fn copy_2d_d2d(
     src: sys::CUdeviceptr,
@@ -77,29 +131,17 @@ pub fn copy_2d_d2d(
     height: usize,
     stream: sys::CUstream,
 ) -> Result<(), DriverError> {
-    // Built field by field: all-zero bytes are not a valid CUDA_MEMCPY2D (its memory-type
-    // enums start at 1).
-    let c = sys::CUDA_MEMCPY2D {
-        srcXInBytes: 0,
-        srcY: 0,
-        srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-        srcHost: std::ptr::null(),
-        srcDevice: src,
-        srcArray: std::ptr::null_mut(),
-        srcPitch: src_pitch,
-        dstXInBytes: 0,
-        dstY: 0,
-        dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-        dstHost: std::ptr::null_mut(),
-        dstDevice: dst,
-        dstArray: std::ptr::null_mut(),
-        dstPitch: dst_pitch,
-        WidthInBytes: width_bytes,
-        Height: height,
-    };
     // SAFETY: the caller guarantees both regions are live device allocations large enough for
-    // `height` rows at their pitches.
-    unsafe { sys::cuMemcpy2DAsync_v2(&c, stream) }.result()
+    // `height` rows at their pitches; device-to-device copies touch no host memory.
+    unsafe {
+        copy_2d(
+            (End::Device(src), src_pitch),
+            (End::Device(dst), dst_pitch),
+            width_bytes,
+            height,
+            stream,
+        )
+    }
 }
 
 /// NVRTC's version as (major, minor).
@@ -210,6 +252,76 @@ pub unsafe fn copy_dtoh(
 ) -> Result<(), DriverError> {
     // SAFETY: forwarded to the caller.
     unsafe { cudarc::driver::result::memcpy_dtoh_async(dst, src, stream) }
+}
+
+/// Asynchronous host → device copy of a frame: `src`, the host frame's bytes, into the device
+/// frame at `dst`, the layouts as `plan` says (one copy, or one 2D copy per plane).
+///
+/// # Safety
+/// `dst` must be a live device allocation holding the plan's device layout, and `src` must stay
+/// alive and unmodified until the stream has passed the copies.
+pub unsafe fn copy_frame_htod(
+    plan: &CopyPlan,
+    src: &[u8],
+    dst: sys::CUdeviceptr,
+    stream: sys::CUstream,
+) -> Result<(), DriverError> {
+    match plan {
+        // SAFETY: forwarded to the caller.
+        CopyPlan::Whole { len } => unsafe { copy_htod(dst, &src[..*len], stream) },
+        CopyPlan::Planes(planes) => {
+            for p in planes {
+                let host = &src[p.host_offset..][..p.host_stride * (p.rows - 1) + p.row_bytes];
+                // SAFETY: `host` holds the plane's rows (sliced above); the device side as the
+                // caller guarantees.
+                unsafe {
+                    copy_2d(
+                        (End::Host(host.as_ptr().cast_mut()), p.host_stride),
+                        (End::Device(dst + p.device_offset as u64), p.device_stride),
+                        p.row_bytes,
+                        p.rows,
+                        stream,
+                    )
+                }?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Asynchronous device → host copy of a frame: the device frame at `src` into `dst`, the host
+/// frame's bytes, the layouts as `plan` says.
+///
+/// # Safety
+/// `src` must be a live device allocation holding the plan's device layout, and `dst` must stay
+/// alive and unread until the stream has passed the copies.
+pub unsafe fn copy_frame_dtoh(
+    plan: &CopyPlan,
+    src: sys::CUdeviceptr,
+    dst: &mut [u8],
+    stream: sys::CUstream,
+) -> Result<(), DriverError> {
+    match plan {
+        // SAFETY: forwarded to the caller.
+        CopyPlan::Whole { len } => unsafe { copy_dtoh(&mut dst[..*len], src, stream) },
+        CopyPlan::Planes(planes) => {
+            for p in planes {
+                let span = p.host_stride * (p.rows - 1) + p.row_bytes;
+                let host = &mut dst[p.host_offset..][..span];
+                // SAFETY: as for the upload, with the roles swapped.
+                unsafe {
+                    copy_2d(
+                        (End::Device(src + p.device_offset as u64), p.device_stride),
+                        (End::Host(host.as_mut_ptr()), p.host_stride),
+                        p.row_bytes,
+                        p.rows,
+                        stream,
+                    )
+                }?;
+            }
+            Ok(())
+        }
+    }
 }
 
 /// The CUDA version the installed driver supports, e.g. 13000 for 13.0 (None without a driver).

@@ -142,8 +142,7 @@ impl Measure for CudaBackend {
         use crate::backend::Backend;
         check_shapes(src, dst)?;
         self.check_plan(plan)?;
-        self.upload(src, dst)?;
-        let (s, d) = (src.shape(), dst.shape());
+        let (s, d) = self.upload(src, dst)?;
         let d_src = super::memory::ptr(self.d_src.as_ref().expect("uploaded"), &self.stream);
         let d_dst = super::memory::ptr(self.d_dst.as_ref().expect("uploaded"), &self.stream);
         for _ in 0..warmup {
@@ -169,7 +168,7 @@ impl Measure for CudaBackend {
                 batch = 1;
             }
         }
-        self.download_then(dst, |_| Ok(()))?;
+        self.download_then(dst, &d, |_| Ok(()))?;
         Ok(times)
     }
 

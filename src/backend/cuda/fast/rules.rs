@@ -254,22 +254,41 @@ pub const FULL_ROWS: usize = 4;
 /// four rows kept 104 registers live for RGBA64 7×7 against 72 for two.
 pub const FULL_ROWS_WIDE: usize = 2;
 
-/// 8-bit RGBA full kernels of sides 6–7 take the register kernel only on planes of at least this
-/// many pixels: below, the tiled kernel with [`FULL_ROWS_WIDE`] rows wins (H100, gaussian:7 on
-/// 1080p RGBA: 46.1 µs against 50.6, and 35 since the tiled kernel's edge blocks load words;
-/// on 4K 143.5 against 128.0, on 8K 487.8 against 383.1).
-pub const FULL_RGBA_REG_MIN_PLANE: usize = 4_000_000;
+/// 8-bit full kernels of sides 6–7 on RGB planes take the register kernel only on planes of at
+/// least this many pixels: below, the tiled kernel wins (H100, gaussian:7, seventeenth round:
+/// 640×360 / 853×480 / 720p / 1080p / 4K 9.7 / 11.6 / 16.4 / 27.2 / 93.2 µs against 23.1 /
+/// 26.5 / 27.8 / 37.0 / 114.3; on 8K they tied when last measured, 403.3 against 405.3) …
+pub const FULL_TILED_RGB_MAX_PLANE: usize = 16_000_000;
+/// … on RGBA planes, below this many (1080p 46.1 µs against 50.6; on 4K the register kernel,
+/// 128.0 against 143.5, on 8K 383.1 against 487.8) …
+pub const FULL_TILED_RGBA_MAX_PLANE: usize = 4_000_000;
+/// … on 1–2 channels, below this many (gray 640×360 / 853×480 / 720p 9.4 / 10.0 / 10.7 against
+/// 11.0 / 12.2 / 12.1, NV12 21.5 / 22.5 / 23.1 against 23.4 / 25.3 / 26.2; at 1080p the register
+/// kernel, gray 14.4 against 15.5, NV12 28.2 against 29.5) …
+pub const FULL_TILED_NARROW_MAX_PLANE: usize = 2_000_000;
+/// … and full kernels of sides 4–5 on 3–4 channels (the deinterleaving integer kernel) below
+/// this many (RGB 640×360 / 853×480 8.9 / 10.0 µs against 10.1 / 16.2, RGBA 10.0 / 11.8 against
+/// 11.8 / 15.9; at 720p the integer kernel, 12.8 / 14.8 against 13.3 / 15.3; gray, NV12 and
+/// side 3 lose with the tiled kernel at every size, 16-bit samples tie).
+pub const FULL_TILED_5_MAX_PLANE: usize = 600_000;
 
 /// Whether a full plan of `side` taps on a plane of `ch` channels of `sb`-byte samples and
-/// `pixels` pixels takes the tiled kernel although the register kernel could run it
-/// ([`FULL_RGBA_REG_MIN_PLANE`]; never while `CONVFLOW_FAST_REG_MAX` sets the register kernel's
-/// reach).
+/// `pixels` pixels takes the tiled kernel although the integer or register kernel could run it
+/// ([`FULL_TILED_RGB_MAX_PLANE`] and the constants after it:
+/// on small planes those kernels have too few threads; never while `CONVFLOW_FAST_REG_MAX` or
+/// `CONVFLOW_FAST_INT_MAX` sets their reach).
 pub fn full_tiled_first(side: usize, ch: usize, sb: usize, pixels: usize) -> bool {
-    tuning().reg_max.is_none()
-        && (ch, sb) == (4, 1)
-        && side > REG_MAX_FULL
-        && side <= REG_MAX_FULL_8BIT
-        && pixels < FULL_RGBA_REG_MIN_PLANE
+    let t = tuning();
+    if t.reg_max.is_some() || t.int_max.is_some() || sb != 1 {
+        return false;
+    }
+    match side {
+        6..=7 if ch == 3 => pixels < FULL_TILED_RGB_MAX_PLANE,
+        6..=7 if ch >= 4 => pixels < FULL_TILED_RGBA_MAX_PLANE,
+        6..=7 => pixels < FULL_TILED_NARROW_MAX_PLANE,
+        4..=5 => ch >= 3 && pixels < FULL_TILED_5_MAX_PLANE,
+        _ => false,
+    }
 }
 
 /// The block the full tiled kernel `fast_full` tries first for 4 channels from a side of 9, tall

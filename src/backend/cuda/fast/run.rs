@@ -83,8 +83,13 @@ fn choose(
     // tiled kernels take, or the separable tiled kernel measured faster (tests asking for the
     // large planes' rules reach the integer and register kernels wherever they can run).
     let sb = l.depth.bytes();
-    let tiled_first =
-        separable && !b.large_rules && FastSpec::tiled_first(kw.max(kh), sb, l.width * l.height);
+    let (side, pixels) = (kw.max(kh), l.width * l.height);
+    let tiled_first = !b.large_rules
+        && if separable {
+            FastSpec::tiled_first(side, sb, pixels)
+        } else {
+            full_tiled_first(side, ch, sb, pixels)
+        };
     if b.block_override().is_none() && l.depth == Depth::U8 && !tiled_first {
         // Tests may ask for the large planes' rules on every plane.
         let samples = if b.large_rules {
@@ -102,9 +107,6 @@ fn choose(
             }
         }
     }
-    // Small 8-bit RGBA planes: the tiled kernel before the (f32) register one.
-    let tiled_first = tiled_first
-        || !separable && !b.large_rules && full_tiled_first(kw.max(kh), ch, sb, l.width * l.height);
     let reg = FastSpec::register(kw, kh, ch, plan.border, separable, sb);
     if let Some(spec) = reg.filter(|_| b.block_override().is_none() && !tiled_first) {
         return Ok(Choice::Register {

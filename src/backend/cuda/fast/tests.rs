@@ -320,22 +320,29 @@ fn large_rgba_planes_take_more_separable_rows_and_blocks() {
 }
 
 #[test]
-fn small_rgba_planes_take_the_tiled_kernel_at_7() {
-    let (hd, uhd) = (1920 * 1080, 3840 * 2160);
-    assert!(full_tiled_first(7, 4, 1, hd) && full_tiled_first(6, 4, 1, hd));
+fn small_8bit_planes_take_the_tiled_kernel_at_5_to_7() {
+    let (small, p720, hd, uhd) = (853 * 480, 1280 * 720, 1920 * 1080, 3840 * 2160);
+    assert!(full_tiled_first(7, 3, 1, uhd) && !full_tiled_first(7, 3, 1, 4 * uhd));
     assert!(!full_tiled_first(7, 4, 1, uhd));
-    assert!(
-        !full_tiled_first(5, 4, 1, hd),
-        "5 and below: the register kernel"
-    );
-    assert!(
-        !full_tiled_first(9, 4, 1, hd),
-        "beyond 7 the tiled kernel anyway"
-    );
-    for (ch, sb) in [(1, 1), (3, 1), (4, 2)] {
+    for ch in [3, 4] {
+        assert!(full_tiled_first(7, ch, 1, hd) && full_tiled_first(6, ch, 1, hd));
+        assert!(full_tiled_first(5, ch, 1, small) && full_tiled_first(4, ch, 1, small));
         assert!(
-            !full_tiled_first(7, ch, sb, hd),
-            "{ch} channels, {sb}-byte samples"
+            !full_tiled_first(5, ch, 1, p720),
+            "the integer kernel from 720p"
+        );
+    }
+    for ch in [1, 2] {
+        assert!(full_tiled_first(7, ch, 1, p720) && !full_tiled_first(7, ch, 1, hd));
+        assert!(
+            !full_tiled_first(5, ch, 1, small),
+            "1–2 channels: never at 5"
+        );
+    }
+    for (side, ch, sb) in [(3, 3, 1), (9, 3, 1), (7, 1, 2), (7, 4, 2), (5, 3, 2)] {
+        assert!(
+            !full_tiled_first(side, ch, sb, small),
+            "side {side}, {ch} channels, {sb}-byte samples"
         );
     }
 }
