@@ -6,7 +6,7 @@
 use std::any::Any;
 use std::time::Duration;
 
-use crate::frame::{Frame, PixelFormat, Shape};
+use crate::frame::{Frame, PixelFormat, PlaneLayout, Shape};
 
 /// An error of device memory or copies, as the backend that owns the memory reports it.
 #[derive(Debug, thiserror::Error)]
@@ -72,7 +72,17 @@ impl CopyPlan {
     /// The copies between a host frame of layout `host` and a device frame of layout `device`;
     /// an error when they are not the same image.
     pub fn between(host: &Shape, device: &Shape) -> Result<CopyPlan, DeviceError> {
-        if !host.same_image(device) || host.planes.len() != device.planes.len() {
+        // The planes must hold the same samples, each inside its own buffer.
+        let inside = |l: &PlaneLayout, len: usize| {
+            l.stride >= l.row_bytes() && l.offset.checked_add(l.span()).is_some_and(|e| e <= len)
+        };
+        let planes_match = host.planes.len() == device.planes.len()
+            && host.planes.iter().zip(&device.planes).all(|(h, d)| {
+                (h.width, h.height, h.channels, h.depth) == (d.width, d.height, d.channels, d.depth)
+                    && inside(h, host.len)
+                    && inside(d, device.len)
+            });
+        if !host.same_image(device) || !planes_match {
             return Err(DeviceError(
                 format!(
                     "host frame {} does not match device frame {}",
@@ -223,8 +233,11 @@ mod tests {
         assert_eq!(device_shape(&host), host);
         let whole = CopyPlan::between(&host, &host).unwrap();
         assert_eq!(whole, CopyPlan::Whole { len: host.len });
-        // Another image is refused.
+        // Another image is refused, as is a layout whose planes leave its buffer.
         let other = device_shape(&shape(PixelFormat::Yuv420p, 1920, 1082));
         assert!(CopyPlan::between(&host, &other).is_err());
+        let mut short = device_shape(&shape(PixelFormat::Rgb8, 1921, 3));
+        short.len = short.planes[0].offset + short.planes[0].span() - 1;
+        assert!(CopyPlan::between(&shape(PixelFormat::Rgb8, 1921, 3), &short).is_err());
     }
 }

@@ -199,6 +199,11 @@ impl Shape {
         }
     }
 
+    /// Bytes of samples in the planes' rows, padding excluded (the same in every layout).
+    pub fn image_bytes(&self) -> usize {
+        self.planes.iter().map(|l| l.row_bytes() * l.height).sum()
+    }
+
     /// Same format and size (the layouts may differ).
     pub fn same_image(&self, other: &Shape) -> bool {
         (self.format, self.width, self.height) == (other.format, other.width, other.height)

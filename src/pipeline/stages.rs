@@ -229,7 +229,7 @@ pub(super) fn read_stage(
         };
         let (len, pixels) = match &payload {
             Payload::Host(f) => (f.data().len(), f.width() * f.height()),
-            Payload::Device(d) => (d.shape.len, d.shape.width * d.shape.height),
+            Payload::Device(d) => (d.shape.image_bytes(), d.shape.width * d.shape.height),
         };
         st.add(
             t.elapsed().saturating_sub(waited(&feeds) - waited_before),
@@ -323,7 +323,8 @@ pub(super) fn upload_stage(
     let hand_on = |(mut next, host): (Job<DeviceFrame>, Option<Frame>)| {
         match (host, &in_ret) {
             (Some(host), Some(ret)) => drop(ret.send(host)),
-            (host, _) => next.input = host,
+            (Some(host), None) => next.input = Some(host),
+            (None, _) => {}
         }
         Ok(tx.send(next).is_ok())
     };
@@ -347,11 +348,16 @@ pub(super) fn filter_device_stage(
             let t = Instant::now();
             let index = job.meta.index;
             let shape = &job.item.shape;
-            let out = stage.buffer(|d| d.shape == *shape, || off.device_frame(shape));
+            let want = device_shape(shape);
+            let out = stage.buffer(|d| d.shape == want, || off.device_frame(shape));
             let Some((out, waited)) = out.map_err(device_err(index))? else {
                 return Ok(Begun::Stop);
             };
-            let work = (index, shape.len, t.elapsed().saturating_sub(waited));
+            let work = (
+                index,
+                shape.image_bytes(),
+                t.elapsed().saturating_sub(waited),
+            );
             let (input, next) = job.swap(out);
             let foreign = next.foreign;
             flight.start(
@@ -392,9 +398,9 @@ pub(super) fn download_stage(
         let t = Instant::now();
         let index = job.meta.index;
         let s = &job.item.shape;
-        // A host frame whose device layout is this one's: the copy needs nothing more.
+        // Any host frame of the same image: the copy plan maps one layout onto the other.
         let host = stage.buffer(
-            |f: &Frame| device_shape(&f.shape()) == *s,
+            |f: &Frame| f.shape().same_image(s),
             || off.host_frame(s.format, s.width, s.height, true),
         );
         let Some((host, waited)) = host.map_err(device_err(index))? else {

@@ -446,15 +446,19 @@ impl CudaBackend {
             let (src_ptr, dst_ptr) = (d_src + s.offset as u64, d_dst + d.offset as u64);
             if mask == 0 {
                 self.start_kernels()?;
-                raw::copy_2d_d2d(
-                    src_ptr,
-                    s.stride,
-                    dst_ptr,
-                    d.stride,
-                    s.row_bytes(),
-                    s.height,
-                    self.stream.cu_stream(),
-                )
+                // SAFETY: both planes lie in the frames' device buffers (the callers' shapes
+                // describe them), which outlive the stream's work on this frame.
+                unsafe {
+                    raw::copy_2d_d2d(
+                        src_ptr,
+                        s.stride,
+                        dst_ptr,
+                        d.stride,
+                        s.row_bytes(),
+                        s.height,
+                        self.stream.cu_stream(),
+                    )
+                }
                 .map_err(|e| CudaError::driver("copying a plane", e))?;
                 continue;
             }

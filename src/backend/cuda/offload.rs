@@ -43,11 +43,18 @@ struct DeviceBuf {
     stream: Arc<CudaStream>,
 }
 
-/// The device address of a frame made by [`CudaOffload::device_frame`].
+/// The device address of a frame made by [`CudaOffload::device_frame`], whose buffer holds its
+/// layout (`shape.len` bytes).
 pub fn device_ptr(f: &DeviceFrame) -> Result<u64, CudaError> {
     let d = f.mem.downcast_ref::<DeviceBuf>().ok_or_else(|| {
         CudaError::Unsupported("device frame was not made by the CUDA backend".into())
     })?;
+    if d.buf.len() < f.shape.len {
+        return Err(CudaError::Unsupported(format!(
+            "device frame {} does not fit its buffer",
+            f.shape.describe()
+        )));
+    }
     Ok(d.buf.device_ptr(&d.stream).0)
 }
 

@@ -97,15 +97,19 @@ impl CudaBackend {
         grow(&mut self.d_scratch, len, &self.stream, "texture copy")?;
         let base = ptr(self.d_scratch.as_ref().expect("grown"), &self.stream)
             .next_multiple_of(self.tex_align);
-        raw::copy_2d_d2d(
-            p.src,
-            l.stride,
-            base,
-            pitch,
-            l.row_bytes(),
-            l.height,
-            self.stream.cu_stream(),
-        )
+        // SAFETY: the plane lies in the frame's device buffer; the scratch buffer holds
+        // `height` rows at `pitch` past `base` (grown above); both outlive the stream's work.
+        unsafe {
+            raw::copy_2d_d2d(
+                p.src,
+                l.stride,
+                base,
+                pitch,
+                l.row_bytes(),
+                l.height,
+                self.stream.cu_stream(),
+            )
+        }
         .map_err(|e| CudaError::driver("copying a plane for the texture", e))?;
         Ok((base, pitch))
     }

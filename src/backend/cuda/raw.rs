@@ -10,7 +10,7 @@ use std::sync::Arc;
 use cudarc::driver::sys;
 use cudarc::driver::{CudaContext, DriverError};
 
-use crate::device::CopyPlan;
+use crate::device::{CopyPlan, PlaneCopy};
 
 /// A texture object over a pitched 2D region of 8-bit elements; destroyed on drop.
 pub struct Texture(sys::CUtexObject);
@@ -122,7 +122,11 @@ pub unsafe fn copy_2d(
 }
 
 /// Copies `height` rows of `width_bytes` between pitched device regions on `stream`.
-pub fn copy_2d_d2d(
+///
+/// # Safety
+/// Both regions must be live device allocations holding `height` rows at their pitches until
+/// the stream has passed the copy.
+pub unsafe fn copy_2d_d2d(
     src: sys::CUdeviceptr,
     src_pitch: usize,
     dst: sys::CUdeviceptr,
@@ -131,8 +135,7 @@ pub fn copy_2d_d2d(
     height: usize,
     stream: sys::CUstream,
 ) -> Result<(), DriverError> {
-    // SAFETY: the caller guarantees both regions are live device allocations large enough for
-    // `height` rows at their pitches; device-to-device copies touch no host memory.
+    // SAFETY: forwarded to the caller; device-to-device copies touch no host memory.
     unsafe {
         copy_2d(
             (End::Device(src), src_pitch),
@@ -269,23 +272,20 @@ pub unsafe fn copy_frame_htod(
     match plan {
         // SAFETY: forwarded to the caller.
         CopyPlan::Whole { len } => unsafe { copy_htod(dst, &src[..*len], stream) },
-        CopyPlan::Planes(planes) => {
-            for p in planes {
-                let host = &src[p.host_offset..][..p.host_stride * (p.rows - 1) + p.row_bytes];
-                // SAFETY: `host` holds the plane's rows (sliced above); the device side as the
-                // caller guarantees.
-                unsafe {
-                    copy_2d(
-                        (End::Host(host.as_ptr().cast_mut()), p.host_stride),
-                        (End::Device(dst + p.device_offset as u64), p.device_stride),
-                        p.row_bytes,
-                        p.rows,
-                        stream,
-                    )
-                }?;
+        CopyPlan::Planes(planes) => all_or_wait(planes, stream, |p| {
+            let host = &src[p.host_offset..][..p.host_stride * (p.rows - 1) + p.row_bytes];
+            // SAFETY: `host` holds the plane's rows (sliced above); the device side as the
+            // caller guarantees.
+            unsafe {
+                copy_2d(
+                    (End::Host(host.as_ptr().cast_mut()), p.host_stride),
+                    (End::Device(dst + p.device_offset as u64), p.device_stride),
+                    p.row_bytes,
+                    p.rows,
+                    stream,
+                )
             }
-            Ok(())
-        }
+        }),
     }
 }
 
@@ -304,24 +304,41 @@ pub unsafe fn copy_frame_dtoh(
     match plan {
         // SAFETY: forwarded to the caller.
         CopyPlan::Whole { len } => unsafe { copy_dtoh(&mut dst[..*len], src, stream) },
-        CopyPlan::Planes(planes) => {
-            for p in planes {
-                let span = p.host_stride * (p.rows - 1) + p.row_bytes;
-                let host = &mut dst[p.host_offset..][..span];
-                // SAFETY: as for the upload, with the roles swapped.
-                unsafe {
-                    copy_2d(
-                        (End::Device(src + p.device_offset as u64), p.device_stride),
-                        (End::Host(host.as_mut_ptr()), p.host_stride),
-                        p.row_bytes,
-                        p.rows,
-                        stream,
-                    )
-                }?;
+        CopyPlan::Planes(planes) => all_or_wait(planes, stream, |p| {
+            let span = p.host_stride * (p.rows - 1) + p.row_bytes;
+            let host = &mut dst[p.host_offset..][..span];
+            // SAFETY: as for the upload, with the roles swapped.
+            unsafe {
+                copy_2d(
+                    (End::Device(src + p.device_offset as u64), p.device_stride),
+                    (End::Host(host.as_mut_ptr()), p.host_stride),
+                    p.row_bytes,
+                    p.rows,
+                    stream,
+                )
             }
-            Ok(())
+        }),
+    }
+}
+
+/// Starts one copy per plane on `stream`. When one cannot start, the copies started before it
+/// are waited for before the error returns: the caller then lets the frames go at once, and a
+/// frame's copy is otherwise only over once its event has fired.
+fn all_or_wait(
+    planes: &[PlaneCopy],
+    stream: sys::CUstream,
+    mut start: impl FnMut(&PlaneCopy) -> Result<(), DriverError>,
+) -> Result<(), DriverError> {
+    for (i, p) in planes.iter().enumerate() {
+        if let Err(e) = start(p) {
+            if i > 0 {
+                // SAFETY: a live stream handle of the caller's; waiting has no other effect.
+                let _ = unsafe { sys::cuStreamSynchronize(stream) };
+            }
+            return Err(e);
         }
     }
+    Ok(())
 }
 
 /// The CUDA version the installed driver supports, e.g. 13000 for 13.0 (None without a driver).

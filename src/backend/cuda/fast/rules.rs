@@ -273,10 +273,11 @@ pub const FULL_TILED_NARROW_MAX_PLANE: usize = 2_000_000;
 pub const FULL_TILED_5_MAX_PLANE: usize = 600_000;
 
 /// Whether a full plan of `side` taps on a plane of `ch` channels of `sb`-byte samples and
-/// `pixels` pixels takes the tiled kernel although the integer or register kernel could run it
-/// ([`FULL_TILED_RGB_MAX_PLANE`] and the constants after it:
-/// on small planes those kernels have too few threads; never while `CONVFLOW_FAST_REG_MAX` or
-/// `CONVFLOW_FAST_INT_MAX` sets their reach).
+/// `pixels` pixels takes the tiled kernel ([`FULL_TILED_RGB_MAX_PLANE`] and the constants after
+/// it: on small planes the other kernels have too few threads): at sides 4–5 in place of the
+/// integer kernel, at 6–7 in place of the (f32) register kernel, the ones measured; an integer
+/// kernel at 6–7 and the register kernel at 4–5 keep their planes. Never while
+/// `CONVFLOW_FAST_REG_MAX` or `CONVFLOW_FAST_INT_MAX` sets their reach.
 pub fn full_tiled_first(side: usize, ch: usize, sb: usize, pixels: usize) -> bool {
     let t = tuning();
     if t.reg_max.is_some() || t.int_max.is_some() || sb != 1 {

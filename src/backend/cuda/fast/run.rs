@@ -84,12 +84,10 @@ fn choose(
     // large planes' rules reach the integer and register kernels wherever they can run).
     let sb = l.depth.bytes();
     let (side, pixels) = (kw.max(kh), l.width * l.height);
-    let tiled_first = !b.large_rules
-        && if separable {
-            FastSpec::tiled_first(side, sb, pixels)
-        } else {
-            full_tiled_first(side, ch, sb, pixels)
-        };
+    let mut tiled_first = separable && !b.large_rules && FastSpec::tiled_first(side, sb, pixels);
+    // Small planes: the tiled full kernel where it measured faster, in place of the integer
+    // kernel at sides 4–5 and of the register kernel at 6–7 (`full_tiled_first`).
+    let full_tiled = !separable && !b.large_rules && full_tiled_first(side, ch, sb, pixels);
     if b.block_override().is_none() && l.depth == Depth::U8 && !tiled_first {
         // Tests may ask for the large planes' rules on every plane.
         let samples = if b.large_rules {
@@ -98,15 +96,20 @@ fn choose(
             l.width * ch * l.height
         };
         if let Some(form) = IntegerForm::of(plan, l.depth.max()) {
-            if let Some(spec) = FastSpec::integer(&form, ch, plan.border, separable, samples) {
-                return Ok(Choice::Register {
-                    spec: plane(spec),
-                    name: "fast_int",
-                    form: Some(form),
-                });
+            match FastSpec::integer(&form, ch, plan.border, separable, samples) {
+                Some(_) if full_tiled && side <= 5 => tiled_first = true,
+                Some(spec) => {
+                    return Ok(Choice::Register {
+                        spec: plane(spec),
+                        name: "fast_int",
+                        form: Some(form),
+                    })
+                }
+                None => {}
             }
         }
     }
+    let tiled_first = tiled_first || full_tiled && side >= 6;
     let reg = FastSpec::register(kw, kh, ch, plan.border, separable, sb);
     if let Some(spec) = reg.filter(|_| b.block_override().is_none() && !tiled_first) {
         return Ok(Choice::Register {
