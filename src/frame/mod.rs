@@ -177,24 +177,17 @@ impl Shape {
         if self.planes.iter().all(|l| l.stride.is_multiple_of(align)) {
             return self.clone();
         }
-        let mut offset = 0;
-        let planes = self
+        let strides: Vec<usize> = self
             .planes
             .iter()
-            .map(|l| {
-                let stride = l.stride.next_multiple_of(align);
-                let plane = PlaneLayout {
-                    offset,
-                    stride,
-                    ..*l
-                };
-                offset += stride * l.height;
-                plane
-            })
+            .map(|l| l.stride.next_multiple_of(align))
             .collect();
+        // Wider strides of a frame's own layout: a layout whatever the alignment.
+        let (planes, len) = Frame::layout(self.format, self.width, self.height, &strides)
+            .expect("a frame's layout with wider strides is a layout");
         Shape {
             planes,
-            len: offset,
+            len,
             ..*self
         }
     }

@@ -302,7 +302,8 @@ pub(super) fn upload_stage(
                 return Ok(Begun::Ready((next, None)));
             }
         };
-        let (shape, want) = (host.shape(), device_shape(&host.shape()));
+        let shape = host.shape();
+        let want = device_shape(&shape);
         let dev = stage.buffer(|d| d.shape == want, || off.device_frame(&shape));
         let Some((dev, waited)) = dev.map_err(device_err(index))? else {
             return Ok(Begun::Stop);
@@ -400,7 +401,7 @@ pub(super) fn download_stage(
         let s = &job.item.shape;
         // Any host frame of the same image: the copy plan maps one layout onto the other.
         let host = stage.buffer(
-            |f: &Frame| f.shape().same_image(s),
+            |f: &Frame| (f.format(), f.width(), f.height()) == (s.format, s.width, s.height),
             || off.host_frame(s.format, s.width, s.height, true),
         );
         let Some((host, waited)) = host.map_err(device_err(index))? else {
