@@ -5,16 +5,15 @@
 //! at a 16-byte boundary ([`crate::device::device_shape`]: one copy when the host's rows
 //! already do, one 2D copy per plane when not), every plane is filtered by the chosen
 //! [`Variant`] (planes the plan leaves alone are copied on the device), and the result comes
-//! back the same way. Device
-//! buffers grow as needed and are reused across frames; weights are re-uploaded only when the
-//! plan changes. Every variant implements the arithmetic contract, so all of them equal
-//! `cpu-seq` bit for bit.
+//! back the same way. Device buffers grow as needed and are reused across frames; weights are
+//! re-uploaded only when the plan changes. Every variant implements the arithmetic contract,
+//! so all of them equal `cpu-seq` bit for bit.
 //!
 //! By concern: [`variants`] (the table of variants and the literature's launches), [`fast`]
 //! (our specialized kernels and their fallback), [`abi`] (what host and kernels share, typed
-//! launches), [`registry`] (NVRTC and the module cache), `memory` (buffers, staging),
-//! `timing` (events, benchmark measurements), `offload` (the pipeline's transfer stages),
-//! `raw` (the few driver calls cudarc has no safe API for).
+//! launches), [`registry`] (NVRTC and the module cache), `memory` (buffers, the synchronous
+//! path's staged copies), `timing` (events, benchmark measurements), `offload` (the
+//! pipeline's transfer stages), `raw` (the few driver calls cudarc has no safe API for).
 
 pub mod abi;
 pub mod fast;
@@ -33,11 +32,11 @@ use cudarc::driver::sys::{self, CUfunction_attribute_enum as FnAttr};
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig};
 
 use super::{check_shapes, Backend, BackendError, Measure, Support};
-use crate::device::{device_shape, CopyPlan, DeviceFrame, DeviceTimes, Offload};
+use crate::device::{DeviceFrame, DeviceTimes, Offload};
 use crate::filter::Plan;
 use crate::frame::{Frame, Shape};
 use abi::PlaneParams;
-use memory::{grow, ptr};
+use memory::ptr;
 use offload::CudaOffload;
 use raw::PinnedBuf;
 use registry::{ModuleKey, Registry};
@@ -487,79 +486,6 @@ impl CudaBackend {
         variant.launch(self, plan, &filtered)?;
         self.start_kernels()
     }
-
-    /// Grows device buffers for `src`/`dst` in their device layouts ([`device_shape`]) and
-    /// uploads `src` (staged through page-locked memory unless pageable); returns the two
-    /// device layouts.
-    fn upload(&mut self, src: &Frame, dst: &Frame) -> Result<(Shape, Shape), CudaError> {
-        let what = src.describe();
-        let (s_host, s_dev, d_dev) = (
-            src.shape(),
-            device_shape(&src.shape()),
-            device_shape(&dst.shape()),
-        );
-        let plan = copy_plan(&s_host, &s_dev)?;
-        // The raw copies below need this thread to have the context current.
-        self.ctx
-            .bind_to_thread()
-            .map_err(|e| CudaError::driver("binding the CUDA context", e))?;
-        grow(&mut self.d_src, s_dev.len, &self.stream, &what)?;
-        grow(&mut self.d_dst, d_dev.len, &self.stream, &what)?;
-        let n = src.data().len();
-        let d = ptr(self.d_src.as_ref().expect("grown"), &self.stream);
-        let up = |e| CudaError::driver("uploading a frame", e);
-        let stream = self.stream.cu_stream();
-        if self.pageable {
-            // SAFETY: `d` holds the device layout; `src` outlives the synchronization that
-            // ends this frame (download_then waits for the stream).
-            unsafe { raw::copy_frame_htod(&plan, src.data(), d, stream) }.map_err(up)?;
-            return Ok((s_dev, d_dev));
-        }
-        let pin = memory::pinned(&self.ctx, &mut self.pin_up, n, true, &what)?;
-        use crate::frame::HostMemory;
-        pin.bytes_mut().copy_from_slice(src.data());
-        // SAFETY: as above; the staging buffer lives in `self` until the next frame, after
-        // the stream was synchronized.
-        unsafe { raw::copy_frame_htod(&plan, pin.bytes(), d, stream) }.map_err(up)?;
-        Ok((s_dev, d_dev))
-    }
-
-    /// Downloads the result, laid out on the device as `dev`, into `dst`; `after` runs once
-    /// the copy is queued, before the wait.
-    fn download_then(
-        &mut self,
-        dst: &mut Frame,
-        dev: &Shape,
-        after: impl FnOnce(&mut Self) -> Result<(), CudaError>,
-    ) -> Result<(), CudaError> {
-        use crate::frame::HostMemory;
-        let plan = copy_plan(&dst.shape(), dev)?;
-        let n = dst.data().len();
-        let d = ptr(self.d_dst.as_ref().expect("uploaded first"), &self.stream);
-        let down = |e| CudaError::driver("downloading a frame", e);
-        let done = |e| CudaError::driver("running the filter", e);
-        let stream = self.stream.cu_stream();
-        if self.pageable {
-            // SAFETY: `d` holds the device layout; `dst` stays borrowed until the synchronize.
-            unsafe { raw::copy_frame_dtoh(&plan, d, dst.data_mut(), stream) }.map_err(down)?;
-            after(self)?;
-            return self.stream.synchronize().map_err(done);
-        }
-        let what = dst.describe();
-        let pin = memory::pinned(&self.ctx, &mut self.pin_down, n, false, &what)?;
-        // SAFETY: as above, into the staging buffer, read only after the synchronize.
-        unsafe { raw::copy_frame_dtoh(&plan, d, pin.bytes_mut(), stream) }.map_err(down)?;
-        after(self)?;
-        self.stream.synchronize().map_err(done)?;
-        let pin = self.pin_down.as_ref().expect("allocated above");
-        dst.data_mut().copy_from_slice(pin.bytes());
-        Ok(())
-    }
-}
-
-/// The copies between a host layout and a device layout of the same image.
-fn copy_plan(host: &Shape, dev: &Shape) -> Result<CopyPlan, CudaError> {
-    CopyPlan::between(host, dev).map_err(|e| CudaError::Unsupported(e.to_string()))
 }
 
 impl Backend for CudaBackend {
