@@ -345,6 +345,49 @@ pub fn reused_across_shapes(backend: &mut dyn Backend, salt: u64) {
     }
 }
 
+/// Plans on one frame shape that differ only in the weights the kernels read from constant
+/// memory (integers over the same divisor), or in border, offset or `--abs`, alternating on one
+/// backend: a backend that keeps a frame's launches to replay (CUDA `fast`) must replay them
+/// only for the plan they were made for.
+pub fn alternating_plans_on_one_shape(backend: &mut dyn Backend, salt: u64) {
+    let runs = backend.runs();
+    let (mut rng, seed) = Rng::fresh(salt);
+    let ninths = |name: &str, n: [i8; 9]| {
+        Kernel::new(name, 3, 3, n.iter().map(|&v| f32::from(v) / 9.0).collect()).unwrap()
+    };
+    let kernels = [
+        ninths("ninths-a", [0, 1, 2, 1, 1, 1, 2, 1, 0]),
+        ninths("ninths-b", [2, 0, 1, 1, 1, 1, 1, 0, 2]),
+        ninths("ninths-a", [0, 1, 2, 1, 1, 1, 2, 1, 0])
+            .with_offset(7.0)
+            .unwrap(),
+        convflow::filter::spec::parse_spec("box:3").unwrap(),
+        convflow::filter::spec::parse_spec("gaussian:5").unwrap(),
+    ];
+    for format in [
+        PixelFormat::Gray8,
+        PixelFormat::Nv12,
+        PixelFormat::Yuv420p,
+        PixelFormat::Rgb8,
+        PixelFormat::Gray16,
+    ] {
+        let (w, h) = (rng.range(24, 80), rng.range(8, 40));
+        for round in 0..3 {
+            for kernel in &kernels {
+                let mut filter = Filter::new(kernel.clone());
+                filter.border = [Border::Clamp, Border::Wrap, Border::Clamp][round];
+                filter.abs = round == 2;
+                match filter.plan() {
+                    Ok(plan) if runs.runs(&plan.decomposition) => {}
+                    _ => continue,
+                }
+                let src = random_frame(&mut rng, format, w, h);
+                check_seeded(backend, &filter, &src, &mut rng, seed);
+            }
+        }
+    }
+}
+
 /// Dyadic kernels on integer inputs make exact .5 ties: they must round half to even.
 pub fn exact_ties_round_half_to_even(backend: &mut dyn Backend, salt: u64) {
     let runs = backend.runs();
@@ -588,6 +631,10 @@ macro_rules! backend_suite {
             #[test]
             fn one_backend_reused_across_shapes_and_formats() {
                 each(reused_across_shapes, 5);
+            }
+            #[test]
+            fn alternating_plans_on_one_frame_shape() {
+                each(alternating_plans_on_one_shape, 14);
             }
             #[test]
             fn auto_mode_plans_the_same_everywhere() {

@@ -25,7 +25,7 @@ use crate::border::Border;
 /// One plane to filter (`PlaneParams` in kernels/common.cuh). Pointers are device addresses,
 /// strides in bytes.
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PlaneParams {
     /// Device address of the source plane's first row.
     pub src: u64,
@@ -69,6 +69,18 @@ const _: () = assert!(
 // SAFETY: plain-old-data with the #[repr(C)] layout of the CUDA struct, which the prelude's
 // static_asserts check field by field when the kernels compile.
 unsafe impl DeviceRepr for PlaneParams {}
+
+impl PlaneParams {
+    /// The same plane geometry and arithmetic, wherever its pixels are: equal but for the
+    /// two device addresses.
+    pub fn same_but_addresses(&self, other: &PlaneParams) -> bool {
+        PlaneParams {
+            src: other.src,
+            dst: other.dst,
+            ..*self
+        } == *other
+    }
+}
 
 /// Most planes a frame has (planar YUV: 3), so most planes one `fast` launch takes.
 pub const MAX_PLANES: usize = 3;

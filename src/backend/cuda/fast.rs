@@ -21,6 +21,7 @@ mod rules;
 mod run;
 
 pub(super) use run::run_planes as launch;
+pub(super) use run::Prepared;
 
 use rules::tuning;
 pub use rules::*;
@@ -162,7 +163,10 @@ impl FastSpec {
         if kw > tune.reg_max.unwrap_or(max) || kh > tune.reg_max.unwrap_or(max) {
             return None;
         }
-        let px = 16 / sb;
+        let px = match sb {
+            1 => tune.reg_px.unwrap_or(16),
+            _ => 16 / sb,
+        };
         // Full 16-bit kernels of side 4-5: more rows per thread, and for one channel more
         // blocks.
         let wide16 = sb == 2 && !separable && kw.max(kh) >= 4;
@@ -254,7 +258,7 @@ impl FastSpec {
         let px = if deinterleave {
             ch * tune.int_pixels.unwrap_or(INT_PIXELS)
         } else {
-            16
+            tune.reg_px.unwrap_or(16)
         };
         let spec = FastSpec {
             int: Some((form.divisor, form.offset)),

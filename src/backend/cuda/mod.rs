@@ -181,6 +181,11 @@ pub struct CudaBackend {
     /// What each module's `__constant__` arrays hold, by symbol (their bits: f32 weights or
     /// packed integer ones).
     const_host: std::collections::HashMap<(ModuleKey, &'static str), Vec<u32>>,
+    /// Uploads into `__constant__` arrays so far: launches prepared before the last one may
+    /// read weights since replaced.
+    const_uploads: u64,
+    /// `fast`'s launches of the last frame, replayed while they fit ([`fast::Prepared`]).
+    fast_launches: Option<fast::Prepared>,
     ceilings: Option<(f64, f64)>,
     /// Copy frames straight from/to pageable memory (`--pageable`) instead of staging them
     /// through page-locked buffers.
@@ -274,6 +279,8 @@ impl CudaBackend {
             d_w: None,
             w_host: Vec::new(),
             const_host: Default::default(),
+            const_uploads: 0,
+            fast_launches: None,
             ceilings: None,
             pageable: false,
             offload: true,
@@ -349,6 +356,11 @@ impl CudaBackend {
     /// The block shape asked for with `--block`, if any.
     fn block_override(&self) -> Option<(u32, u32)> {
         self.block
+    }
+
+    /// Uploads into `__constant__` arrays so far ([`CudaBackend::constant_words`]).
+    fn constant_uploads(&self) -> u64 {
+        self.const_uploads
     }
 
     /// The device's shared memory per block (opt-in maximum).

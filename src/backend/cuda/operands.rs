@@ -73,6 +73,7 @@ impl CudaBackend {
             .memcpy_htod(words, &mut view)
             .map_err(|e| CudaError::driver("uploading constant weights", e))?;
         self.const_host.insert(slot, words.to_vec());
+        self.const_uploads += 1;
         Ok(())
     }
 

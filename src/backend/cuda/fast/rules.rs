@@ -65,6 +65,34 @@ pub const INT_MIN_BLOCKS_SMALL: usize = 8;
 /// Most words of input window a `fast_int` thread may hold in registers (beyond, the f32
 /// path: the window would spill).
 pub const INT_MAX_WORDS: usize = 64;
+/// `fast_int` (but its deinterleaving and two-factor forms) on small launches: few threads
+/// leave the multiprocessors idle, so each takes fewer outputs. One row per thread below this
+/// many samples in the launch (the planes of a frame with as many channels) …
+pub const INT_ONE_ROW_BELOW: usize = 3_000_000;
+/// … and 8 samples a row, not 16, below this many. H100, gaussian:3 and 5, 640×360 to 4K,
+/// µs, rows × samples per thread 2 × 16 (the rule before) / 1 × 16 / 1 × 8 (docs/PERFORMANCE.md,
+/// "eighteenth round"): 853×480 gray 3×3 5.3 / 4.8 / 4.0, NV12 3×3 12.3 / 10.0 / 8.1, 720p gray
+/// 5.0 / 5.1 / 4.4, gray 5×5 7.1 / 6.2 / 6.0, NV12 10.6 / 9.1 / 8.6, RGB (2.8 M samples) 7.9 /
+/// 7.1 / 8.1, YUV 4:2:0 (1.4 M in one launch) 5.6 / 5.2 / 5.9, 1080p gray 5.8 / 5.4 / 5.8, NV12
+/// 11.4 / 10.1 / 10.5, YUV 4:2:0 (3.1 M) 6.5 / 6.8 / 8.0; on 4K 2 × 16 wins everywhere (gray
+/// 10.0 / 10.5 / 12.8).
+pub const INT_NARROW_BELOW: usize = 1_000_000;
+
+/// `fast_int`'s samples and rows per thread for a launch of `samples` samples (`px`, `py` the
+/// rule would give otherwise, returned unchanged on large launches).
+pub fn int_thread_shape(samples: usize, (px, py): (usize, usize)) -> (usize, usize) {
+    let t = tuning();
+    let py = match t.py {
+        None if samples < INT_ONE_ROW_BELOW => 1,
+        _ => py,
+    };
+    let px = match t.reg_px {
+        None if samples < INT_NARROW_BELOW => 8,
+        _ => px,
+    };
+    (px, py)
+}
+
 /// `fast_reg`'s output rows per thread (measured).
 pub const REG_ROWS: usize = 2;
 /// `fast_reg`'s resident blocks per multiprocessor (measured: 8 caps registers at 64, spills
@@ -84,9 +112,11 @@ pub const REG_MIN_BLOCKS_GRAY16_5: usize = 8;
 
 /// Overrides of the measured rules, for measuring the alternatives (docs/PERFORMANCE.md):
 /// `CONVFLOW_FAST_REG_MAX` (largest kernel side for `fast_reg`; 0: never) and
-/// `CONVFLOW_FAST_PY` (its rows per thread, 1–8), `CONVFLOW_FAST_MINB` (its resident blocks
-/// per multiprocessor, 1–16), `CONVFLOW_FAST_TILED_PY` (rows per thread of the tiled
-/// kernels, 1–8), `CONVFLOW_FAST_INT_MAX` (largest kernel side for `fast_int`; 0:
+/// `CONVFLOW_FAST_PY` (its rows per thread, 1–8), `CONVFLOW_FAST_REG_PX` (8-bit samples per
+/// thread of the register and integer kernels but the deinterleaving one: 4, 8 or 16),
+/// `CONVFLOW_FAST_MINB` (its resident blocks per multiprocessor, 1–16),
+/// `CONVFLOW_FAST_TILED_PY` (rows per thread of the tiled kernels, 1–8; unset, small launches
+/// take fewer, [`tiled_rows`]), `CONVFLOW_FAST_INT_MAX` (largest kernel side for `fast_int`; 0:
 /// never), `CONVFLOW_FAST_INT_CH` (most channels `fast_int` takes), `CONVFLOW_FAST_DEIL_WIDTH`
 /// (least kernel width it deinterleaves), `CONVFLOW_FAST_INT_PIXELS` (pixels per deinterleaving
 /// thread: 4 or 8), `CONVFLOW_FAST_INT_SEP_MIN` (least side of its two-factor kernel),
@@ -100,6 +130,7 @@ pub const REG_MIN_BLOCKS_GRAY16_5: usize = 8;
 pub(super) struct Tuning {
     pub(super) reg_max: Option<usize>,
     pub(super) py: Option<usize>,
+    pub(super) reg_px: Option<usize>,
     pub(super) min_blocks: Option<usize>,
     pub(super) tiled_py: Option<usize>,
     pub(super) int_max: Option<usize>,
@@ -120,6 +151,7 @@ pub(super) fn tuning() -> Tuning {
         Tuning {
             reg_max: var("CONVFLOW_FAST_REG_MAX"),
             py: var("CONVFLOW_FAST_PY").filter(|py| (1..=8).contains(py)),
+            reg_px: var("CONVFLOW_FAST_REG_PX").filter(|px| [4, 8, 16].contains(px)),
             min_blocks: var("CONVFLOW_FAST_MINB").filter(|b| (1..=16).contains(b)),
             tiled_py: var("CONVFLOW_FAST_TILED_PY").filter(|py| (1..=8).contains(py)),
             int_max: var("CONVFLOW_FAST_INT_MAX"),
@@ -289,6 +321,44 @@ pub fn full_tiled_first(side: usize, ch: usize, sb: usize, pixels: usize) -> boo
         6..=7 => pixels < FULL_TILED_NARROW_MAX_PLANE,
         4..=5 => ch >= 3 && pixels < FULL_TILED_5_MAX_PLANE,
         _ => false,
+    }
+}
+
+/// Threads of a tiled launch of 8-bit samples (its planes with as many channels) below which
+/// each thread takes fewer rows ([`tiled_rows`]): few threads leave the multiprocessors idle …
+pub const TILED_FEW_THREADS: usize = 64 * 1024;
+/// … and below which separable kernels up to 9 taps high take one row, not two.
+pub const TILED_VERY_FEW_THREADS: usize = 32 * 1024;
+
+/// Rows per thread of a tiled kernel (`fast_full`, `fast_sep`) over 8-bit planes of `samples`
+/// samples in all, whose rule gives `px` samples and `py` rows per thread: one row for full
+/// kernels, two for separable ones (one up to 9 taps high on the smallest launches) when
+/// fewer than [`TILED_FEW_THREADS`] threads would run; 4 channels keep theirs for separable
+/// kernels and full ones taller than 7 (853×480 RGBA 9×9: 14.7 µs with 2 rows, 16.4 with 1).
+/// H100, gaussian:7…25, 640×360 to 1080p, µs, the rule before / 1 row / 2 rows
+/// (docs/PERFORMANCE.md, "eighteenth round"): full 853×480 gray 7×7 9.8 / 7.1 / 7.7, NV12
+/// 22.5 / 13.5 / 16.1, 640×360 RGB 9.7 / 8.3 / 9.5, 720p gray 10.6 / 9.6 / 9.7; separable 853×480
+/// RGB 7 11.0 / 7.2 / 8.6, RGB 25 25.8 / 23.0 / 19.4, 720p RGB 15 18.6 / 19.0 / 14.7, NV12 9
+/// 14.0 / 10.7 / 11.6. From 64 K threads the rule before stays (720p YUV 4:2:0 15×15 full 25.7
+/// / 28.3 / 27.8, 1080p gray 15×15 separable 9.6 / 12.6 / 10.2).
+pub fn tiled_rows(
+    samples: usize,
+    (px, py): (usize, usize),
+    sep: bool,
+    ch: usize,
+    kh: usize,
+) -> usize {
+    let threads = samples / (px * py).max(1);
+    if threads >= TILED_FEW_THREADS || py <= 1 {
+        py
+    } else if !sep && (ch < 4 || kh <= 7) {
+        1
+    } else if ch >= 4 {
+        py
+    } else if threads < TILED_VERY_FEW_THREADS && kh <= 9 {
+        1
+    } else {
+        py.min(2)
     }
 }
 

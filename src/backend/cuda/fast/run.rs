@@ -1,14 +1,20 @@
 //! `fast`'s launch: which kernel each plane of a frame takes ([`FastSpec`]'s constructors and
 //! the measured rules decide), its weights uploaded, and one launch per specialization over
-//! the planes that chose it (a YUV frame's three planes share one).
+//! the planes that chose it (a YUV frame's three planes share one). The launches are kept
+//! ([`Prepared`]) and replayed while the plan, the planes' geometry and the constant memory
+//! stay the same: a frame then costs its driver calls only.
+
+use cudarc::driver::{CudaFunction, LaunchConfig};
 
 use super::rules::{
-    full_tiled_first, tuning, BLOCKS, FULL_TILE_PREFERRED, SEP_TILE_PREFERRED, TALL_TILE_PREFERRED,
+    full_tiled_first, int_thread_shape, tiled_rows, tuning, BLOCKS, FULL_TILE_PREFERRED,
+    SEP_TILE_PREFERRED, TALL_TILE_PREFERRED,
 };
 use super::{pack_int_weights, FastSpec};
 use crate::backend::cuda::abi::{launch, FastPlanes, PlaneParams, MAX_CONST_TAPS};
 use crate::backend::cuda::registry::ModuleKey;
 use crate::backend::cuda::{variants, CudaBackend, CudaError};
+use crate::border::Border;
 use crate::filter::{IntegerForm, Plan};
 use crate::frame::{Depth, PlaneLayout};
 
@@ -29,25 +35,136 @@ enum Choice {
     Baseline,
 }
 
+/// One prepared `fast` launch: its kernel and geometry, and which of the frame's planes it
+/// takes.
+#[derive(Clone, Debug)]
+struct Launch {
+    f: CudaFunction,
+    cfg: LaunchConfig,
+    planes: Vec<usize>,
+    /// Several planes: their parameter block as prepared, each frame's addresses put in.
+    set: Option<FastPlanes>,
+    /// The shared tile's row stride in floats: the tiled kernels' second argument.
+    tile_stride: Option<i32>,
+}
+
+impl Launch {
+    /// Queues the launch on the frame's `planes` (their device addresses are this frame's).
+    fn fire(
+        &self,
+        b: &CudaBackend,
+        planes: &[(PlaneParams, PlaneLayout)],
+    ) -> Result<(), CudaError> {
+        let (s, f, cfg) = (b.stream(), &self.f, self.cfg);
+        match (self.set, self.tile_stride) {
+            (None, None) => launch::plane(s, f, cfg, &planes[self.planes[0]].0),
+            (None, Some(ts)) => launch::plane_stride(s, f, cfg, &planes[self.planes[0]].0, ts),
+            (Some(mut set), ts) => {
+                // Entries past the launch's planes repeat the first, as `FastPlanes::new` has it.
+                let first = planes[self.planes[0]].0;
+                for (k, p) in set.p.iter_mut().enumerate() {
+                    *p = self.planes.get(k).map_or(first, |&i| planes[i].0);
+                }
+                match ts {
+                    None => launch::planes(s, f, cfg, &set),
+                    Some(ts) => launch::planes_stride(s, f, cfg, &set, ts),
+                }
+            }
+        }
+    }
+}
+
+/// The launches of the last frame `fast` ran, with what they were chosen for: the plan's
+/// weights, decomposition and border, the rules in force, each plane's parameters but its
+/// addresses, and the count of constant-memory uploads then (an upload since, for any plan,
+/// may have replaced the weights these launches read).
+#[derive(Debug)]
+pub(in crate::backend::cuda) struct Prepared {
+    weights: Vec<u32>,
+    separable: bool,
+    border: Border,
+    large_rules: bool,
+    planes: Vec<(PlaneParams, PlaneLayout)>,
+    uploads: u64,
+    launches: Vec<Launch>,
+}
+
+impl Prepared {
+    /// Whether these launches are the ones `plan` on `planes` would prepare now.
+    fn fits(&self, b: &CudaBackend, plan: &Plan, planes: &[(PlaneParams, PlaneLayout)]) -> bool {
+        self.uploads == b.constant_uploads()
+            && self.large_rules == b.large_rules
+            && self.separable == plan.is_separable()
+            && self.border == plan.border
+            && self.planes.len() == planes.len()
+            && self
+                .planes
+                .iter()
+                .zip(planes)
+                .all(|((p, l), (q, m))| p.same_but_addresses(q) && l == m)
+            && self
+                .weights
+                .iter()
+                .copied()
+                .eq(plan.weights().iter().map(|w| w.to_bits()))
+    }
+}
+
 /// Launches `fast` on the planes of a frame that have channels to filter (the variant table's
 /// launch function for `fast` and `auto`): the planes that take the same specialization (the
-/// three planes of a YUV frame, mostly) in one launch.
+/// three planes of a YUV frame, mostly) in one launch. The last frame's launches are replayed
+/// when they fit this one ([`Prepared`]).
 pub(in crate::backend::cuda) fn run_planes(
     b: &mut CudaBackend,
     plan: &Plan,
     planes: &[(PlaneParams, PlaneLayout)],
 ) -> Result<(), CudaError> {
-    let mut groups: Vec<(Choice, Vec<(PlaneParams, PlaneLayout)>)> = Vec::new();
-    for &(p, l) in planes {
-        let choice = choose(b, plan, &p, l)?;
-        match groups.iter_mut().find(|(c, _)| *c == choice) {
-            Some((_, same)) => same.push((p, l)),
-            None => groups.push((choice, vec![(p, l)])),
+    if let Some(prepared) = b.fast_launches.take() {
+        if prepared.fits(b, plan, planes) {
+            b.start_kernels()?;
+            let fired = prepared.launches.iter().try_for_each(|l| l.fire(b, planes));
+            b.fast_launches = Some(prepared);
+            return fired;
         }
     }
-    for (choice, same) in groups {
-        run(b, plan, choice.for_planes(same.len()), &same)?;
+    let mut groups: Vec<(Choice, Vec<usize>)> = Vec::new();
+    for (i, &(p, l)) in planes.iter().enumerate() {
+        // The samples of the planes with as many channels: one launch, mostly.
+        let launch_samples = planes
+            .iter()
+            .filter(|(_, m)| m.channels == l.channels)
+            .map(|(_, m)| m.row_samples() * m.height)
+            .sum();
+        let choice = choose(b, plan, &p, l, launch_samples)?;
+        match groups.iter_mut().find(|(c, _)| *c == choice) {
+            Some((_, same)) => same.push(i),
+            None => groups.push((choice, vec![i])),
+        }
     }
+    let mut launches = Vec::with_capacity(groups.len());
+    let mut replayable = true;
+    for (choice, same) in groups {
+        match prepare(b, plan, choice.for_planes(same.len()), planes, &same)? {
+            Some(l) => {
+                l.fire(b, planes)?;
+                launches.push(l);
+            }
+            // The baseline kernels ran: the frame has no launches to replay.
+            None => replayable = false,
+        }
+    }
+    if !replayable {
+        return Ok(());
+    }
+    b.fast_launches = Some(Prepared {
+        weights: plan.weights().iter().map(|w| w.to_bits()).collect(),
+        separable: plan.is_separable(),
+        border: plan.border,
+        large_rules: b.large_rules,
+        planes: planes.to_vec(),
+        uploads: b.constant_uploads(),
+        launches,
+    });
     Ok(())
 }
 
@@ -69,12 +186,14 @@ impl Choice {
     }
 }
 
-/// The kernel and specialization for plane `l`, with what it compiles in of `p`.
+/// The kernel and specialization for plane `l`, with what it compiles in of `p`; the frame's
+/// planes with as many channels have `launch_samples` samples.
 fn choose(
     b: &CudaBackend,
     plan: &Plan,
     p: &PlaneParams,
     l: PlaneLayout,
+    launch_samples: usize,
 ) -> Result<Choice, CudaError> {
     let (kw, kh, ch) = (plan.kernel.width(), plan.kernel.height(), l.channels);
     let separable = plan.is_separable();
@@ -98,12 +217,15 @@ fn choose(
         if let Some(form) = IntegerForm::of(plan, l.depth.max()) {
             match FastSpec::integer(&form, ch, plan.border, separable, samples) {
                 Some(_) if full_tiled && side <= 5 => tiled_first = true,
-                Some(spec) => {
+                Some(mut spec) => {
+                    if !spec.deinterleave && !spec.separable && !b.large_rules {
+                        (spec.px, spec.py) = int_thread_shape(launch_samples, (spec.px, spec.py));
+                    }
                     return Ok(Choice::Register {
                         spec: plane(spec),
                         name: "fast_int",
                         form: Some(form),
-                    })
+                    });
                 }
                 None => {}
             }
@@ -133,8 +255,13 @@ fn choose(
         .with_sample_bytes(sb)
         .for_pixels(pixels),
     );
-    if let Some(py) = tuning().tiled_py {
-        spec.py = py;
+    match tuning().tiled_py {
+        Some(py) => spec.py = py,
+        // Small launches: fewer rows per thread, more threads (`tiled_rows`).
+        None if sb == 1 && !b.large_rules => {
+            spec.py = tiled_rows(launch_samples, (spec.px, spec.py), separable, ch, kh);
+        }
+        None => {}
     }
     let first = spec.first_block(pixels);
     let candidates: Vec<(u32, u32)> = match b.block_override() {
@@ -183,21 +310,25 @@ fn choose(
     }
 }
 
-/// Runs `choice` on `planes` (the planes that chose it, as many as its specialization's
-/// [`FastSpec::planes`]) in one launch.
-fn run(
+/// Prepares `choice` for the frame's planes numbered `which` (as many as its
+/// specialization's [`FastSpec::planes`]): its weights uploaded, its kernel loaded, its
+/// geometry worked out. The baseline kernels have no launch to prepare: they run here, and
+/// None returns.
+fn prepare(
     b: &mut CudaBackend,
     plan: &Plan,
     choice: Choice,
     planes: &[(PlaneParams, PlaneLayout)],
-) -> Result<(), CudaError> {
+    which: &[usize],
+) -> Result<Option<Launch>, CudaError> {
     let (spec, name, block, (ts, smem)) = match &choice {
         Choice::Baseline => {
-            for (p, l) in planes {
+            for &i in which {
+                let (p, l) = &planes[i];
                 let ran = variants::baseline(b, plan, p, *l)?;
                 b.note_fallback(ran);
             }
-            return Ok(());
+            return Ok(None);
         }
         Choice::Register { spec, name, form } => {
             let key = ModuleKey::Fast(spec.clone());
@@ -206,7 +337,7 @@ fn run(
                 None => b.constant_weights(&key, "c_w", plan)?,
             }
             // The block that fits the first (largest) plane's rows best.
-            let block = spec.register_block(planes[0].1.row_samples());
+            let block = spec.register_block(planes[which[0]].1.row_samples());
             (spec, *name, block, (0, 0))
         }
         Choice::Tiled { spec, block } => {
@@ -221,28 +352,29 @@ fn run(
     };
     let f = b.function(&ModuleKey::Fast(spec.clone()), name)?;
     // Each thread takes px samples of py rows.
-    let grids: Vec<_> = planes
+    let grids: Vec<_> = which
         .iter()
-        .map(|&(p, l)| {
+        .map(|&i| {
+            let (p, l) = planes[i];
             let gx = l.row_samples().div_ceil(block.0 as usize * spec.px);
             let gy = l.height.div_ceil(block.1 as usize * spec.py);
             (p, (gx as u32, gy as u32))
         })
         .collect();
-    let cfg = |grid| b.config(&f, grid, block, smem);
-    let tiled = matches!(choice, Choice::Tiled { .. });
-    match (&grids[..], tiled) {
-        ([(p, grid)], false) => launch::plane(b.stream(), &f, cfg(*grid)?, p),
-        ([(p, grid)], true) => launch::plane_stride(b.stream(), &f, cfg(*grid)?, p, ts as i32),
-        (_, false) => {
+    let (set, grid) = match &grids[..] {
+        [(_, grid)] => (None, *grid),
+        _ => {
             let (set, grid) = FastPlanes::new(&grids);
-            launch::planes(b.stream(), &f, cfg(grid)?, &set)
+            (Some(set), grid)
         }
-        (_, true) => {
-            let (set, grid) = FastPlanes::new(&grids);
-            launch::planes_stride(b.stream(), &f, cfg(grid)?, &set, ts as i32)
-        }
-    }
+    };
+    Ok(Some(Launch {
+        cfg: b.config(&f, grid, block, smem)?,
+        f,
+        planes: which.to_vec(),
+        set,
+        tile_stride: matches!(choice, Choice::Tiled { .. }).then_some(ts as i32),
+    }))
 }
 
 /// Uploads `fast_int`'s packed weights for `form` (the two-factor kernel: the column factor,

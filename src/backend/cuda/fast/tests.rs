@@ -348,6 +348,35 @@ fn small_8bit_planes_take_the_tiled_kernel_at_5_to_7() {
 }
 
 #[test]
+fn small_launches_give_each_thread_fewer_outputs() {
+    use super::rules::{int_thread_shape, tiled_rows};
+    let (p480, p720, p1080, p4k) = (853 * 480, 1280 * 720, 1920 * 1080, 3840 * 2160);
+    // The integer kernel: 16 samples × 2 rows on 4K, one row on 1080p gray and 720p RGB, 8
+    // samples on 720p gray; a YUV 4:2:0 frame's planes count together (1.5 × the luma).
+    assert_eq!(int_thread_shape(p4k, (16, 2)), (16, 2));
+    assert_eq!(int_thread_shape(p1080, (16, 2)), (16, 1));
+    assert_eq!(int_thread_shape(3 * p720, (16, 2)), (16, 1));
+    assert_eq!(int_thread_shape(p720, (16, 2)), (8, 1));
+    assert_eq!(int_thread_shape(p720 * 3 / 2, (16, 2)), (16, 1));
+    assert_eq!(int_thread_shape(p1080 * 3 / 2, (16, 2)), (16, 2));
+    // Tiled full kernels: one row below 64 K threads, but 4 channels taller than 7.
+    assert_eq!(tiled_rows(p480, (4, 4), false, 1, 7), 1);
+    assert_eq!(tiled_rows(p720, (4, 4), false, 1, 15), 1);
+    assert_eq!(tiled_rows(p1080, (4, 4), false, 1, 7), 4);
+    assert_eq!(tiled_rows(p720 * 3 / 2, (4, 4), false, 1, 15), 4);
+    assert_eq!(tiled_rows(4 * p480, (16, 2), false, 4, 7), 1);
+    assert_eq!(tiled_rows(4 * p480, (16, 2), false, 4, 9), 2);
+    assert_eq!(tiled_rows(3 * p720, (12, 2), false, 3, 7), 2);
+    // Tiled separable kernels: two rows, one up to 9 taps high below 32 K threads; RGBA keeps 2.
+    assert_eq!(tiled_rows(3 * p480, (12, 4), true, 3, 7), 1);
+    assert_eq!(tiled_rows(3 * p480, (12, 4), true, 3, 25), 2);
+    assert_eq!(tiled_rows(3 * p720, (12, 4), true, 3, 7), 2);
+    assert_eq!(tiled_rows(3 * p1080, (12, 4), true, 3, 7), 4);
+    assert_eq!(tiled_rows(4 * p480, (16, 2), true, 4, 25), 2);
+    assert_eq!(tiled_rows(p4k, (4, 4), true, 1, 25), 4);
+}
+
+#[test]
 fn tiled_rows_per_thread_follow_the_unrolled_size() {
     assert_eq!(FastSpec::new(9, 9, 1, Border::Clamp).py, 4);
     assert_eq!(FastSpec::new(9, 9, 3, Border::Clamp).py, 2);
