@@ -345,10 +345,11 @@ pub fn reused_across_shapes(backend: &mut dyn Backend, salt: u64) {
     }
 }
 
-/// Plans on one frame shape that differ only in the weights the kernels read from constant
-/// memory (integers over the same divisor), or in border, offset or `--abs`, alternating on one
-/// backend: a backend that keeps a frame's launches to replay (CUDA `fast`) must replay them
-/// only for the plan they were made for.
+/// Plans on one frame shape, one after the other on one backend, each twice, the next
+/// differing only in the weights the kernels read from constant memory (integers over the same
+/// divisor), or only in border, offset or `--abs`: a backend that keeps a frame's launches to
+/// replay (CUDA `fast`) must replay them for the same plan, with the new frame's addresses, and
+/// only for it.
 pub fn alternating_plans_on_one_shape(backend: &mut dyn Backend, salt: u64) {
     let runs = backend.runs();
     let (mut rng, seed) = Rng::fresh(salt);
@@ -372,18 +373,33 @@ pub fn alternating_plans_on_one_shape(backend: &mut dyn Backend, salt: u64) {
         PixelFormat::Gray16,
     ] {
         let (w, h) = (rng.range(24, 80), rng.range(8, 40));
-        for round in 0..3 {
-            for kernel in &kernels {
-                let mut filter = Filter::new(kernel.clone());
-                filter.border = [Border::Clamp, Border::Wrap, Border::Clamp][round];
-                filter.abs = round == 2;
-                match filter.plan() {
-                    Ok(plan) if runs.runs(&plan.decomposition) => {}
-                    _ => continue,
-                }
-                let src = random_frame(&mut rng, format, w, h);
-                check_seeded(backend, &filter, &src, &mut rng, seed);
+        // Kernel by kernel, each plan twice (the second frame replays the first's launches),
+        // then the next plan, which differs from it in border only, in `--abs` only, or (from
+        // one kernel to the next) in weights or offset only; at the end the first plan again.
+        let mut plans = Vec::new();
+        for (i, kernel) in kernels.iter().enumerate() {
+            let mut each = [
+                (Border::Clamp, false),
+                (Border::Wrap, false),
+                (Border::Wrap, true),
+            ];
+            // Every other kernel backwards: consecutive kernels meet on the same border and abs.
+            if i % 2 == 1 {
+                each.reverse();
             }
+            for (border, abs) in each {
+                let mut filter = Filter::new(kernel.clone());
+                (filter.border, filter.abs) = (border, abs);
+                match filter.plan() {
+                    Ok(plan) if runs.runs(&plan.decomposition) => plans.push(filter),
+                    _ => {}
+                }
+            }
+        }
+        let first = plans.first().cloned();
+        for filter in plans.iter().flat_map(|f| [f, f]).chain(first.as_ref()) {
+            let src = random_frame(&mut rng, format, w, h);
+            check_seeded(backend, filter, &src, &mut rng, seed);
         }
     }
 }

@@ -5,7 +5,8 @@
 //! compile time (weights become constant operands). Small kernels take the register kernel
 //! `fast_reg` (no shared memory, 16 bytes of outputs per thread; where it measured faster, see
 //! [`FastSpec::register`]); 8-bit plans with a proven integer form the exact integer kernel
-//! `fast_int` (the same thread shape, `dp4a` on the bytes as loaded, channels regrouped for
+//! `fast_int` (the same thread shape, but fewer outputs per thread on small launches, `dp4a` on
+//! the bytes as loaded, channels regrouped for
 //! wider kernels, two integer factors for separable one-channel 7×7; [`FastSpec::integer`]);
 //! others the tiled kernels, whose block shrinks (unless given) until
 //! the tile fits 48 KB (80 KB for separable kernels taller than 9, 112 KB for the taller blocks
@@ -43,7 +44,8 @@ pub struct FastSpec {
     pub border: Border,
     /// Bytes per stored sample: 1, or 2 for 16-bit words.
     pub sb: usize,
-    /// Output samples per thread along a row (a multiple of 4 and of `ch`).
+    /// Output samples per thread along a row: a multiple of 4, and of `ch` for the tiled and
+    /// the deinterleaving integer kernels.
     pub px: usize,
     /// Output rows per thread.
     pub py: usize,
@@ -144,8 +146,8 @@ impl FastSpec {
     /// kernels (docs/PERFORMANCE.md, "Small kernels" and "sixth round"): full kernels up to
     /// [`REG_MAX_FULL`] ([`REG_MAX_FULL_8BIT`] for 8-bit gray, RGB and RGBA) and separable ones
     /// up to [`REG_MAX_SEP`] on a side; else None. `sb`
-    /// is the bytes per sample (a thread's outputs are 16 bytes); each thread takes
-    /// [`REG_ROWS`] rows.
+    /// is the bytes per sample (a thread's outputs are 16 bytes, or `CONVFLOW_FAST_REG_PX`
+    /// 8-bit samples); each thread takes [`REG_ROWS`] rows.
     pub fn register(
         kw: usize,
         kh: usize,

@@ -330,17 +330,17 @@ pub const TILED_FEW_THREADS: usize = 64 * 1024;
 /// … and below which separable kernels up to 9 taps high take one row, not two.
 pub const TILED_VERY_FEW_THREADS: usize = 32 * 1024;
 
-/// Rows per thread of a tiled kernel (`fast_full`, `fast_sep`) over 8-bit planes of `samples`
-/// samples in all, whose rule gives `px` samples and `py` rows per thread: one row for full
-/// kernels, two for separable ones (one up to 9 taps high on the smallest launches) when
-/// fewer than [`TILED_FEW_THREADS`] threads would run; 4 channels keep theirs for separable
-/// kernels and full ones taller than 7 (853×480 RGBA 9×9: 14.7 µs with 2 rows, 16.4 with 1).
-/// H100, gaussian:7…25, 640×360 to 1080p, µs, the rule before / 1 row / 2 rows
-/// (docs/PERFORMANCE.md, "eighteenth round"): full 853×480 gray 7×7 9.8 / 7.1 / 7.7, NV12
-/// 22.5 / 13.5 / 16.1, 640×360 RGB 9.7 / 8.3 / 9.5, 720p gray 10.6 / 9.6 / 9.7; separable 853×480
-/// RGB 7 11.0 / 7.2 / 8.6, RGB 25 25.8 / 23.0 / 19.4, 720p RGB 15 18.6 / 19.0 / 14.7, NV12 9
-/// 14.0 / 10.7 / 11.6. From 64 K threads the rule before stays (720p YUV 4:2:0 15×15 full 25.7
-/// / 28.3 / 27.8, 1080p gray 15×15 separable 9.6 / 12.6 / 10.2).
+/// Rows per thread of a tiled kernel (`fast_full`, `fast_sep`; not with `--block`) over 8-bit
+/// planes of `samples` samples in all, whose rule gives `px` samples and `py` rows per thread: one
+/// row for full kernels, two for separable ones (one up to 9 taps high on the smallest launches)
+/// when fewer than [`TILED_FEW_THREADS`] threads would run; 4 channels keep theirs for separable
+/// kernels and full ones taller than 7 (853×480 RGBA 9×9: 14.7 µs with 2 rows, 16.4 with 1). H100,
+/// gaussian:7…25, 640×360 to 1080p, µs, the rule before / 1 row / 2 rows (docs/PERFORMANCE.md,
+/// "eighteenth round"): full 853×480 gray 7×7 9.8 / 7.1 / 7.7, NV12 22.5 / 13.5 / 16.1, 640×360 RGB
+/// 9.7 / 8.3 / 9.5, 720p gray 10.6 / 9.6 / 9.7; separable 853×480 RGB 7 11.0 / 7.2 / 8.6, RGB 25
+/// 25.8 / 23.0 / 19.4, 720p RGB 15 18.6 / 19.0 / 14.7, NV12 9 14.0 / 10.7 / 11.6. From 64 K threads
+/// the rule before stays (720p YUV 4:2:0 15×15 full 25.7 / 28.3 / 27.8, 1080p gray 15×15 separable
+/// 9.6 / 12.6 / 10.2).
 pub fn tiled_rows(
     samples: usize,
     (px, py): (usize, usize),

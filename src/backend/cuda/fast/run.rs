@@ -257,8 +257,9 @@ fn choose(
     );
     match tuning().tiled_py {
         Some(py) => spec.py = py,
-        // Small launches: fewer rows per thread, more threads (`tiled_rows`).
-        None if sb == 1 && !b.large_rules => {
+        // Small launches: fewer rows per thread, more threads (`tiled_rows`); not with a
+        // block asked for (`--block` measures the rule's shapes as they were).
+        None if sb == 1 && !b.large_rules && b.block_override().is_none() => {
             spec.py = tiled_rows(launch_samples, (spec.px, spec.py), separable, ch, kh);
         }
         None => {}
