@@ -123,14 +123,24 @@ impl FastPlanes {
             first: [0; MAX_PLANES],
             gx: [1; MAX_PLANES],
         };
+        s.set_params(planes.iter().map(|&(p, _)| p));
         let mut blocks = 0u32;
-        for (k, &(p, (gx, gy))) in planes.iter().enumerate() {
-            s.p[k] = p;
+        for (k, &(_, (gx, gy))) in planes.iter().enumerate() {
             s.first[k] = blocks as i32;
             s.gx[k] = gx as i32;
             blocks += gx * gy;
         }
         (s, (blocks, 1))
+    }
+
+    /// Puts in the launch's planes (the same geometry, other addresses, for a launch replayed
+    /// on another frame); entries past them repeat the first.
+    pub fn set_params(&mut self, mut planes: impl Iterator<Item = PlaneParams>) {
+        let first = planes.next().expect("a plane");
+        self.p[0] = first;
+        for p in &mut self.p[1..] {
+            *p = planes.next().unwrap_or(first);
+        }
     }
 }
 

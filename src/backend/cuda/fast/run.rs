@@ -60,11 +60,7 @@ impl Launch {
             (None, None) => launch::plane(s, f, cfg, &planes[self.planes[0]].0),
             (None, Some(ts)) => launch::plane_stride(s, f, cfg, &planes[self.planes[0]].0, ts),
             (Some(mut set), ts) => {
-                // Entries past the launch's planes repeat the first, as `FastPlanes::new` has it.
-                let first = planes[self.planes[0]].0;
-                for (k, p) in set.p.iter_mut().enumerate() {
-                    *p = self.planes.get(k).map_or(first, |&i| planes[i].0);
-                }
+                set.set_params(self.planes.iter().map(|&i| planes[i].0));
                 match ts {
                     None => launch::planes(s, f, cfg, &set),
                     Some(ts) => launch::planes_stride(s, f, cfg, &set, ts),

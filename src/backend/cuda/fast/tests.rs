@@ -476,6 +476,22 @@ fn planes_of_one_launch_number_their_blocks_in_turn() {
     assert_eq!(grid, (32 + 8 + 8, 1));
     assert_eq!((set.first, set.gx), ([0, 32, 40], [8, 4, 4]));
     assert_eq!(set.p[2].width, 31);
+    // The same launch on another frame's planes: new addresses, the same blocks.
+    let moved = |w, a| PlaneParams {
+        src: a,
+        dst: a + 1,
+        ..p(w)
+    };
+    let mut again = set;
+    again.set_params([moved(64, 100), moved(32, 200), moved(31, 300)].into_iter());
+    assert_eq!((again.first, again.gx), (set.first, set.gx));
+    assert_eq!(
+        again.p.map(|p| (p.src, p.dst, p.width)),
+        [(100, 101, 64), (200, 201, 32), (300, 301, 31)]
+    );
+    // Two planes: the entry past them repeats the first.
+    again.set_params([moved(64, 7), moved(32, 8)].into_iter());
+    assert_eq!(again.p.map(|p| p.src), [7, 8, 7]);
     // fast.cu's plane_block, replayed: every block lands in one plane, at one place.
     let mut seen = std::collections::HashSet::new();
     for b in 0..grid.0 as i32 {
