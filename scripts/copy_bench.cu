@@ -7,7 +7,8 @@
 //   streams  DEPTH copies in flight, alternating between DEPTH streams
 //   batch4   four frames per copy call, one in flight
 // Pinned host memory; each line: mode, bytes, frames/s (the slower direction), ratio to the
-// duplex bound measured here with 256 MiB copies.
+// duplex bound measured here with 256 MiB copies. COPY_BENCH_WC=1 makes the upload source
+// write-combined, as the pipeline's upload pool is.
 //   nvcc -O2 -o /tmp/copy_bench scripts/copy_bench.cu && /tmp/copy_bench 2073600 6220800
 #include <cuda_runtime.h>
 #include <chrono>
@@ -52,7 +53,9 @@ int main(int argc, char **argv) {
     size_t big = 256u << 20;
     char *h[2], *d[2];
     for (int i = 0; i < 2; i++) {
-        CK(cudaHostAlloc(&h[i], big, cudaHostAllocDefault));
+        const char *wc = getenv("COPY_BENCH_WC");
+        bool combined = i == 0 && wc && wc[0] == '1';
+        CK(cudaHostAlloc(&h[i], big, combined ? cudaHostAllocWriteCombined : cudaHostAllocDefault));
         CK(cudaMalloc(&d[i], big));
     }
     double best = 0;

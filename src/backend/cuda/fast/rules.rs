@@ -65,29 +65,53 @@ pub const INT_MIN_BLOCKS_SMALL: usize = 8;
 /// Most words of input window a `fast_int` thread may hold in registers (beyond, the f32
 /// path: the window would spill).
 pub const INT_MAX_WORDS: usize = 64;
-/// `fast_int` (but its deinterleaving and two-factor forms) on small launches: few threads
-/// leave the multiprocessors idle, so each takes fewer outputs. One row per thread below this
-/// many samples in the launch (the planes of a frame with as many channels) …
+/// The register kernels on small launches (`fast_int` but its deinterleaving and two-factor
+/// forms, and `fast_reg`): few threads leave the multiprocessors idle, so each takes fewer
+/// outputs. For 8-bit samples, one row per thread below this many samples in the launch (the
+/// planes of a frame with as many channels) …
 pub const INT_ONE_ROW_BELOW: usize = 3_000_000;
-/// … and 8 samples a row, not 16, below this many. H100, gaussian:3 and 5, 640×360 to 4K,
-/// µs, rows × samples per thread 2 × 16 (the rule before) / 1 × 16 / 1 × 8 (docs/PERFORMANCE.md,
-/// "eighteenth round"): 853×480 gray 3×3 5.3 / 4.8 / 4.0, NV12 3×3 12.3 / 10.0 / 8.1, 720p gray
-/// 5.0 / 5.1 / 4.4, gray 5×5 7.1 / 6.2 / 6.0, NV12 10.6 / 9.1 / 8.6, RGB (2.8 M samples) 7.9 /
-/// 7.1 / 8.1, YUV 4:2:0 (1.4 M in one launch) 5.6 / 5.2 / 5.9, 1080p gray 5.8 / 5.4 / 5.8, NV12
-/// 11.4 / 10.1 / 10.5, YUV 4:2:0 (3.1 M) 6.5 / 6.8 / 8.0; on 4K 2 × 16 wins everywhere (gray
-/// 10.0 / 10.5 / 12.8).
+/// … and 8 samples a row, not 16, below this many. H100, `fast_int`, gaussian:3 and 5, 640×360
+/// to 4K, µs, rows × samples per thread 2 × 16 (the rule before) / 1 × 16 / 1 × 8
+/// (docs/PERFORMANCE.md, "eighteenth round"): 853×480 gray 3×3 5.3 / 4.8 / 4.0, NV12 3×3 12.3 /
+/// 10.0 / 8.1, 720p gray 5.0 / 5.1 / 4.4, gray 5×5 7.1 / 6.2 / 6.0, NV12 10.6 / 9.1 / 8.6, RGB
+/// (2.8 M samples) 7.9 / 7.1 / 8.1, YUV 4:2:0 (1.4 M in one launch) 5.6 / 5.2 / 5.9, 1080p gray
+/// 5.8 / 5.4 / 5.8, NV12 11.4 / 10.1 / 10.5, YUV 4:2:0 (3.1 M) 6.5 / 6.8 / 8.0; on 4K 2 × 16 wins
+/// everywhere (gray 10.0 / 10.5 / 12.8). `fast_reg` (f32 weights) measured alike
+/// ("nineteenth round", same shapes): 853×480 gray 5×5 full 8.3 / 7.3 / 5.4, NV12 3×3 12.6 /
+/// 9.8 / 7.8, RGBA (1.6 M) 3×3 8.3 / 6.7 / 6.3, 720p gray 5×5 8.4 / 6.9 / 6.6, RGB (2.8 M) 3×3
+/// 8.1 / 7.6 / 8.3, 1080p NV12 5×5 19.4 / 17.5 / 17.2; on 4K 2 × 16 wins (RGB 5×5 59.0 / 70.0
+/// / 91.4).
 pub const INT_NARROW_BELOW: usize = 1_000_000;
+/// For 16-bit samples (8 a row, 16 bytes), one row per thread below this many samples in the
+/// launch …
+pub const REG16_ONE_ROW_BELOW: usize = 1_000_000;
+/// … and at most two (full kernels of sides 4–5 take [`REG_ROWS_16BIT_5`]) below this many.
+/// H100, `fast_reg`, gaussian:3 / 5 full, µs, the rule before (2 rows at 3, 4 at 5) / 1 row /
+/// 2 rows (docs/PERFORMANCE.md, "nineteenth round"): 640×360 rgb48 6.4 / 5.4 / 6.5 and 13.2 /
+/// 9.8 / 10.8, 853×480 gray16 5×5 8.6 / 5.6 / 6.0, 720p gray16 (0.9 M) 5.1 / 4.7 / 5.3 and 9.1 /
+/// 6.6 / 6.9, 720p rgb48 (2.8 M) 5×5 17.0 / 17.9 / 15.5, 1080p gray16 5×5 10.6 / 9.0 / 8.5; from
+/// 6 M samples the rule before (1080p rgb48 5×5 22.7 / 26.3 / 23.6).
+pub const REG16_TWO_ROWS_BELOW: usize = 4_000_000;
 
-/// `fast_int`'s samples and rows per thread for a launch of `samples` samples (`px`, `py` the
-/// rule would give otherwise, returned unchanged on large launches).
-pub fn int_thread_shape(samples: usize, (px, py): (usize, usize)) -> (usize, usize) {
+/// Samples and rows per thread of a register kernel (`fast_int` but its deinterleaving and
+/// two-factor forms, `fast_reg`) of `sb`-byte samples for a launch of `samples` samples (`px`,
+/// `py` the rule would give otherwise, returned unchanged on large launches). The environment's
+/// overrides (`CONVFLOW_FAST_PY`, `CONVFLOW_FAST_REG_PX`) keep theirs.
+pub fn register_thread_shape(
+    samples: usize,
+    sb: usize,
+    (px, py): (usize, usize),
+) -> (usize, usize) {
     let t = tuning();
     let py = match t.py {
-        None if samples < INT_ONE_ROW_BELOW => 1,
-        _ => py,
+        Some(_) => py,
+        None if sb == 1 && samples < INT_ONE_ROW_BELOW => 1,
+        None if sb == 2 && samples < REG16_ONE_ROW_BELOW => 1,
+        None if sb == 2 && samples < REG16_TWO_ROWS_BELOW => py.min(2),
+        None => py,
     };
     let px = match t.reg_px {
-        None if samples < INT_NARROW_BELOW => 8,
+        None if sb == 1 && samples < INT_NARROW_BELOW => 8,
         _ => px,
     };
     (px, py)
@@ -286,6 +310,59 @@ pub const FULL_ROWS: usize = 4;
 /// four rows kept 104 registers live for RGBA64 7×7 against 72 for two.
 pub const FULL_ROWS_WIDE: usize = 2;
 
+/// Rows per thread of the full tiled kernel `fast_full` for 8-bit square kernels on 2–4
+/// channels, by (channels, side), where a sweep found rows other than the rule's
+/// ([`FastSpec::new`](super::FastSpec::new): one row at these sides) faster on 720p to 8K;
+/// other sides keep the rule. The best rows
+/// move with the block the tile allows and with the unrolled code, not smoothly with the side:
+/// RGB 23 and 19, and RGBA 25, lost with 2 rows (RGB 23 by 1.3–1.5×). H100, gaussian, µs, the
+/// rule / these rows (docs/PERFORMANCE.md, "nineteenth round"): NV12's chroma 17 / 19 / 21 / 25
+/// on 4K 203.8 / 274.0 / 320.7 / 439.8 against 185.5 / 248.7 / 284.8 / 427.2 (the whole
+/// frame; 1080p 1.02–1.06×, 8K 1.07–1.12×); RGB 15 on 1080p / 4K / 8K 81.2 / 298.4 / 1152.1
+/// against 76.8 / 280.7 / 1054.9 (2 rows: 84.2 / 318.9 / 1253.5), RGB 17 1.01–1.04×, RGB 21
+/// 157.4 / 582.7 against 134.6 / 499.8 on 1080p / 4K (720p and 1440p 1.18–1.20×); RGBA 13
+/// 97.6 / 364.4 / 1438.1 against 69.9 / 269.4 / 1120.1, RGBA 15 121.2 / 452.9 / 1788.6 against
+/// 106.8 / 407.2 / 1569.6, RGBA 17 1.16–1.20×, RGBA 19 1.02–1.12×.
+pub const FULL_ROWS_BY_SIDE: [(usize, usize, usize); 11] = [
+    (2, 17, 2),
+    (2, 19, 2),
+    (2, 21, 2),
+    (2, 25, 2),
+    (3, 15, 4),
+    (3, 17, 2),
+    (3, 21, 2),
+    (4, 13, 2),
+    (4, 15, 4),
+    (4, 17, 2),
+    (4, 19, 2),
+];
+/// RGB 25×25 takes 2 rows (as [`FULL_ROWS_BY_SIDE`]) on planes under this many pixels: 720p /
+/// 1080p / 1440p 104.4 / 222.1 / 376.8 µs against 94.5 / 192.9 / 337.1; on 4K 771.5 against
+/// 778.4, on 8K (1 row against 2) 3105 against 3224.
+pub const FULL_RGB25_TWO_ROWS_BELOW: usize = 4_000_000;
+
+/// Rows per thread of the full tiled kernel for an 8-bit `side` × `side` kernel on planes of
+/// `ch` channels and `pixels` pixels, `samples` samples in the launch and `px` samples a
+/// thread, where measured better than the rule's; else None. Not where those rows would leave
+/// fewer than [`TILED_FEW_THREADS`] threads ([`tiled_rows`]' small launches; 720p RGBA 15:
+/// 69.6 µs with 4 rows against 57.3 with the rule's one).
+pub fn full_rows_by_side(
+    ch: usize,
+    side: usize,
+    pixels: usize,
+    (samples, px): (usize, usize),
+) -> Option<usize> {
+    let rows = if (ch, side) == (3, 25) {
+        (pixels < FULL_RGB25_TWO_ROWS_BELOW).then_some(2)
+    } else {
+        FULL_ROWS_BY_SIDE
+            .iter()
+            .find(|&&(c, s, _)| (c, s) == (ch, side))
+            .map(|&(.., rows)| rows)
+    };
+    rows.filter(|&rows| samples / (px * rows).max(1) >= TILED_FEW_THREADS)
+}
+
 /// 8-bit full kernels of sides 6–7 on RGB planes take the register kernel only on planes of at
 /// least this many pixels: below, the tiled kernel wins (H100, gaussian:7, seventeenth round:
 /// 640×360 / 853×480 / 720p / 1080p / 4K 9.7 / 11.6 / 16.4 / 27.2 / 93.2 µs against 23.1 /
@@ -324,35 +401,56 @@ pub fn full_tiled_first(side: usize, ch: usize, sb: usize, pixels: usize) -> boo
     }
 }
 
-/// Threads of a tiled launch of 8-bit samples (its planes with as many channels) below which
-/// each thread takes fewer rows ([`tiled_rows`]): few threads leave the multiprocessors idle …
+/// Threads of a tiled launch (its planes with as many channels) below which each thread takes
+/// fewer rows ([`tiled_rows`]): few threads leave the multiprocessors idle …
 pub const TILED_FEW_THREADS: usize = 64 * 1024;
 /// … and below which separable kernels up to 9 taps high take one row, not two.
 pub const TILED_VERY_FEW_THREADS: usize = 32 * 1024;
 
-/// Rows per thread of a tiled kernel (`fast_full`, `fast_sep`; not with `--block`) over 8-bit
-/// planes of `samples` samples in all, whose rule gives `px` samples and `py` rows per thread: one
-/// row for full kernels, two for separable ones (one up to 9 taps high on the smallest launches)
-/// when fewer than [`TILED_FEW_THREADS`] threads would run; 4 channels keep theirs for separable
-/// kernels and full ones taller than 7 (853×480 RGBA 9×9: 14.7 µs with 2 rows, 16.4 with 1). H100,
-/// gaussian:7…25, 640×360 to 1080p, µs, the rule before / 1 row / 2 rows (docs/PERFORMANCE.md,
-/// "eighteenth round"): full 853×480 gray 7×7 9.8 / 7.1 / 7.7, NV12 22.5 / 13.5 / 16.1, 640×360 RGB
-/// 9.7 / 8.3 / 9.5, 720p gray 10.6 / 9.6 / 9.7; separable 853×480 RGB 7 11.0 / 7.2 / 8.6, RGB 25
-/// 25.8 / 23.0 / 19.4, 720p RGB 15 18.6 / 19.0 / 14.7, NV12 9 14.0 / 10.7 / 11.6. From 64 K threads
-/// the rule before stays (720p YUV 4:2:0 15×15 full 25.7 / 28.3 / 27.8, 1080p gray 15×15 separable
-/// 9.6 / 12.6 / 10.2).
+/// Separable tiled kernels of 16-bit samples up to this many taps high take one row per
+/// thread on small launches ([`tiled_rows`]), taller ones two.
+pub const TILED_SEP16_ONE_ROW_MAX: usize = 15;
+
+/// Rows per thread of a tiled kernel (`fast_full`, `fast_sep`; not with `--block`) over planes
+/// of `sb`-byte samples, `samples` samples in all, whose rule gives `px` samples and `py` rows
+/// per thread, when fewer than [`TILED_FEW_THREADS`] threads would run: one row for full
+/// kernels but 4 channels taller than 7 (853×480 RGBA 9×9: 14.7 µs with 2 rows, 16.4 with 1);
+/// for separable 8-bit kernels two rows (one up to 9 taps high below
+/// [`TILED_VERY_FEW_THREADS`]), 4 channels keeping theirs; for separable 16-bit kernels one
+/// row up to [`TILED_SEP16_ONE_ROW_MAX`] taps high, two beyond, 4 channels too.
+///
+/// H100, gaussian:7…25, 640×360 to 1080p, µs, the rule before / 1 row / 2 rows
+/// (docs/PERFORMANCE.md, "eighteenth round"): full 853×480 gray 7×7 9.8 / 7.1 / 7.7, NV12 22.5 /
+/// 13.5 / 16.1, 640×360 RGB 9.7 / 8.3 / 9.5, 720p gray 10.6 / 9.6 / 9.7; separable 853×480 RGB 7
+/// 11.0 / 7.2 / 8.6, RGB 25 25.8 / 23.0 / 19.4, 720p RGB 15 18.6 / 19.0 / 14.7, NV12 9 14.0 /
+/// 10.7 / 11.6. From 64 K threads the rule before stays (720p YUV 4:2:0 15×15 full 25.7 / 28.3 /
+/// 27.8, 1080p gray 15×15 separable 9.6 / 12.6 / 10.2). 16-bit samples ("nineteenth round"):
+/// full 640×360 gray16 7×7 9.6 / 5.8 / 7.0, 853×480 YUV 4:2:0 10-bit 15×15 19.1 / 14.8 / 15.8;
+/// separable 853×480 rgb48 9 14.0 / 9.4 / 11.2, RGBA64 7 13.1 / 10.7 / 13.2, 640×360 gray16 15
+/// 6.9 / 5.1 / 6.0, 853×480 gray16 25 8.8 / 8.5 / 7.5, rgb48 25 27.6 / 27.0 / 23.7; over 5 sizes
+/// × 4 formats × sides 7–25, the rule's geometric mean is 1.10× faster than the rule before.
 pub fn tiled_rows(
     samples: usize,
     (px, py): (usize, usize),
     sep: bool,
-    ch: usize,
+    (ch, sb): (usize, usize),
     kh: usize,
 ) -> usize {
     let threads = samples / (px * py).max(1);
     if threads >= TILED_FEW_THREADS || py <= 1 {
         py
-    } else if !sep && (ch < 4 || kh <= 7) {
-        1
+    } else if !sep {
+        if ch < 4 || kh <= 7 {
+            1
+        } else {
+            py
+        }
+    } else if sb >= 2 {
+        if kh <= TILED_SEP16_ONE_ROW_MAX {
+            1
+        } else {
+            py.min(2)
+        }
     } else if ch >= 4 {
         py
     } else if threads < TILED_VERY_FEW_THREADS && kh <= 9 {

@@ -7,8 +7,8 @@
 use cudarc::driver::{CudaFunction, LaunchConfig};
 
 use super::rules::{
-    full_tiled_first, int_thread_shape, tiled_rows, tuning, BLOCKS, FULL_TILE_PREFERRED,
-    SEP_TILE_PREFERRED, TALL_TILE_PREFERRED,
+    full_rows_by_side, full_tiled_first, register_thread_shape, tiled_rows, tuning, BLOCKS,
+    FULL_TILE_PREFERRED, SEP_TILE_PREFERRED, TALL_TILE_PREFERRED,
 };
 use super::{pack_int_weights, FastSpec};
 use crate::backend::cuda::abi::{launch, FastPlanes, PlaneParams, MAX_CONST_TAPS};
@@ -215,7 +215,8 @@ fn choose(
                 Some(_) if full_tiled && side <= 5 => tiled_first = true,
                 Some(mut spec) => {
                     if !spec.deinterleave && !spec.separable && !b.large_rules {
-                        (spec.px, spec.py) = int_thread_shape(launch_samples, (spec.px, spec.py));
+                        (spec.px, spec.py) =
+                            register_thread_shape(launch_samples, sb, (spec.px, spec.py));
                     }
                     return Ok(Choice::Register {
                         spec: plane(spec),
@@ -229,7 +230,10 @@ fn choose(
     }
     let tiled_first = tiled_first || full_tiled && side >= 6;
     let reg = FastSpec::register(kw, kh, ch, plan.border, separable, sb);
-    if let Some(spec) = reg.filter(|_| b.block_override().is_none() && !tiled_first) {
+    if let Some(mut spec) = reg.filter(|_| b.block_override().is_none() && !tiled_first) {
+        if !b.large_rules {
+            (spec.px, spec.py) = register_thread_shape(launch_samples, sb, (spec.px, spec.py));
+        }
         return Ok(Choice::Register {
             spec: plane(spec),
             name: "fast_reg",
@@ -251,12 +255,18 @@ fn choose(
         .with_sample_bytes(sb)
         .for_pixels(pixels),
     );
+    // Full 8-bit kernels of the sides measured to want other rows (`full_rows_by_side`).
+    if !separable && sb == 1 && kw == kh && !b.large_rules && b.block_override().is_none() {
+        if let Some(rows) = full_rows_by_side(ch, kh, pixels, (launch_samples, spec.px)) {
+            spec.py = rows;
+        }
+    }
     match tuning().tiled_py {
         Some(py) => spec.py = py,
         // Small launches: fewer rows per thread, more threads (`tiled_rows`); not with a
         // block asked for (`--block` measures the rule's shapes as they were).
-        None if sb == 1 && !b.large_rules && b.block_override().is_none() => {
-            spec.py = tiled_rows(launch_samples, (spec.px, spec.py), separable, ch, kh);
+        None if !b.large_rules && b.block_override().is_none() => {
+            spec.py = tiled_rows(launch_samples, (spec.px, spec.py), separable, (ch, sb), kh);
         }
         None => {}
     }

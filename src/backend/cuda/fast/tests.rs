@@ -349,7 +349,7 @@ fn small_8bit_planes_take_the_tiled_kernel_at_5_to_7() {
 
 #[test]
 fn small_launches_give_each_thread_fewer_outputs() {
-    use super::rules::{int_thread_shape, tiled_rows};
+    use super::rules::{register_thread_shape, tiled_rows};
     // The rules as measured: the environment's overrides (for sweeps) would replace them.
     if ["CONVFLOW_FAST_PY", "CONVFLOW_FAST_REG_PX"]
         .iter()
@@ -359,29 +359,47 @@ fn small_launches_give_each_thread_fewer_outputs() {
         return;
     }
     let (p480, p720, p1080, p4k) = (853 * 480, 1280 * 720, 1920 * 1080, 3840 * 2160);
-    // The integer kernel: 16 samples × 2 rows on 4K, one row on 1080p gray and 720p RGB, 8
-    // samples on 720p gray; a YUV 4:2:0 frame's planes count together (1.5 × the luma).
-    assert_eq!(int_thread_shape(p4k, (16, 2)), (16, 2));
-    assert_eq!(int_thread_shape(p1080, (16, 2)), (16, 1));
-    assert_eq!(int_thread_shape(3 * p720, (16, 2)), (16, 1));
-    assert_eq!(int_thread_shape(p720, (16, 2)), (8, 1));
-    assert_eq!(int_thread_shape(p720 * 3 / 2, (16, 2)), (16, 1));
-    assert_eq!(int_thread_shape(p1080 * 3 / 2, (16, 2)), (16, 2));
+    // 8-bit register kernels: 16 samples × 2 rows on 4K, one row on 1080p gray and 720p RGB,
+    // 8 samples on 720p gray; a YUV 4:2:0 frame's planes count together (1.5 × the luma).
+    let shape8 = |samples| register_thread_shape(samples, 1, (16, 2));
+    assert_eq!(shape8(p4k), (16, 2));
+    assert_eq!(shape8(p1080), (16, 1));
+    assert_eq!(shape8(3 * p720), (16, 1));
+    assert_eq!(shape8(p720), (8, 1));
+    assert_eq!(shape8(p720 * 3 / 2), (16, 1));
+    assert_eq!(shape8(p1080 * 3 / 2), (16, 2));
+    // 16-bit ones keep 8 samples; one row below 1 M samples, at most two below 4 M.
+    let shape16 = |samples, py| register_thread_shape(samples, 2, (8, py));
+    assert_eq!(shape16(p720, 2), (8, 1));
+    assert_eq!(shape16(p720, 4), (8, 1));
+    assert_eq!(shape16(p1080, 2), (8, 2));
+    assert_eq!(shape16(p1080, 4), (8, 2));
+    assert_eq!(shape16(3 * p1080, 4), (8, 4));
+    assert_eq!(shape16(p4k, 2), (8, 2));
     // Tiled full kernels: one row below 64 K threads, but 4 channels taller than 7.
-    assert_eq!(tiled_rows(p480, (4, 4), false, 1, 7), 1);
-    assert_eq!(tiled_rows(p720, (4, 4), false, 1, 15), 1);
-    assert_eq!(tiled_rows(p1080, (4, 4), false, 1, 7), 4);
-    assert_eq!(tiled_rows(p720 * 3 / 2, (4, 4), false, 1, 15), 4);
-    assert_eq!(tiled_rows(4 * p480, (16, 2), false, 4, 7), 1);
-    assert_eq!(tiled_rows(4 * p480, (16, 2), false, 4, 9), 2);
-    assert_eq!(tiled_rows(3 * p720, (12, 2), false, 3, 7), 2);
-    // Tiled separable kernels: two rows, one up to 9 taps high below 32 K threads; RGBA keeps 2.
-    assert_eq!(tiled_rows(3 * p480, (12, 4), true, 3, 7), 1);
-    assert_eq!(tiled_rows(3 * p480, (12, 4), true, 3, 25), 2);
-    assert_eq!(tiled_rows(3 * p720, (12, 4), true, 3, 7), 2);
-    assert_eq!(tiled_rows(3 * p1080, (12, 4), true, 3, 7), 4);
-    assert_eq!(tiled_rows(4 * p480, (16, 2), true, 4, 25), 2);
-    assert_eq!(tiled_rows(p4k, (4, 4), true, 1, 25), 4);
+    let full = |samples, shape, ch, sb, kh| tiled_rows(samples, shape, false, (ch, sb), kh);
+    assert_eq!(full(p480, (4, 4), 1, 1, 7), 1);
+    assert_eq!(full(p720, (4, 4), 1, 1, 15), 1);
+    assert_eq!(full(p1080, (4, 4), 1, 1, 7), 4);
+    assert_eq!(full(p720 * 3 / 2, (4, 4), 1, 1, 15), 4);
+    assert_eq!(full(4 * p480, (16, 2), 4, 1, 7), 1);
+    assert_eq!(full(4 * p480, (16, 2), 4, 1, 9), 2);
+    assert_eq!(full(3 * p720, (12, 2), 3, 1, 7), 2);
+    assert_eq!(full(p480, (4, 4), 1, 2, 15), 1);
+    assert_eq!(full(4 * p480, (16, 2), 4, 2, 9), 2);
+    // Tiled separable kernels, 8-bit: two rows, one up to 9 taps high below 32 K threads; RGBA
+    // keeps 2. 16-bit: one row up to 15 taps high, RGBA64 too; two beyond.
+    let sep = |samples, shape, ch, sb, kh| tiled_rows(samples, shape, true, (ch, sb), kh);
+    assert_eq!(sep(3 * p480, (12, 4), 3, 1, 7), 1);
+    assert_eq!(sep(3 * p480, (12, 4), 3, 1, 25), 2);
+    assert_eq!(sep(3 * p720, (12, 4), 3, 1, 7), 2);
+    assert_eq!(sep(3 * p1080, (12, 4), 3, 1, 7), 4);
+    assert_eq!(sep(4 * p480, (16, 2), 4, 1, 25), 2);
+    assert_eq!(sep(p4k, (4, 4), 1, 1, 25), 4);
+    assert_eq!(sep(3 * p720, (12, 4), 3, 2, 9), 1);
+    assert_eq!(sep(4 * p480, (16, 2), 4, 2, 7), 1);
+    assert_eq!(sep(p480, (4, 4), 1, 2, 25), 2);
+    assert_eq!(sep(p1080, (4, 4), 1, 2, 7), 4);
 }
 
 #[test]
@@ -393,6 +411,20 @@ fn tiled_rows_per_thread_follow_the_unrolled_size() {
     assert_eq!(FastSpec::new(15, 15, 1, Border::Clamp).py, 4);
     assert_eq!(FastSpec::new(9, 9, 4, Border::Clamp).py, 2);
     assert_eq!(FastSpec::new(25, 25, 1, Border::Clamp).py, 1);
+    // Sides measured to want other rows on 2–4 channels; RGB 25 on planes under 4 M pixels.
+    use super::rules::full_rows_by_side;
+    let (p720, p1080, p4k) = (1280 * 720, 1920 * 1080, 3840 * 2160);
+    let rows = |ch, side, pixels: usize| full_rows_by_side(ch, side, pixels, (pixels * ch, 4 * ch));
+    assert_eq!(rows(3, 15, p4k), Some(4));
+    assert_eq!(rows(4, 13, p1080), Some(2));
+    assert_eq!(rows(2, 25, p4k), Some(2));
+    assert_eq!(rows(3, 25, p1080), Some(2));
+    assert_eq!(rows(3, 25, p4k), None);
+    assert_eq!(rows(3, 23, p1080), None);
+    assert_eq!(rows(1, 15, p1080), None);
+    // Not on launches those rows would leave with fewer than 64 K threads.
+    assert_eq!(rows(4, 15, p720), None);
+    assert_eq!(rows(4, 13, p720), Some(2));
 }
 
 /// A plane's parameters as `run_planes_at` makes them (addresses 0: nothing is launched).
