@@ -3,9 +3,9 @@
 //!
 //! A [`FastSpec`] fixes kernel size, anchor, channels, border and register blocking at NVRTC
 //! compile time (weights become constant operands). Small kernels take the register kernel
-//! `fast_reg` (no shared memory, 16 bytes of outputs per thread; where it measured faster, see
-//! [`FastSpec::register`]); 8-bit plans with a proven integer form the exact integer kernel
-//! `fast_int` (the same thread shape, but fewer outputs per thread on small launches, `dp4a` on
+//! `fast_reg` (no shared memory, 16 bytes of outputs per thread, fewer on small launches; where
+//! it measured faster, see [`FastSpec::register`]); 8-bit plans with a proven integer form the
+//! exact integer kernel `fast_int` (the same thread shapes, `dp4a` on
 //! the bytes as loaded, channels regrouped for
 //! wider kernels, two integer factors for separable one-channel 7×7; [`FastSpec::integer`]);
 //! others the tiled kernels, whose block shrinks (unless given) until
@@ -96,7 +96,8 @@ impl FastSpec {
         let px = 4 * ch;
         // Several rows per thread, fully unrolled, while the straight-line code stays small
         // (≤ 4096 FMAs); else one row per thread with the kernel rows in a loop. Rows per
-        // thread: [`FULL_ROWS`].
+        // thread: [`FULL_ROWS`]. Some 8-bit sides take more rows, unrolled past 4096 FMAs
+        // (`rules::full_rows_by_side`, applied where the launch is chosen).
         let py = match (px, kw * kh * px) {
             (..=8, 0..=1024) => FULL_ROWS,
             (_, 0..=2048) => FULL_ROWS_WIDE,
@@ -147,7 +148,8 @@ impl FastSpec {
     /// [`REG_MAX_FULL`] ([`REG_MAX_FULL_8BIT`] for 8-bit gray, RGB and RGBA) and separable ones
     /// up to [`REG_MAX_SEP`] on a side; else None. `sb`
     /// is the bytes per sample (a thread's outputs are 16 bytes, or `CONVFLOW_FAST_REG_PX`
-    /// 8-bit samples); each thread takes [`REG_ROWS`] rows.
+    /// 8-bit samples); each thread takes [`REG_ROWS`] rows. Small launches take fewer of both
+    /// (`rules::register_thread_shape`, applied where the launch is chosen).
     pub fn register(
         kw: usize,
         kh: usize,

@@ -85,12 +85,14 @@ pub const INT_NARROW_BELOW: usize = 1_000_000;
 /// For 16-bit samples (8 a row, 16 bytes), one row per thread below this many samples in the
 /// launch …
 pub const REG16_ONE_ROW_BELOW: usize = 1_000_000;
-/// … and at most two (full kernels of sides 4–5 take [`REG_ROWS_16BIT_5`]) below this many.
+/// … and at most two below this many (full kernels of sides 4–5, which take
+/// [`REG_ROWS_16BIT_5`] on larger launches, too).
 /// H100, `fast_reg`, gaussian:3 / 5 full, µs, the rule before (2 rows at 3, 4 at 5) / 1 row /
 /// 2 rows (docs/PERFORMANCE.md, "nineteenth round"): 640×360 rgb48 6.4 / 5.4 / 6.5 and 13.2 /
 /// 9.8 / 10.8, 853×480 gray16 5×5 8.6 / 5.6 / 6.0, 720p gray16 (0.9 M) 5.1 / 4.7 / 5.3 and 9.1 /
-/// 6.6 / 6.9, 720p rgb48 (2.8 M) 5×5 17.0 / 17.9 / 15.5, 1080p gray16 5×5 10.6 / 9.0 / 8.5; from
-/// 6 M samples the rule before (1080p rgb48 5×5 22.7 / 26.3 / 23.6).
+/// 6.6 / 6.9, 720p rgb48 (2.8 M) 5×5 17.0 / 17.9 / 15.5, 1080p gray16 5×5 10.6 / 9.0 / 8.5,
+/// YUV 4:2:0 10-bit (3.1 M) 12.0 / 12.8 / 11.5; the rule before at 6.2 M samples (1080p rgb48
+/// 5×5 22.7 / 26.3 / 23.6): the cut lies between the two.
 pub const REG16_TWO_ROWS_BELOW: usize = 4_000_000;
 
 /// Samples and rows per thread of a register kernel (`fast_int` but its deinterleaving and
@@ -310,19 +312,19 @@ pub const FULL_ROWS: usize = 4;
 /// four rows kept 104 registers live for RGBA64 7×7 against 72 for two.
 pub const FULL_ROWS_WIDE: usize = 2;
 
-/// Rows per thread of the full tiled kernel `fast_full` for 8-bit square kernels on 2–4
-/// channels, by (channels, side), where a sweep found rows other than the rule's
-/// ([`FastSpec::new`](super::FastSpec::new): one row at these sides) faster on 720p to 8K;
-/// other sides keep the rule. The best rows
-/// move with the block the tile allows and with the unrolled code, not smoothly with the side:
-/// RGB 23 and 19, and RGBA 25, lost with 2 rows (RGB 23 by 1.3–1.5×). H100, gaussian, µs, the
-/// rule / these rows (docs/PERFORMANCE.md, "nineteenth round"): NV12's chroma 17 / 19 / 21 / 25
-/// on 4K 203.8 / 274.0 / 320.7 / 439.8 against 185.5 / 248.7 / 284.8 / 427.2 (the whole
-/// frame; 1080p 1.02–1.06×, 8K 1.07–1.12×); RGB 15 on 1080p / 4K / 8K 81.2 / 298.4 / 1152.1
-/// against 76.8 / 280.7 / 1054.9 (2 rows: 84.2 / 318.9 / 1253.5), RGB 17 1.01–1.04×, RGB 21
-/// 157.4 / 582.7 against 134.6 / 499.8 on 1080p / 4K (720p and 1440p 1.18–1.20×); RGBA 13
-/// 97.6 / 364.4 / 1438.1 against 69.9 / 269.4 / 1120.1, RGBA 15 121.2 / 452.9 / 1788.6 against
-/// 106.8 / 407.2 / 1569.6, RGBA 17 1.16–1.20×, RGBA 19 1.02–1.12×.
+/// Rows per thread of the full tiled kernel `fast_full` for 8-bit square kernels on 2–4 channels,
+/// by (channels, side), where a sweep found rows other than the rule's
+/// ([`FastSpec::new`](super::FastSpec::new): one row at these sides) faster on 720p to 8K; other
+/// sides keep the rule. The best rows move with the block the tile allows and with the unrolled
+/// code, not smoothly with the side: RGB 23 and 19, and RGBA 25, lost with 2 rows (RGB 23 by
+/// 1.3–1.5×). H100, gaussian, µs, the rule / these rows (docs/PERFORMANCE.md, "nineteenth round"):
+/// NV12's chroma 17 / 19 / 21 / 25 on 4K 203.8 / 274.0 / 320.7 / 439.8 against 185.5 / 248.7 /
+/// 284.8 / 427.2 (the whole frame; 8K 1.07–1.12×; on 1080p the chroma launch is small and keeps the
+/// rule's row); RGB 15 on 1080p / 4K / 8K 81.2 / 298.4 / 1152.1 against 76.8 / 280.7 / 1054.9 (2
+/// rows: 84.2 / 318.9 / 1253.5), RGB 17 1.01–1.04×, RGB 21 157.4 / 582.7 against 134.6 / 499.8 on
+/// 1080p / 4K (720p and 1440p 1.18–1.20×); RGBA 13 97.6 / 364.4 / 1438.1 against 69.9 / 269.4 /
+/// 1120.1, RGBA 15 121.2 / 452.9 / 1788.6 against 106.8 / 407.2 / 1569.6, RGBA 17 1.16–1.20×, RGBA
+/// 19 1.02–1.12×.
 pub const FULL_ROWS_BY_SIDE: [(usize, usize, usize); 11] = [
     (2, 17, 2),
     (2, 19, 2),
@@ -422,13 +424,14 @@ pub const TILED_SEP16_ONE_ROW_MAX: usize = 15;
 /// H100, gaussian:7…25, 640×360 to 1080p, µs, the rule before / 1 row / 2 rows
 /// (docs/PERFORMANCE.md, "eighteenth round"): full 853×480 gray 7×7 9.8 / 7.1 / 7.7, NV12 22.5 /
 /// 13.5 / 16.1, 640×360 RGB 9.7 / 8.3 / 9.5, 720p gray 10.6 / 9.6 / 9.7; separable 853×480 RGB 7
-/// 11.0 / 7.2 / 8.6, RGB 25 25.8 / 23.0 / 19.4, 720p RGB 15 18.6 / 19.0 / 14.7, NV12 9 14.0 /
-/// 10.7 / 11.6. From 64 K threads the rule before stays (720p YUV 4:2:0 15×15 full 25.7 / 28.3 /
-/// 27.8, 1080p gray 15×15 separable 9.6 / 12.6 / 10.2). 16-bit samples ("nineteenth round"):
-/// full 640×360 gray16 7×7 9.6 / 5.8 / 7.0, 853×480 YUV 4:2:0 10-bit 15×15 19.1 / 14.8 / 15.8;
-/// separable 853×480 rgb48 9 14.0 / 9.4 / 11.2, RGBA64 7 13.1 / 10.7 / 13.2, 640×360 gray16 15
-/// 6.9 / 5.1 / 6.0, 853×480 gray16 25 8.8 / 8.5 / 7.5, rgb48 25 27.6 / 27.0 / 23.7; over 5 sizes
-/// × 4 formats × sides 7–25, the rule's geometric mean is 1.10× faster than the rule before.
+/// 11.0 / 7.2 / 8.6, RGB 25 25.8 / 23.0 / 19.4, 720p RGB 15 18.6 / 19.0 / 14.7, NV12 9 14.0 / 10.7
+/// / 11.6. From 64 K threads the rule before stays (720p YUV 4:2:0 15×15 full 25.7 / 28.3 / 27.8,
+/// 1080p gray 15×15 separable 9.6 / 12.6 / 10.2). 16-bit samples ("nineteenth round"): full 640×360
+/// gray16 7×7 9.6 / 5.8 / 7.0, 853×480 YUV 4:2:0 10-bit 15×15 19.1 / 14.8 / 15.8; separable 853×480
+/// rgb48 9 14.0 / 9.4 / 11.2, RGBA64 7 13.1 / 10.7 / 13.2, 640×360 gray16 15 6.9 / 5.1 / 6.0,
+/// 853×480 gray16 25 8.8 / 8.5 / 7.5, rgb48 25 27.6 / 27.0 / 23.7. This rule and the 16-bit register
+/// rule ([`register_thread_shape`]) together ran 16-bit launches of sides 3–25 from 640×360 to
+/// 1080p 1.13× faster geomean than before (0.95–1.84×).
 pub fn tiled_rows(
     samples: usize,
     (px, py): (usize, usize),

@@ -376,6 +376,7 @@ fn small_launches_give_each_thread_fewer_outputs() {
     assert_eq!(shape16(p1080, 4), (8, 2));
     assert_eq!(shape16(3 * p1080, 4), (8, 4));
     assert_eq!(shape16(p4k, 2), (8, 2));
+    assert_eq!(register_thread_shape(p720, 2, (16, 2)), (16, 1));
     // Tiled full kernels: one row below 64 K threads, but 4 channels taller than 7.
     let full = |samples, shape, ch, sb, kh| tiled_rows(samples, shape, false, (ch, sb), kh);
     assert_eq!(full(p480, (4, 4), 1, 1, 7), 1);
@@ -398,6 +399,8 @@ fn small_launches_give_each_thread_fewer_outputs() {
     assert_eq!(sep(p4k, (4, 4), 1, 1, 25), 4);
     assert_eq!(sep(3 * p720, (12, 4), 3, 2, 9), 1);
     assert_eq!(sep(4 * p480, (16, 2), 4, 2, 7), 1);
+    assert_eq!(sep(p480, (4, 4), 1, 2, 15), 1);
+    assert_eq!(sep(p480, (4, 4), 1, 2, 17), 2);
     assert_eq!(sep(p480, (4, 4), 1, 2, 25), 2);
     assert_eq!(sep(p1080, (4, 4), 1, 2, 7), 4);
 }
