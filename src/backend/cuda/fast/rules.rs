@@ -429,9 +429,9 @@ pub const TILED_SEP16_ONE_ROW_MAX: usize = 15;
 /// 1080p gray 15×15 separable 9.6 / 12.6 / 10.2). 16-bit samples ("nineteenth round"): full 640×360
 /// gray16 7×7 9.6 / 5.8 / 7.0, 853×480 YUV 4:2:0 10-bit 15×15 19.1 / 14.8 / 15.8; separable 853×480
 /// rgb48 9 14.0 / 9.4 / 11.2, RGBA64 7 13.1 / 10.7 / 13.2, 640×360 gray16 15 6.9 / 5.1 / 6.0,
-/// 853×480 gray16 25 8.8 / 8.5 / 7.5, rgb48 25 27.6 / 27.0 / 23.7. This rule and the 16-bit register
-/// rule ([`register_thread_shape`]) together ran 16-bit launches of sides 3–25 from 640×360 to
-/// 1080p 1.13× faster geomean than before (0.95–1.84×).
+/// 853×480 gray16 25 8.8 / 8.5 / 7.5, rgb48 25 27.6 / 27.0 / 23.7. This rule and the 16-bit
+/// register rule ([`register_thread_shape`]) together ran 16-bit launches of sides 3–25 from
+/// 640×360 to 1080p 1.13× faster geomean than before (0.95–1.84×).
 pub fn tiled_rows(
     samples: usize,
     (px, py): (usize, usize),
