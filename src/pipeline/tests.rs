@@ -343,10 +343,12 @@ fn several_devices_of_different_speeds_keep_order_counts_and_their_bound() {
     let want = reference(60);
     for count in 2..=4 {
         for inflight in [1, 2, 3] {
-            // Lane k is 2k ms per frame slower than lane 0 (1 ms was within a busy 2-core
-            // machine's scheduling noise: lane 1 once took more frames than lane 0).
+            // Lane k is 10k ms per frame slower than lane 0. Smaller gaps were within a busy
+            // 2-core machine's scheduling noise: at 1 ms lane 1 once took more frames than
+            // lane 0; at 2 ms, with the shared `--check` backend and a preempted read stage,
+            // both lanes were idle whenever a frame came and took turns (30 and 30).
             let mut devices: Vec<MockDevice> = (0..count)
-                .map(|k| MockDevice::slow(Duration::from_millis(2 * k as u64)))
+                .map(|k| MockDevice::slow(Duration::from_millis(10 * k as u64)))
                 .collect();
             let made: Vec<_> = devices.iter().map(|d| d.made.clone()).collect();
             let mut backends = lanes(&mut devices);
