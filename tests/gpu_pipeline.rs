@@ -1,20 +1,21 @@
 //! The CUDA backend inside the pipeline: overlapped transfer stages (pinned pools, copy streams)
 //! and the `--sync` loop give exactly cpu-seq's bytes for every format, in order, with the
 //! transfer-vs-kernel split measured; device out-of-memory is a clear error; the bandwidth probe
-//! returns plausible numbers. Skips without a GPU unless CONVFLOW_REQUIRE_GPU=1.
+//! returns plausible numbers; cpu-par opening a run before the CUDA lane takes over gives the
+//! same bytes. Skips without a GPU unless CONVFLOW_REQUIRE_GPU=1.
 #![cfg(feature = "cuda")]
 
 mod common;
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use convflow::backend::cuda::CudaBackend;
-use convflow::backend::{Backend, CpuSeq};
+use convflow::backend::{Backend, CpuPar, CpuSeq};
 use convflow::filter::{spec::parse_spec, Filter};
 use convflow::frame::{Frame, PixelFormat, Shape};
 use convflow::io::synthetic::SyntheticSource;
 use convflow::io::VecSink;
-use convflow::pipeline::{run, run_on, Options};
+use convflow::pipeline::{open, run, run_after, run_on, Options};
 
 /// Every 8-bit format and the deep families: 16-bit gray and RGB, 10-bit planar and P010.
 fn formats() -> impl Iterator<Item = PixelFormat> {
@@ -87,6 +88,62 @@ fn every_gpu_of_the_machine_in_one_run_equals_cpu_seq_for_every_format() {
             "{format}: every GPU filtered frames: {:?}",
             stats.lanes.iter().map(|l| l.frames).collect::<Vec<_>>()
         );
+    }
+}
+
+/// What the CLI does while a CUDA context comes up: cpu-par filters the first k frames (the
+/// opening lane), the CUDA lane the rest, into one output; every format, `--check` on both
+/// parts, and the bytes equal one cpu-seq run's.
+#[test]
+fn a_cpu_opening_then_the_gpu_equals_cpu_seq_for_every_format() {
+    let Some(mut b) = gpu(true, false) else {
+        return;
+    };
+    let stop = AtomicBool::new(false);
+    let mut cpu = CpuPar::new(4).unwrap();
+    for format in formats() {
+        let spec = format!("synthetic:643x201:{format}:23");
+        for (kernel, k) in [("gaussian:9", 5), ("sharpen", 1), ("box:7x3", 22)] {
+            let plan = Filter::new(parse_spec(kernel).unwrap()).plan().unwrap();
+            let what = format!("{format} {kernel}, {k} frames on the CPU");
+            let want = VecSink::new();
+            let wanted = want.frames();
+            let mut src = SyntheticSource::parse(&spec).unwrap();
+            let opts = Options::new(2, &stop);
+            run(&mut src, Box::new(want), &mut CpuSeq::new(), &plan, opts).unwrap();
+
+            let sink = VecSink::new();
+            let got = sink.frames();
+            let mut src = SyntheticSource::parse(&spec).unwrap();
+            let asked = AtomicUsize::new(0);
+            let ready = || asked.fetch_add(1, Ordering::SeqCst) >= k;
+            let mut check = CpuSeq::new();
+            let mut opts = Options::new(2, &stop);
+            opts.check = Some(&mut check);
+            let opened = open(&mut src, Box::new(sink), &mut cpu, &ready, &plan, opts)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(opened.frames(), k, "{what}");
+            let mut check = CpuSeq::new();
+            let mut opts = Options::new(2, &stop);
+            opts.check = Some(&mut check);
+            let stats = run_after(opened, &mut src, &mut [&mut b], &plan, opts)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert!(stats.checked, "{what}");
+            let lanes: Vec<_> = stats.lanes.iter().map(|l| (l.opening, l.frames)).collect();
+            assert_eq!(lanes, [(true, k), (false, 23 - k)], "{what}");
+            assert_eq!(stats.device_frames(), 23 - k, "{what}");
+            let (got, wanted) = (got.lock().unwrap(), wanted.lock().unwrap());
+            let index = |v: &[(convflow::io::FrameMeta, Frame)]| -> Vec<usize> {
+                v.iter().map(|g| g.0.index).collect()
+            };
+            assert_eq!(index(&got), (0..23).collect::<Vec<_>>(), "{what}");
+            assert!(
+                got.iter()
+                    .zip(wanted.iter())
+                    .all(|(g, w)| g.1.same_pixels(&w.1)),
+                "{what}: the bytes differ from cpu-seq's"
+            );
+        }
     }
 }
 

@@ -406,6 +406,15 @@ impl Devices {
     }
 }
 
+/// Whether a CUDA driver library is installed (found and loadable): no device may be usable
+/// even then, but without one none is. Quick: nothing is initialised.
+pub fn driver_present() -> bool {
+    #[cfg(feature = "cuda")]
+    return cuda::driver_present();
+    #[cfg(not(feature = "cuda"))]
+    false
+}
+
 /// CUDA devices usable here (0 without a driver or without the `cuda` feature).
 pub fn device_count() -> usize {
     #[cfg(feature = "cuda")]

@@ -290,6 +290,11 @@ pub struct FilterArgs {
     /// Also run cpu-seq on every frame and fail on any differing byte.
     #[arg(long, help_heading = "Backend")]
     pub check: bool,
+    /// CUDA: every frame on the GPU. Without it, `auto` and `cuda` (with `--variant auto`) let
+    /// cpu-par filter the first frames while the CUDA context comes up (~0.2 s), with the same
+    /// bits; the report counts them apart.
+    #[arg(long, help_heading = "Backend")]
+    pub gpu_only: bool,
     /// Frame buffers per pipeline pool and frames queued between stages (read → upload →
     /// filter → download → write): the depth of the overlap [default: 3, more for frames under
     /// 2 MiB (pools of ~6 MiB, at most 8)].
@@ -413,6 +418,11 @@ pub struct GpuArgs {
 }
 
 impl GpuArgs {
+    /// `--variant auto`: the fastest kernel for each plan.
+    pub fn variant_is_auto(&self) -> bool {
+        self.variant.to_string() == "auto"
+    }
+
     /// The device ordinals of the run: `--devices` resolved, else `--device`.
     pub fn device_list(&self) -> Result<Vec<usize>, convflow::backend::BackendError> {
         match &self.devices {

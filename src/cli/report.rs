@@ -39,6 +39,9 @@ pub struct Startup {
     /// The first frame written (the run's first frame read, kernel modules loaded, buffers
     /// allocated, filtered and written included), if any was.
     pub first_frame_s: Option<f64>,
+    /// Frames cpu-par filtered while the backend was being made (the opening lane; then
+    /// `before_run_s` is when it started, and `ready_s` when the backend was there).
+    pub opening_frames: usize,
 }
 
 impl Startup {
@@ -49,6 +52,7 @@ impl Startup {
         backend: Duration,
         [input, ready, before_run]: [Duration; 3],
         first_frame: Option<Duration>,
+        opening_frames: usize,
     ) -> Self {
         Startup {
             backend_s: backend.as_secs_f64(),
@@ -56,6 +60,7 @@ impl Startup {
             ready_s: ready.as_secs_f64(),
             before_run_s: before_run.as_secs_f64(),
             first_frame_s: first_frame.map(|f| (before_run + f).as_secs_f64()),
+            opening_frames,
         }
     }
 }
@@ -236,7 +241,8 @@ pub fn print(
         );
     }
     if stats.lanes.len() > 1 {
-        for (i, l) in stats.lanes.iter().enumerate() {
+        let mut gpus = devices.iter().copied().chain(devices.len()..);
+        for l in &stats.lanes {
             let device = l.device.map_or(String::new(), |d| {
                 let us = |t: Duration| t.as_secs_f64() * 1e6 / l.frames.max(1) as f64;
                 format!(
@@ -246,9 +252,12 @@ pub fn print(
                     us(d.d2h)
                 )
             });
+            let lane = match l.opening {
+                true => "CPU, opening".to_string(),
+                false => format!("GPU {}", gpus.next().unwrap_or_default()),
+            };
             say!(
-                "  GPU {}: {} frames ({:.0}%), {:.1} fps{device}; bottleneck: {} | {}",
-                devices.get(i).copied().unwrap_or(i),
+                "  {lane}: {} frames ({:.0}%), {:.1} fps{device}; bottleneck: {} | {}",
                 l.frames,
                 100.0 * l.frames as f64 / stats.frames.max(1) as f64,
                 l.frames as f64 / wall,
@@ -258,7 +267,7 @@ pub fn print(
         }
     }
     if let Some(d) = stats.device {
-        let n = stats.frames as f64;
+        let n = stats.device_frames() as f64;
         let us = |t: Duration| t.as_secs_f64() * 1e6 / n;
         let total = (d.h2d + d.kernel + d.d2h).as_secs_f64().max(1e-12);
         say!(
@@ -277,8 +286,18 @@ pub fn print(
             100.0 * d.kernel.as_secs_f64() / total
         );
     }
-    if let Some(first) = startup.first_frame_s {
-        say!(
+    match (startup.first_frame_s, startup.opening_frames) {
+        (Some(first), n @ 1..) => say!(
+            "  startup: first frame written {:.0} ms after start, by cpu-par: it filtered the \
+            first {n} frame(s) from {:.0} ms while the backend was made ({:.0} ms beside the \
+            input {:.0} ms, there at {:.0} ms)",
+            first * 1e3,
+            startup.before_run_s * 1e3,
+            startup.backend_s * 1e3,
+            startup.input_s * 1e3,
+            startup.ready_s * 1e3,
+        ),
+        (Some(first), _) => say!(
             "  startup: first frame written {:.0} ms after start (backend {:.0} ms beside the \
             input {:.0} ms, both ready at {:.0} ms; output {:.0} ms; run to the first frame {:.0} \
             ms)",
@@ -288,7 +307,8 @@ pub fn print(
             startup.ready_s * 1e3,
             (startup.before_run_s - startup.ready_s) * 1e3,
             (first - startup.before_run_s) * 1e3
-        );
+        ),
+        (None, _) => {}
     }
     let l = &stats.latency;
     if let Some(fps) = stats.steady_fps() {

@@ -17,6 +17,10 @@
 //! that has a free host buffer, and the write stage puts them back in that order, holding the
 //! few that arrive early from a faster lane (never more than the lanes' output buffers).
 //!
+//! A run can also begin on an *opening* lane ([`open`]: the CLI's cpu-par while a CUDA context
+//! comes up) that stops reading once the run's own lanes are made; [`run_after`] then goes on
+//! from the next frame into the same output, and its statistics cover both parts.
+//!
 //! The topology is here; `stages` holds what each stage does and their shared bookkeeping
 //! (timing net of buffer waits), `pool` the recycled buffers, `check` the `--check`
 //! comparison, `stats` what a run did and its JSON report ([`RunStats`], [`Report`]).
@@ -186,11 +190,149 @@ pub fn run(
 /// runs (nothing is filtered).
 pub fn run_on(
     source: &mut dyn Source,
+    mut sink: Box<dyn Sink>,
+    backends: &mut [&mut dyn Backend],
+    plan: &Plan,
+    mut opts: Options<'_>,
+) -> Result<RunStats, PipelineError> {
+    let on_complete = opts.on_complete.take();
+    let stats = leg(source, sink.as_mut(), backends, plan, opts, Leg::default());
+    complete(sink, stats.map(|(stats, _)| stats), on_complete)
+}
+
+/// The first frames of a run, filtered by an opening lane while the run's own lanes were
+/// still being made ([`open`]), its output still open: [`run_after`] goes on from them.
+pub struct Opened {
     sink: Box<dyn Sink>,
+    stats: RunStats,
+    /// The source ended during the opening: nothing is left to read.
+    ended: bool,
+}
+
+impl Opened {
+    /// Frames the opening lane filtered (and wrote).
+    pub fn frames(&self) -> usize {
+        self.stats.frames
+    }
+
+    /// Gives up the run: removes what the opening lane wrote.
+    pub fn abort(self) {
+        self.sink.abort();
+    }
+}
+
+/// Starts a run on `backend` alone — an *opening* lane, typically the CPU's while a GPU's
+/// context comes up — and stops reading once `ready` says the run's own lanes are made (it is
+/// asked before each frame is read) or the source ends; the frames read drain through. The
+/// output stays open for [`run_after`]; on an error it is aborted. `opts.on_complete` is kept
+/// for [`run_after`], which calls it.
+pub fn open(
+    source: &mut dyn Source,
+    mut sink: Box<dyn Sink>,
+    backend: &mut dyn Backend,
+    ready: &(dyn Fn() -> bool + Sync),
+    plan: &Plan,
+    opts: Options<'_>,
+) -> Result<Opened, PipelineError> {
+    let at = Leg {
+        ready: Some(ready),
+        ..Leg::default()
+    };
+    match leg(source, sink.as_mut(), &mut [backend], plan, opts, at) {
+        Ok((mut stats, ended)) => {
+            for l in &mut stats.lanes {
+                l.opening = true;
+            }
+            Ok(Opened { sink, stats, ended })
+        }
+        Err(e) => {
+            sink.abort();
+            Err(e)
+        }
+    }
+}
+
+/// [`run_on`] going on from an [`open`]ed run: the rest of `source` on `backends`, into the
+/// same output. The statistics cover both parts, the opening lane first among the lanes; the
+/// sustained rate and the device times are those of `backends`.
+pub fn run_after(
+    opened: Opened,
+    source: &mut dyn Source,
+    backends: &mut [&mut dyn Backend],
+    plan: &Plan,
+    mut opts: Options<'_>,
+) -> Result<RunStats, PipelineError> {
+    let Opened {
+        mut sink,
+        stats: first,
+        ended,
+    } = opened;
+    let on_complete = opts.on_complete.take();
+    if first.interrupted || ended {
+        // A stop request or the source's end ended the opening: nothing more is read (a
+        // source is not asked again after its end).
+        return complete(sink, Ok(first), on_complete);
+    }
+    let at = Leg {
+        written_before: first.frames,
+        ..Leg::default()
+    };
+    let stats = leg(source, sink.as_mut(), backends, plan, opts, at).map(|(s, _)| s.after(first));
+    complete(sink, stats, on_complete)
+}
+
+/// Where a part of a run starts and when it ends.
+#[derive(Default)]
+struct Leg<'a> {
+    /// Frames an opening lane wrote to the same output before (progress counts on).
+    written_before: usize,
+    /// Ends reading once true (an opening lane's run).
+    ready: Option<&'a (dyn Fn() -> bool + Sync)>,
+}
+
+/// Ends a run: a run without a frame fails; `on_complete` runs, then the output is finished,
+/// or on any error aborted.
+fn complete(
+    sink: Box<dyn Sink>,
+    stats: Result<RunStats, PipelineError>,
+    on_complete: Option<&mut OnComplete<'_>>,
+) -> Result<RunStats, PipelineError> {
+    let prepared = stats
+        .and_then(|stats| match stats.frames {
+            // An output without a frame is no output (a video container with no frame cannot
+            // even be read back).
+            0 => Err(PipelineError::NoFrames {
+                interrupted: stats.interrupted,
+                skipped: stats.skipped,
+            }),
+            _ => Ok(stats),
+        })
+        .and_then(|stats| match on_complete {
+            Some(f) => f(&stats).map(|()| stats),
+            None => Ok(stats),
+        });
+    match prepared {
+        Ok(stats) => {
+            sink.finish()?;
+            Ok(stats)
+        }
+        Err(e) => {
+            sink.abort();
+            Err(e)
+        }
+    }
+}
+
+/// One part of a run (all of it but after an opening lane): the output neither finished nor
+/// aborted, and a part without a frame is no error here. With whether the source ended.
+fn leg(
+    source: &mut dyn Source,
+    sink: &mut dyn Sink,
     backends: &mut [&mut dyn Backend],
     plan: &Plan,
     opts: Options<'_>,
-) -> Result<RunStats, PipelineError> {
+    at: Leg<'_>,
+) -> Result<(RunStats, bool), PipelineError> {
     let lanes = if opts.passthrough {
         backends.len().min(1)
     } else {
@@ -211,13 +353,15 @@ pub fn run_on(
         }
         Ok(offloads)
     })();
-    match setup {
-        Ok(offloads) => run_stages(source, sink, &mut backends[..lanes], plan, opts, offloads),
-        Err(e) => {
-            sink.abort();
-            Err(PipelineError::Setup(e))
-        }
-    }
+    let offloads = setup.map_err(PipelineError::Setup)?;
+    run_stages(
+        source,
+        sink,
+        &mut backends[..lanes],
+        plan,
+        opts,
+        (offloads, at),
+    )
 }
 
 /// Starts stage threads in a scope and keeps their handles, with the lane each belongs to
@@ -292,17 +436,23 @@ type Queues = (Box<dyn CopyQueue>, Box<dyn CopyQueue>);
 
 fn run_stages(
     source: &mut dyn Source,
-    mut sink: Box<dyn Sink>,
+    sink: &mut dyn Sink,
     backends: &mut [&mut dyn Backend],
     plan: &Plan,
     opts: Options<'_>,
-    offloads: Vec<Option<Arc<dyn Offload>>>,
-) -> Result<RunStats, PipelineError> {
+    (offloads, at): (Vec<Option<Arc<dyn Offload>>>, Leg<'_>),
+) -> Result<(RunStats, bool), PipelineError> {
     let n = opts.inflight.max(1);
     let start = Instant::now();
     let passthrough = opts.passthrough;
     let check = opts.check.filter(|_| !passthrough);
-    let on_complete = opts.on_complete;
+    let progress = opts.progress;
+    let before = at.written_before;
+    let shifted = move |written: usize| {
+        if let Some(p) = progress {
+            p(before + written);
+        }
+    };
     let checked = check.is_some();
     // Host memory per frame size, in frames: every lane's input and output pools and what its
     // backend allocates while it filters, --check's reference frames.
@@ -317,10 +467,7 @@ fn run_stages(
     for off in &offloads {
         let q = match off.as_deref().map(|off| (off.queue(), off.queue())) {
             Some((Ok(up), Ok(down))) => Some((up, down)),
-            Some((Err(e), _) | (_, Err(e))) => {
-                sink.abort();
-                return Err(PipelineError::Setup(e.into()));
-            }
+            Some((Err(e), _) | (_, Err(e))) => return Err(PipelineError::Setup(e.into())),
             None => None,
         };
         queues.push(q);
@@ -397,10 +544,10 @@ fn run_stages(
         }
         // Only the lanes' stages hold the write stage's channel now: it ends when they do.
         drop(tx_out);
-        let stop_skip = (opts.stop, opts.skip_bad);
+        let ends = (opts.stop, at.ready, opts.skip_bad);
         let totals = &mut totals;
         handles.push("read", None, move || {
-            read_stage(source, feeds, stop_skip, totals)
+            read_stage(source, feeds, ends, totals)
         });
         let written = match handles.failed.take() {
             // A stage thread did not start: its closure (and the channel ends it held) is gone,
@@ -408,7 +555,7 @@ fn run_stages(
             Some(e) => Written::failed(e),
             None => {
                 let to = (rx_out, &failed, &rets[..]);
-                write_stage(sink.as_mut(), to, opts.progress, 4 * n + 4)
+                write_stage(sink, to, Some(&shifted), 4 * n + 4)
             }
         };
         // Dropping the write stage's receiver (done) unblocks a stage that is still sending,
@@ -433,6 +580,7 @@ fn run_stages(
                 frames: 0,
                 stages: Vec::new(),
                 device: None,
+                opening: false,
             })
             .collect();
         for (lane, r) in results {
@@ -450,14 +598,6 @@ fn run_stages(
                 written: count,
             });
         }
-        // An output without a frame is no output (a video container with no frame cannot
-        // even be read back).
-        if read.frames == 0 {
-            return Err(PipelineError::NoFrames {
-                interrupted: totals.interrupted,
-                skipped: totals.skipped,
-            });
-        }
         for l in &mut lanes {
             l.frames = l.stages.last().map_or(0, |s| s.frames);
             l.device = device_totals(&l.stages, overlapped);
@@ -469,7 +609,8 @@ fn run_stages(
         [first, ..] if names.iter().all(|n| n == first) => format!("{} × {first}", names.len()),
         _ => names.join(" + "),
     };
-    let stats = outcome.map(|(read, lanes)| {
+    let ended = totals.ended;
+    outcome.map(|(read, lanes)| {
         // The lanes' stages of one name, summed.
         let mut stages = vec![read];
         for (k, st) in lanes[0].stages.iter().enumerate() {
@@ -490,7 +631,7 @@ fn run_stages(
                 kernel: a.kernel + b.kernel,
                 d2h: a.d2h + b.d2h,
             });
-        RunStats {
+        let stats = RunStats {
             backend: backend_name,
             frames: stages[0].frames,
             skipped: totals.skipped,
@@ -507,22 +648,9 @@ fn run_stages(
             first_frame: written.first_at.map(|t| t - start),
             lanes,
             held_max: written.held_max,
-        }
-    });
-    let prepared = stats.and_then(|stats| match on_complete {
-        Some(f) => f(&stats).map(|()| stats),
-        None => Ok(stats),
-    });
-    match prepared {
-        Ok(stats) => {
-            sink.finish()?;
-            Ok(stats)
-        }
-        Err(e) => {
-            sink.abort();
-            Err(e)
-        }
-    }
+        };
+        (stats, ended)
+    })
 }
 
 /// A lane's transfer-vs-kernel totals: from the transfer stages when they ran, else from the

@@ -153,6 +153,8 @@ pub(super) struct ReadTotals {
     pub skip_messages: Vec<String>,
     pub interrupted: bool,
     pub megapixels: f64,
+    /// The source said it has no more frames.
+    pub ended: bool,
 }
 
 /// Where the read stage sends frames for one lane: the lane's host buffers (page-locked for
@@ -187,14 +189,16 @@ fn pick_lane(feeds: &mut [Feed<'_>], from: usize) -> usize {
 }
 
 /// The read stage: pulls frames from the source into the host buffers of the lane whose turn
-/// it is (or the next with a free buffer), numbers them and sends them to that lane.
+/// it is (or the next with a free buffer), numbers them and sends them to that lane. It ends
+/// with the source, on `stop`, or once `ready` (an opening lane's run: the rest of the source
+/// is left for the run's own lanes).
 pub(super) fn read_stage(
     source: &mut dyn Source,
     mut feeds: Vec<Feed<'_>>,
-    opts: (&AtomicBool, bool),
+    ends: (&AtomicBool, Option<&(dyn Fn() -> bool + Sync)>, bool),
     totals: &mut ReadTotals,
 ) -> StageResult {
-    let (stop, skip_bad) = opts;
+    let (stop, ready, skip_bad) = ends;
     let mut st = StageStats::new("read");
     let waited = |feeds: &[Feed<'_>]| feeds.iter().map(|f| f.slots.pool.waited).sum::<Duration>();
     let (mut seq, mut next_lane) = (0, 0);
@@ -203,6 +207,9 @@ pub(super) fn read_stage(
             totals.interrupted = true;
             break; // stop requested: read no more; frames in flight still drain to the sink
         }
+        if ready.is_some_and(|ready| ready()) {
+            break;
+        }
         let t = Instant::now();
         let waited_before = waited(&feeds);
         let lane = pick_lane(&mut feeds, next_lane);
@@ -210,7 +217,11 @@ pub(super) fn read_stage(
         let device = feed.slots.offload;
         let (payload, meta) = match source.next_payload(&mut feed.slots, device) {
             Ok(Some(x)) => x,
-            Ok(None) | Err(IoError::Stopped) => break,
+            Ok(None) => {
+                totals.ended = true;
+                break;
+            }
+            Err(IoError::Stopped) => break,
             // After a stop request a failed read — typically a short last frame, the upstream
             // of a pipe having died of the same Ctrl-C — ends the stream: the frames read
             // before it are kept.

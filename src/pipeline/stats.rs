@@ -123,6 +123,9 @@ pub struct LaneStats {
     pub stages: Vec<StageStats>,
     /// Its device times, when measured.
     pub device: Option<DeviceTimes>,
+    /// It filtered the run's first frames while the other lanes were being made
+    /// ([`crate::pipeline::open`]).
+    pub opening: bool,
 }
 
 impl LaneStats {
@@ -204,6 +207,72 @@ impl RunStats {
         busy / self.wall.as_secs_f64().max(1e-9)
     }
 
+    /// Frames the lanes with device times filtered: what [`RunStats::device`] is spread over.
+    pub fn device_frames(&self) -> usize {
+        self.lanes
+            .iter()
+            .filter(|l| l.device.is_some())
+            .map(|l| l.frames)
+            .sum()
+    }
+
+    /// The frames filtered by the lane that opened the run ([`crate::pipeline::open`]), if
+    /// one did.
+    pub fn opening(&self) -> Option<&LaneStats> {
+        self.lanes.iter().find(|l| l.opening)
+    }
+
+    /// This run's statistics going on from `first`, an opening lane's run into the same
+    /// output just before it: counts, busy times and latencies add up (the parts ran one after
+    /// the other), the opening lane comes first among the lanes and its first frame is the
+    /// run's; device times, the sustained rate and the stages' lane counts stay this run's.
+    pub(super) fn after(self, first: RunStats) -> RunStats {
+        if first.frames == 0 && first.skipped == 0 {
+            return self; // the lanes were made before the opening lane read a frame
+        }
+        let mut stages = self.stages;
+        for st in &mut stages {
+            if let Some(f) = first.stages.iter().find(|f| f.name == st.name) {
+                st.frames += f.frames;
+                st.busy += f.busy;
+                st.bytes += f.bytes;
+                let _ = st.per_frame.add(&f.per_frame);
+            }
+        }
+        let mut latency = first.latency;
+        let _ = latency.add(&self.latency);
+        let mut skip_messages = first.skip_messages;
+        skip_messages.extend(self.skip_messages);
+        skip_messages.truncate(10);
+        let first_frame = match first.first_frame {
+            Some(t) => Some(t),
+            None => self.first_frame.map(|t| first.wall + t),
+        };
+        let mut lanes = first.lanes;
+        lanes.extend(self.lanes);
+        RunStats {
+            backend: format!(
+                "{}, after {} frame(s) on {}",
+                self.backend, first.frames, first.backend
+            ),
+            frames: first.frames + self.frames,
+            skipped: first.skipped + self.skipped,
+            skip_messages,
+            megapixels: first.megapixels + self.megapixels,
+            wall: first.wall + self.wall,
+            stages,
+            latency,
+            checked: first.checked && self.checked,
+            interrupted: first.interrupted || self.interrupted,
+            device: self.device,
+            overlapped: self.overlapped,
+            steady: self.steady,
+            first_frame,
+            lanes,
+            held_max: first.held_max.max(self.held_max),
+        }
+    }
+
     /// The serializable report of this run.
     pub fn report(&self) -> Report {
         let wall = self.wall.as_secs_f64();
@@ -236,11 +305,14 @@ impl RunStats {
                     bottleneck: l.bottleneck().map_or("", |s| s.name),
                     stages: l.stages.iter().map(|s| StageReport::of(s, wall)).collect(),
                     device: l.device.map(|d| DeviceReport::of(d, l.frames)),
+                    opening: l.opening,
                 })
                 .collect(),
             reorder_held_max: self.held_max,
             latency_us: Percentiles::of(&self.latency),
-            device: self.device.map(|d| DeviceReport::of(d, self.frames)),
+            device: self
+                .device
+                .map(|d| DeviceReport::of(d, self.device_frames())),
         }
     }
 }
@@ -322,6 +394,8 @@ pub struct LaneReport {
     pub stages: Vec<StageReport>,
     /// Its device times, when measured.
     pub device: Option<DeviceReport>,
+    /// It filtered the run's first frames (on the CPU) while the other lanes were being made.
+    pub opening: bool,
 }
 
 /// Device time per frame, µs.

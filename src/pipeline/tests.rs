@@ -15,6 +15,7 @@ use crate::io::synthetic::SyntheticSource;
 use crate::io::{FrameMeta, FrameSlots, VecSink};
 
 mod mock;
+mod opening;
 use mock::{MockDevice, Pending};
 
 /// Records frame indices and the first byte of each frame; `fail_at` makes a write fail.
