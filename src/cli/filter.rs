@@ -364,9 +364,19 @@ fn opens_on_cpu(a: &FilterArgs) -> bool {
 /// The backends being made on a thread of their own, beside opening the input (a CUDA context
 /// takes ~200 ms).
 struct MakeBackends {
-    thread: std::thread::JoinHandle<Result<MadeBackends>>,
+    /// Joined by [`MakeBackends::finish_checked`], or on drop (an error before it): the process
+    /// does not end with a thread inside the CUDA driver.
+    thread: Option<std::thread::JoinHandle<Result<MadeBackends>>>,
     /// Whether a device backend is being tried (`cuda`, or `auto`).
     device: bool,
+}
+
+impl Drop for MakeBackends {
+    fn drop(&mut self) {
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 /// What [`MakeBackends`] made.
@@ -416,24 +426,27 @@ impl MakeBackends {
                 })
             })
             .context("starting a thread to make the backend")?;
-        Ok(MakeBackends { thread, device })
+        Ok(MakeBackends {
+            thread: Some(thread),
+            device,
+        })
     }
 
     /// Whether the backends are made (or failed to be).
     fn is_done(&self) -> bool {
-        self.thread.is_finished()
+        self.thread.as_ref().is_none_or(|t| t.is_finished())
     }
 
     /// Waits for the backends and checks that the first can run `plan` (a usage error),
     /// with a note in `notes` when `--devices` has no GPUs to go to.
     fn finish_checked(
-        self,
+        mut self,
         a: &FilterArgs,
         plan: &convflow::filter::Plan,
         notes: &mut Vec<String>,
     ) -> Result<MadeBackends> {
-        let made = self
-            .thread
+        let thread = self.thread.take().expect("joined once");
+        let made = thread
             .join()
             .unwrap_or_else(|_| bail!("making the backend panicked"))?;
         let first = &made.backends[0];

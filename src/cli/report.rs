@@ -252,9 +252,12 @@ pub fn print(
                     us(d.d2h)
                 )
             });
-            let lane = match l.opening {
-                true => "CPU, opening".to_string(),
-                false => format!("GPU {}", gpus.next().unwrap_or_default()),
+            // A lane without device times is the CPU's: the opening lane, or `auto`'s cpu-par
+            // where no GPU was usable after all.
+            let lane = match (l.opening, l.device) {
+                (true, _) => "CPU, opening".to_string(),
+                (false, None) => "CPU".to_string(),
+                (false, Some(_)) => format!("GPU {}", gpus.next().unwrap_or_default()),
             };
             say!(
                 "  {lane}: {} frames ({:.0}%), {:.1} fps{device}; bottleneck: {} | {}",
@@ -267,7 +270,7 @@ pub fn print(
         }
     }
     if let Some(d) = stats.device {
-        let n = stats.device_frames() as f64;
+        let n = stats.device_frames().max(1) as f64;
         let us = |t: Duration| t.as_secs_f64() * 1e6 / n;
         let total = (d.h2d + d.kernel + d.d2h).as_secs_f64().max(1e-12);
         say!(
@@ -305,8 +308,8 @@ pub fn print(
             startup.backend_s * 1e3,
             startup.input_s * 1e3,
             startup.ready_s * 1e3,
-            (startup.before_run_s - startup.ready_s) * 1e3,
-            (first - startup.before_run_s) * 1e3
+            (startup.before_run_s - startup.ready_s).max(0.0) * 1e3,
+            (first - startup.before_run_s.max(startup.ready_s)) * 1e3
         ),
         (None, _) => {}
     }

@@ -207,6 +207,8 @@ pub struct Opened {
     stats: RunStats,
     /// The source ended during the opening: nothing is left to read.
     ended: bool,
+    /// When the opening lane's run ended.
+    at: Instant,
 }
 
 impl Opened {
@@ -223,9 +225,9 @@ impl Opened {
 
 /// Starts a run on `backend` alone — an *opening* lane, typically the CPU's while a GPU's
 /// context comes up — and stops reading once `ready` says the run's own lanes are made (it is
-/// asked before each frame is read) or the source ends; the frames read drain through. The
-/// output stays open for [`run_after`]; on an error it is aborted. `opts.on_complete` is kept
-/// for [`run_after`], which calls it.
+/// asked before each frame is read, with a buffer for it in hand) or the source ends; the frames
+/// read drain through. The output stays open for [`run_after`]; on an error it is aborted.
+/// `opts.on_complete` is not called here: give it to [`run_after`].
 pub fn open(
     source: &mut dyn Source,
     mut sink: Box<dyn Sink>,
@@ -243,7 +245,12 @@ pub fn open(
             for l in &mut stats.lanes {
                 l.opening = true;
             }
-            Ok(Opened { sink, stats, ended })
+            Ok(Opened {
+                sink,
+                stats,
+                ended,
+                at: Instant::now(),
+            })
         }
         Err(e) => {
             sink.abort();
@@ -266,6 +273,7 @@ pub fn run_after(
         mut sink,
         stats: first,
         ended,
+        at,
     } = opened;
     let on_complete = opts.on_complete.take();
     if first.interrupted || ended {
@@ -273,11 +281,13 @@ pub fn run_after(
         // source is not asked again after its end).
         return complete(sink, Ok(first), on_complete);
     }
-    let at = Leg {
+    let part = Leg {
         written_before: first.frames,
         ..Leg::default()
     };
-    let stats = leg(source, sink.as_mut(), backends, plan, opts, at).map(|(s, _)| s.after(first));
+    let between = at.elapsed();
+    let stats = leg(source, sink.as_mut(), backends, plan, opts, part)
+        .map(|(s, _)| s.after(first, between));
     complete(sink, stats, on_complete)
 }
 

@@ -165,10 +165,11 @@ pub(super) struct Feed<'a> {
 }
 
 /// The lane the next frame goes to: the first from `from` on (round-robin) with a free host
-/// buffer, waiting for one when none has.
-fn pick_lane(feeds: &mut [Feed<'_>], from: usize) -> usize {
+/// buffer, waiting for one when none has. One lane's read waits in the source's `take` instead,
+/// unless `wait` (an opening lane, which asks whether to stop only once it has a buffer).
+fn pick_lane(feeds: &mut [Feed<'_>], from: usize, wait: bool) -> usize {
     let n = feeds.len();
-    if n == 1 {
+    if n == 1 && !wait {
         return 0;
     }
     loop {
@@ -207,12 +208,14 @@ pub(super) fn read_stage(
             totals.interrupted = true;
             break; // stop requested: read no more; frames in flight still drain to the sink
         }
+        let t = Instant::now();
+        let waited_before = waited(&feeds);
+        let lane = pick_lane(&mut feeds, next_lane, ready.is_some());
+        // Asked with a buffer in hand: once the other lanes are made, only the frame the
+        // opening lane is filtering is left to it.
         if ready.is_some_and(|ready| ready()) {
             break;
         }
-        let t = Instant::now();
-        let waited_before = waited(&feeds);
-        let lane = pick_lane(&mut feeds, next_lane);
         let feed = &mut feeds[lane];
         let device = feed.slots.offload;
         let (payload, meta) = match source.next_payload(&mut feed.slots, device) {

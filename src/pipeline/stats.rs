@@ -223,15 +223,24 @@ impl RunStats {
     }
 
     /// This run's statistics going on from `first`, an opening lane's run into the same
-    /// output just before it: counts, busy times and latencies add up (the parts ran one after
-    /// the other), the opening lane comes first among the lanes and its first frame is the
-    /// run's; device times, the sustained rate and the stages' lane counts stay this run's.
-    pub(super) fn after(self, first: RunStats) -> RunStats {
+    /// output that ended `between` before this one started. Times count from the start of
+    /// `first`. Frame counts, latencies and the read and write stages (the same source and
+    /// output) add up; the stages between them stay this run's lanes' (the opening lane's
+    /// filter is in its own entry, first among the lanes); device times and the sustained rate
+    /// are this run's.
+    pub(super) fn after(mut self, first: RunStats, between: Duration) -> RunStats {
+        let before = first.wall + between;
         if first.frames == 0 && first.skipped == 0 {
-            return self; // the lanes were made before the opening lane read a frame
+            // The lanes were made before the opening lane read a frame.
+            self.first_frame = self.first_frame.map(|t| before + t);
+            self.wall += before;
+            return self;
         }
         let mut stages = self.stages;
-        for st in &mut stages {
+        for st in stages
+            .iter_mut()
+            .filter(|s| matches!(s.name, "read" | "write"))
+        {
             if let Some(f) = first.stages.iter().find(|f| f.name == st.name) {
                 st.frames += f.frames;
                 st.busy += f.busy;
@@ -246,7 +255,7 @@ impl RunStats {
         skip_messages.truncate(10);
         let first_frame = match first.first_frame {
             Some(t) => Some(t),
-            None => self.first_frame.map(|t| first.wall + t),
+            None => self.first_frame.map(|t| before + t),
         };
         let mut lanes = first.lanes;
         lanes.extend(self.lanes);
@@ -259,7 +268,7 @@ impl RunStats {
             skipped: first.skipped + self.skipped,
             skip_messages,
             megapixels: first.megapixels + self.megapixels,
-            wall: first.wall + self.wall,
+            wall: before + self.wall,
             stages,
             latency,
             checked: first.checked && self.checked,
