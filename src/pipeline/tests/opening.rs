@@ -13,6 +13,23 @@ fn after_reads(k: usize) -> impl Fn() -> bool + Sync {
     move || asked.fetch_add(1, Ordering::SeqCst) >= k
 }
 
+/// Opens a run of `src` into `sink` on cpu-seq, handing over after `k` frames.
+fn open_on_cpu(
+    src: &mut dyn Source,
+    sink: impl Sink + 'static,
+    k: usize,
+    opts: Options<'_>,
+) -> Result<Opened, PipelineError> {
+    open(
+        src,
+        Box::new(sink),
+        &mut CpuSeq::new(),
+        &after_reads(k),
+        &plan(),
+        opts,
+    )
+}
+
 /// `Numbered`, failing the test if it is asked for a frame after it said it had no more.
 struct Once(Numbered, bool);
 
@@ -150,18 +167,7 @@ fn a_failure_after_an_opening_aborts_the_output_and_a_stop_ends_it() {
     };
     let stop = AtomicBool::new(false);
     let mut src = Numbered::new(100, vec![]);
-    let mut cpu = CpuSeq::new();
-    let ready = after_reads(10);
-    let opts = Options::new(2, &stop);
-    let opened = open(
-        &mut src,
-        Box::new(recorder()),
-        &mut cpu,
-        &ready,
-        &plan(),
-        opts,
-    )
-    .unwrap();
+    let opened = open_on_cpu(&mut src, recorder(), 10, Options::new(2, &stop)).unwrap();
     let mut device = MockDevice::new();
     device.fail_after = Some(5);
     let opts = Options::new(2, &stop);
@@ -177,9 +183,7 @@ fn a_failure_after_an_opening_aborts_the_output_and_a_stop_ends_it() {
         ..recorder()
     };
     let mut src = Numbered::new(100, vec![]);
-    let opts = Options::new(2, &stop);
-    let ready = after_reads(10);
-    let err = open(&mut src, Box::new(sink), &mut cpu, &ready, &plan(), opts)
+    let err = open_on_cpu(&mut src, sink, 10, Options::new(2, &stop))
         .err()
         .unwrap();
     assert!(err.to_string().contains("planned failure"), "{err}");
@@ -188,17 +192,7 @@ fn a_failure_after_an_opening_aborts_the_output_and_a_stop_ends_it() {
     // Given up before the hand-over (the device backend could not be made): aborted.
     *finished.lock().unwrap() = None;
     let mut src = Numbered::new(100, vec![]);
-    let opts = Options::new(2, &stop);
-    let ready = after_reads(4);
-    let opened = open(
-        &mut src,
-        Box::new(recorder()),
-        &mut cpu,
-        &ready,
-        &plan(),
-        opts,
-    )
-    .unwrap();
+    let opened = open_on_cpu(&mut src, recorder(), 4, Options::new(2, &stop)).unwrap();
     opened.abort();
     assert_eq!(*finished.lock().unwrap(), Some(false), "aborted");
 
@@ -214,16 +208,7 @@ fn a_failure_after_an_opening_aborts_the_output_and_a_stop_ends_it() {
     let mut opts = Options::new(2, &stop);
     opts.progress = Some(&raise);
     let mut src = Numbered::new(100, vec![]);
-    let ready = after_reads(50);
-    let opened = open(
-        &mut src,
-        Box::new(recorder()),
-        &mut cpu,
-        &ready,
-        &plan(),
-        opts,
-    )
-    .unwrap();
+    let opened = open_on_cpu(&mut src, recorder(), 50, opts).unwrap();
     let mut device = MockDevice::new();
     let stats = run_after(
         opened,
