@@ -89,8 +89,19 @@ pub fn synthetic_spec(bytes: &[u8]) -> Result<usize, String> {
 /// Decodes a still image (PNG, JPEG, BMP, TIFF: format from the first bytes).
 pub fn image(bytes: &[u8]) -> Result<usize, String> {
     let cap = Some(MAX_FRAME_BYTES as u64);
+    // The header alone (what `auto` reads to size an image's work) never panics either, and
+    // gives the size of every image that decodes.
+    let header = io::still::header_of(Cursor::new(bytes));
     let frame = io::still::decode_within(Cursor::new(bytes), Path::new("fuzz.img"), cap)
         .map_err(message)?;
+    let pixels = header.map(|(w, h, _)| w * h);
+    if pixels != Some(frame.width() * frame.height()) {
+        panic!(
+            "the header gives {header:?}, the decoded image {}x{}",
+            frame.width(),
+            frame.height()
+        );
+    }
     Ok(frame.data().len())
 }
 

@@ -277,7 +277,8 @@ pub struct FilterArgs {
     /// alone; no kernel needed).
     #[arg(long, conflicts_with = "check", help_heading = "Filter")]
     pub passthrough: bool,
-    /// auto (cuda if a GPU is usable, else cpu-par), cpu-seq, cpu-par or cuda.
+    /// auto (cuda if a GPU is usable, else cpu-par; one image that cpu-par filters sooner
+    /// than a CUDA context comes up runs on cpu-par), cpu-seq, cpu-par or cuda.
     #[arg(
         long,
         default_value = "auto",
@@ -293,7 +294,7 @@ pub struct FilterArgs {
     pub check: bool,
     /// CUDA: every frame on the GPU. Without it, `auto` and `cuda` (with `--variant auto`) let
     /// cpu-par filter the first frames while the CUDA context comes up (~0.2 s), with the same
-    /// bits; the report counts them apart.
+    /// bits; the report counts them apart. With `auto`, it also keeps one image on the GPU.
     #[arg(long, help_heading = "Backend")]
     pub gpu_only: bool,
     /// Frame buffers per pipeline pool and frames queued between stages (read → upload →

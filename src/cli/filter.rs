@@ -7,19 +7,21 @@
 //! temporary name. The backend is made on a thread of its own meanwhile (a CUDA context takes
 //! ~200 ms), and a plan it cannot run is a usage error before the sink exists — unless cpu-par
 //! opens the run while the context comes up ([`opens_on_cpu`]: only for `--variant auto`, which
-//! runs every plan). Signals are routed to the pipeline's stop flag from the start.
+//! runs every plan), or `auto` leaves one small image to cpu-par without making a context at
+//! all ([`image_on_cpu`]). Signals are routed to the pipeline's stop flag from the start.
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
+use convflow::backend::cpu::par;
 use convflow::backend::{self, BackendKind};
-use convflow::filter::{spec, Filter};
+use convflow::filter::{spec, Filter, Plan};
 use convflow::io::{self, guard, stop::StopFlag, Output, Source};
 use convflow::pipeline;
 
@@ -35,19 +37,7 @@ pub fn run(a: FilterArgs) -> Result<()> {
     signals::install(&stop).context("installing signal handlers")?;
     #[cfg(feature = "video")]
     io::video::set_verbose(a.verbose);
-    let kernel = if a.passthrough && a.kernel.kernel.is_none() && a.kernel.kernel_file.is_none() {
-        spec::parse_spec("box:1")?
-    } else {
-        a.kernel.load()?
-    };
-    let filter = Filter {
-        kernel,
-        border: a.border,
-        mode: a.mode,
-        abs: a.abs,
-        planes: a.planes,
-        alpha: a.alpha,
-    };
+    let filter = filter_of(&a)?;
     // The plan (the decomposition included) follows from the filter alone; a backend or
     // variant that cannot run it is a usage error, before any file is created.
     let plan = filter.plan()?;
@@ -55,7 +45,14 @@ pub fn run(a: FilterArgs) -> Result<()> {
         check_file_output("report", r)?;
     }
     let schedule = a.gpu.schedule(a.threads, a.gpu.variant);
-    let making = MakeBackends::start(&a, &schedule)?;
+    // `auto` with one image that cpu-par is done with sooner than a CUDA context comes up
+    // (~0.2 s) and goes (~0.1 s at exit): no context is made.
+    let image_on_cpu = image_on_cpu(&a, &plan, backend::driver_present());
+    let kind = match image_on_cpu {
+        Some(_) => BackendKind::CpuPar,
+        None => a.backend,
+    };
+    let making = MakeBackends::start(&a, kind, &schedule)?;
     let mut source = match io::open_source(&a.input, Some(stop.clone())) {
         Ok(s) => s,
         Err(_) if stop.load(Ordering::SeqCst) => {
@@ -142,7 +139,16 @@ pub fn run(a: FilterArgs) -> Result<()> {
     // lane: the same bits, see `opens_on_cpu`); without it, the input's first frame is read
     // ahead (when a lane's host pools of such frames fit the memory budget: else the run says
     // so).
-    let opening = if opens_on_cpu(&a) && !making.is_done() {
+    let frame_samples = stream
+        .as_ref()
+        .map(|s| (s.format, s.width, s.height))
+        .and_then(|(f, w, h)| {
+            let bytes = convflow::Frame::packed_len(f, w, h).ok()?;
+            Some(bytes / f.depth().bytes())
+        })
+        .or_else(|| still_samples(&a.input));
+    let driver = backend::driver_present();
+    let opening = if opens_on_cpu(&a, &plan, frame_samples, driver) && !making.is_done() {
         Some(backend::create(BackendKind::CpuPar, &schedule)?)
     } else {
         None
@@ -184,6 +190,17 @@ pub fn run(a: FilterArgs) -> Result<()> {
         for n in &notes {
             convflow::say!("convflow: note: {n}");
         }
+    }
+    if let Some(t) = image_on_cpu {
+        let note = format!(
+            "auto: one image, filtered on the CPU (cpu-par, expected within {} ms) without \
+             waiting for a CUDA context; --backend cuda runs it on the GPU",
+            t.as_millis().max(1)
+        );
+        if a.verbose {
+            convflow::say!("convflow: note: {note}");
+        }
+        notes.push(note);
     }
     let bar = (!a.quiet)
         .then(|| report::progress_bar(source.len_hint()))
@@ -314,6 +331,23 @@ pub fn run(a: FilterArgs) -> Result<()> {
     Ok(())
 }
 
+/// The filter `a` asks for (`--passthrough` without a kernel: `box:1`, never run).
+fn filter_of(a: &FilterArgs) -> Result<Filter> {
+    let kernel = if a.passthrough && a.kernel.kernel.is_none() && a.kernel.kernel_file.is_none() {
+        spec::parse_spec("box:1")?
+    } else {
+        a.kernel.load()?
+    };
+    Ok(Filter {
+        kernel,
+        border: a.border,
+        mode: a.mode,
+        abs: a.abs,
+        planes: a.planes,
+        alpha: a.alpha,
+    })
+}
+
 /// How the run begins: with its output just created, or with an opening lane's frames in it.
 enum Begun {
     Fresh(Box<dyn io::Sink>),
@@ -354,11 +388,51 @@ fn in_run(e: pipeline::PipelineError, source: &dyn Source) -> anyhow::Error {
 /// `--passthrough` or `--gpu-only`, and only where a CUDA driver is installed. Every backend
 /// gives the same bits for the same plan, so the output does not depend on which lane filtered
 /// which frame; the first frame comes ~0.2 s sooner.
-fn opens_on_cpu(a: &FilterArgs) -> bool {
+///
+/// A frame of `samples` samples that cpu-par is not expected to filter within
+/// [`CPU_BEFORE_CONTEXT`] is left to the GPU: the GPU would wait for it (frames are written in
+/// order).
+/// `driver`: whether a CUDA driver is installed ([`backend::driver_present`]).
+fn opens_on_cpu(a: &FilterArgs, plan: &Plan, samples: Option<usize>, driver: bool) -> bool {
     matches!(a.backend, BackendKind::Auto | BackendKind::Cuda)
         && a.gpu.variant_is_auto()
         && !(a.gpu.sync || a.passthrough || a.gpu_only)
-        && backend::driver_present()
+        && samples.is_none_or(|n| par::estimate(plan, n, a.threads) <= CPU_BEFORE_CONTEXT)
+        && driver
+}
+
+/// What cpu-par may be expected to take ([`par::estimate`]) for a frame that it filters while
+/// a CUDA context comes up (~0.2 s): half of that, so that the GPU seldom waits for it.
+const CPU_BEFORE_CONTEXT: Duration = Duration::from_millis(100);
+
+/// What cpu-par may be expected to take for one image that it filters instead of the GPU: a
+/// context costs 0.3 s (0.2 to come up, 0.1 to take down at exit; on an H100 host a 1080p
+/// image took 0.32–0.37 s through the GPU, 0.04–0.05 s on cpu-par, decoding and encoding
+/// included).
+const IMAGE_ON_CPU_WITHIN: Duration = Duration::from_millis(250);
+
+/// With `auto` (and `--variant auto`, no `--sync`, `--devices` or `--gpu-only`): when the
+/// input is one still image that cpu-par is expected to filter within [`IMAGE_ON_CPU_WITHIN`],
+/// that expectation. Such an image runs on cpu-par and no CUDA context is made: the opening
+/// lane would filter it alone, and the command would still wait for the context and take it
+/// down (~0.3 s in all on an H100 host). `driver`: whether a CUDA driver is installed (else
+/// `auto` is cpu-par anyway).
+fn image_on_cpu(a: &FilterArgs, plan: &Plan, driver: bool) -> Option<Duration> {
+    let gpu_asked = !a.gpu.variant_is_auto() || a.gpu.sync || a.gpu.devices.is_some();
+    if a.backend != BackendKind::Auto || gpu_asked || a.gpu_only || a.segment.is_some() {
+        return None;
+    }
+    let t = par::estimate(plan, still_samples(&a.input)?, a.threads);
+    (t <= IMAGE_ON_CPU_WITHIN && driver).then_some(t)
+}
+
+/// The samples of `input` when it is one still image whose header reads.
+fn still_samples(input: &Path) -> Option<usize> {
+    if !io::is_still(input) {
+        return None;
+    }
+    let (w, h, channels) = io::still::header(input)?;
+    Some(w * h * channels)
 }
 
 /// The backends being made on a thread of their own, beside opening the input (a CUDA context
@@ -394,8 +468,11 @@ struct MadeBackends {
 
 impl MakeBackends {
     /// Starts making the backends `a` asks for; a bad `--devices` list is an error now.
-    fn start(a: &FilterArgs, schedule: &backend::Schedule) -> Result<MakeBackends> {
-        let kind = a.backend;
+    fn start(
+        a: &FilterArgs,
+        kind: BackendKind,
+        schedule: &backend::Schedule,
+    ) -> Result<MakeBackends> {
         let listed = match (kind, a.gpu.device_list()) {
             (BackendKind::Cuda, r) => Some(r.with_context(|| format!("backend {kind}"))?),
             (BackendKind::Auto, Ok(d)) => Some(d),
@@ -616,3 +693,6 @@ pub fn concat(parts: &[std::path::PathBuf], output: &Path) -> Result<()> {
     );
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -394,7 +394,7 @@ pub fn open_source(input: &Path, stop: Option<stop::StopFlag>) -> Result<Box<dyn
     if meta.is_dir() {
         return Ok(Box::new(dir::DirSource::open(input)?));
     }
-    if has_extension(input, &IMAGE_EXTENSIONS) || still::looks_like_image(input) {
+    if is_still(input) {
         return Ok(Box::new(still::StillSource::new(input)));
     }
     #[cfg(feature = "video")]
@@ -403,6 +403,15 @@ pub fn open_source(input: &Path, stop: Option<stop::StopFlag>) -> Result<Box<dyn
     }
     #[cfg(not(feature = "video"))]
     Ok(Box::new(still::StillSource::new(input)))
+}
+
+/// True when [`open_source`] reads `input` as one still image: not `synthetic:…` or y4m, not
+/// a directory, and an image by its extension or its first bytes.
+pub fn is_still(input: &Path) -> bool {
+    !synthetic::is_synthetic(input)
+        && !is_y4m(input)
+        && !input.is_dir()
+        && (has_extension(input, &IMAGE_EXTENSIONS) || still::looks_like_image(input))
 }
 
 /// What an OUTPUT argument names, decided from the arguments alone before anything is opened

@@ -179,6 +179,27 @@ pub fn looks_like_image(path: &Path) -> bool {
         .is_ok_and(|r| r.format().is_some())
 }
 
+/// Width, height and channels of the image at `path`, from its header alone (nothing is
+/// decoded; before any EXIF rotation): None when it cannot be read as an image (reading the
+/// frame then says why).
+pub fn header(path: &Path) -> Option<(usize, usize, usize)> {
+    let file = std::fs::File::open(path).ok()?;
+    header_of(std::io::BufReader::new(file))
+}
+
+/// [`header`] of an image read from `reader`.
+pub fn header_of<R: BufRead + Seek>(reader: R) -> Option<(usize, usize, usize)> {
+    let reader = image::ImageReader::new(reader).with_guessed_format().ok()?;
+    catch(|| {
+        let decoder = reader.into_decoder().ok()?;
+        let (w, h) = decoder.dimensions();
+        let channels = decoder.color_type().channel_count() as usize;
+        Some((w as usize, h as usize, channels))
+    })
+    .ok()
+    .flatten()
+}
+
 /// The image format for an output path, from its extension.
 pub fn output_format(path: &Path) -> Result<ImageFormat, IoError> {
     let fmt = ImageFormat::from_path(path).map_err(|_| IoError::Output {
