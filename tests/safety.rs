@@ -1191,6 +1191,13 @@ fn special_files_as_inputs_fail_at_once_instead_of_hanging() {
         assert_fails(&out, &[name, "not a regular file"]);
         assert!(!t.path(out_name).exists());
     }
+    // The header alone (what `auto` reads to size an image's work where a CUDA driver is)
+    // refuses the FIFO at once too.
+    let fifo = t.path("still.png");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(convflow::io::still::header(&fifo)));
+    let got = rx.recv_timeout(Duration::from_secs(10));
+    assert_eq!(got, Ok(None), "reading a FIFO's image header");
 }
 
 #[test]
@@ -1781,6 +1788,9 @@ fn a_png_whose_metadata_inflates_to_gigabytes_is_not_an_abort() {
         "killed or aborted: {err}"
     );
     assert!(err.trim_end().lines().count() <= 1, "{err}");
+    // The header alone is read under the same limits: the profile is not inflated past them.
+    let header = convflow::io::still::header(&t.path("bomb.png"));
+    assert!(matches!(header, None | Some((8, 8, _))), "{header:?}");
 }
 
 #[test]

@@ -47,7 +47,12 @@ pub fn run(a: FilterArgs) -> Result<()> {
     let schedule = a.gpu.schedule(a.threads, a.gpu.variant);
     // `auto` with one image that cpu-par is done with sooner than a CUDA context comes up
     // (~0.2 s) and goes (~0.1 s at exit): no context is made.
-    let image_on_cpu = image_on_cpu(&a, &plan, backend::driver_present());
+    let driver = matches!(a.backend, BackendKind::Auto | BackendKind::Cuda)
+        && !a.passthrough
+        && backend::driver_present();
+    // One still image's samples, from its header, where a CUDA context would be made.
+    let still = driver.then(|| still_samples(&a.input)).flatten();
+    let image_on_cpu = image_on_cpu(&a, &plan, still, driver);
     let kind = match image_on_cpu {
         Some(_) => BackendKind::CpuPar,
         None => a.backend,
@@ -146,9 +151,9 @@ pub fn run(a: FilterArgs) -> Result<()> {
             let bytes = convflow::Frame::packed_len(f, w, h).ok()?;
             Some(bytes / f.depth().bytes())
         })
-        .or_else(|| still_samples(&a.input));
-    let driver = backend::driver_present();
-    let opening = if opens_on_cpu(&a, &plan, frame_samples, driver) && !making.is_done() {
+        .or(still);
+    let opens = image_on_cpu.is_none() && opens_on_cpu(&a, &plan, frame_samples, driver);
+    let opening = if opens && !making.is_done() {
         Some(backend::create(BackendKind::CpuPar, &schedule)?)
     } else {
         None
@@ -193,11 +198,11 @@ pub fn run(a: FilterArgs) -> Result<()> {
     }
     if let Some(t) = image_on_cpu {
         let note = format!(
-            "auto: one image, filtered on the CPU (cpu-par, expected within {} ms) without \
-             waiting for a CUDA context; --backend cuda runs it on the GPU",
+            "auto: one image, filtered on cpu-par (expected within {} ms) without making a \
+             CUDA context; --gpu-only filters it on the GPU",
             t.as_millis().max(1)
         );
-        if a.verbose {
+        if a.verbose && !a.quiet {
             convflow::say!("convflow: note: {note}");
         }
         notes.push(note);
@@ -411,19 +416,32 @@ const CPU_BEFORE_CONTEXT: Duration = Duration::from_millis(100);
 /// included).
 const IMAGE_ON_CPU_WITHIN: Duration = Duration::from_millis(250);
 
-/// With `auto` (and `--variant auto`, no `--sync`, `--devices` or `--gpu-only`): when the
-/// input is one still image that cpu-par is expected to filter within [`IMAGE_ON_CPU_WITHIN`],
-/// that expectation. Such an image runs on cpu-par and no CUDA context is made: the opening
-/// lane would filter it alone, and the command would still wait for the context and take it
-/// down (~0.3 s in all on an H100 host). `driver`: whether a CUDA driver is installed (else
-/// `auto` is cpu-par anyway).
-fn image_on_cpu(a: &FilterArgs, plan: &Plan, driver: bool) -> Option<Duration> {
-    let gpu_asked = !a.gpu.variant_is_auto() || a.gpu.sync || a.gpu.devices.is_some();
-    if a.backend != BackendKind::Auto || gpu_asked || a.gpu_only || a.segment.is_some() {
+/// With `auto` and no flag that asks for the GPU (`--gpu-only`, a named `--variant`, `--sync`,
+/// `--devices`, `--device`, `--block`, `--pageable`) nor `--segment`: when the input is one
+/// still image of `still` samples that cpu-par is expected to filter within
+/// [`IMAGE_ON_CPU_WITHIN`], that expectation. Such an image runs on cpu-par and no CUDA
+/// context is made: the opening lane would filter it alone, and the command would still wait
+/// for the context and take it down (~0.3 s in all on an H100 host). `driver`: whether a CUDA
+/// driver is installed (else `auto` is cpu-par anyway).
+fn image_on_cpu(
+    a: &FilterArgs,
+    plan: &Plan,
+    still: Option<usize>,
+    driver: bool,
+) -> Option<Duration> {
+    let g = &a.gpu;
+    let gpu_asked = !g.variant_is_auto()
+        || g.sync
+        || g.devices.is_some()
+        || g.device != 0
+        || g.block.is_some()
+        || g.pageable
+        || a.gpu_only;
+    if a.backend != BackendKind::Auto || gpu_asked || a.segment.is_some() || !driver {
         return None;
     }
-    let t = par::estimate(plan, still_samples(&a.input)?, a.threads);
-    (t <= IMAGE_ON_CPU_WITHIN && driver).then_some(t)
+    let t = par::estimate(plan, still?, a.threads);
+    (t <= IMAGE_ON_CPU_WITHIN).then_some(t)
 }
 
 /// The samples of `input` when it is one still image whose header reads.

@@ -67,19 +67,8 @@ pub fn decode_within<R: BufRead + Seek>(
     if reader.format().is_none() {
         return Err(decode_err("unknown image format".into()));
     }
-    // What the decoder itself may allocate besides the image: for PNG that bounds the colour
-    // profile and text chunks it inflates (a few MB of iCCP can inflate to gigabytes); other
-    // decoders count their working buffers, which grow with the image, against the whole cap.
     let png = reader.format() == Some(image::ImageFormat::Png);
-    let mut limits = image::Limits::default();
-    limits.max_alloc = if png {
-        // An eighth of the budget at most: the inflater's buffer grows by doubling, and the
-        // image itself still needs room.
-        Some(cap.map_or(METADATA_CAP, |c| (c / 8).min(METADATA_CAP)))
-    } else {
-        cap
-    };
-    reader.limits(limits);
+    reader.limits(limits(png, cap));
     let (format, w, h, data) = catch(|| -> Result<(PixelFormat, usize, usize, Vec<u8>), String> {
         let mut decoder = reader.into_decoder().map_err(|e| match e {
             image::ImageError::Limits(_) if png => format!(
@@ -150,9 +139,25 @@ pub fn decode_within<R: BufRead + Seek>(
     Frame::from_parts(format, w, h, &[stride], data).map_err(|e| decode_err(e.to_string()))
 }
 
-/// Decodes one image file into a frame. Opened without waiting on a FIFO: anything but a
-/// regular file is an error (images are read with seeks).
-pub fn load(path: &Path) -> Result<Frame, IoError> {
+/// What a decoder may allocate besides the image, given `cap` on the decoded image: for PNG
+/// that bounds the colour profile and text chunks it inflates (a few MB of iCCP can inflate to
+/// gigabytes); other decoders count their working buffers, which grow with the image, against
+/// the whole cap.
+fn limits(png: bool, cap: Option<u64>) -> image::Limits {
+    let mut limits = image::Limits::default();
+    limits.max_alloc = if png {
+        // An eighth of the budget at most: the inflater's buffer grows by doubling, and the
+        // image itself still needs room.
+        Some(cap.map_or(METADATA_CAP, |c| (c / 8).min(METADATA_CAP)))
+    } else {
+        cap
+    };
+    limits
+}
+
+/// Opens an image file without waiting on a FIFO: anything but a regular file is an error
+/// (images are read with seeks).
+fn open_regular(path: &Path) -> Result<std::fs::File, IoError> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -165,7 +170,12 @@ pub fn load(path: &Path) -> Result<Frame, IoError> {
             msg: "not a regular file".into(),
         });
     }
-    decode(std::io::BufReader::new(file), path)
+    Ok(file)
+}
+
+/// Decodes one image file into a frame (a regular file: see [`open_regular`]).
+pub fn load(path: &Path) -> Result<Frame, IoError> {
+    decode(std::io::BufReader::new(open_regular(path)?), path)
 }
 
 /// True when the file's first bytes are an image format this build reads (regular files
@@ -179,21 +189,27 @@ pub fn looks_like_image(path: &Path) -> bool {
         .is_ok_and(|r| r.format().is_some())
 }
 
-/// Width, height and channels of the image at `path`, from its header alone (nothing is
-/// decoded; before any EXIF rotation): None when it cannot be read as an image (reading the
-/// frame then says why).
+/// Width, height and samples per pixel of the image at `path` as [`load`] gives it (gray with
+/// alpha as RGBA), from its header: None when it cannot be read as an image (reading the frame
+/// then says why). Nothing is decoded and the decoder's limits are [`decode`]'s, but what a
+/// decoder reads to find the header is read: PNG's chunks before the image data (metadata
+/// inflated within the same cap), a whole JPEG file.
 pub fn header(path: &Path) -> Option<(usize, usize, usize)> {
-    let file = std::fs::File::open(path).ok()?;
-    header_of(std::io::BufReader::new(file))
+    header_of(std::io::BufReader::new(open_regular(path).ok()?))
 }
 
 /// [`header`] of an image read from `reader`.
 pub fn header_of<R: BufRead + Seek>(reader: R) -> Option<(usize, usize, usize)> {
-    let reader = image::ImageReader::new(reader).with_guessed_format().ok()?;
+    let mut reader = image::ImageReader::new(reader).with_guessed_format().ok()?;
+    let png = reader.format() == Some(image::ImageFormat::Png);
+    reader.limits(limits(png, crate::memory::budget().map(|(b, _)| b)));
     catch(|| {
         let decoder = reader.into_decoder().ok()?;
         let (w, h) = decoder.dimensions();
-        let channels = decoder.color_type().channel_count() as usize;
+        let channels = match decoder.color_type().channel_count() {
+            2 => 4,
+            n => n as usize,
+        };
         Some((w as usize, h as usize, channels))
     })
     .ok()

@@ -63,18 +63,20 @@ impl CpuPar {
 }
 
 /// A guess, mostly on the high side, at how long `cpu-par` on `threads` threads (0: one per
-/// logical CPU) takes to filter `samples` samples with `plan`: per thread, 3 ns a sample
-/// (conversions, rings, stores) plus, a tap, 0.1 ns with the AVX-512 band code, 0.15 ns with
-/// AVX2 and 0.6 ns with neither (10, 6.7 and 1.7 G multiply-adds a second). Against
-/// measurements: 16 Xeon threads (AVX-512), a 4K RGB image with a full 31 × 31 box ~120 ms
-/// (guess 154), 1080p yuv420p `gaussian:9` 0.64–1.0 ms (0.83), 1080p gray `gaussian:25` 1.36
-/// ms (1.03: one thread of 16 straggles, docs/PERFORMANCE.md's fifteenth round); 2 Zen 3
-/// threads (AVX2), 4K gray `gaussian:25` 6.6 ms (28). Used to decide whether the CPU is done
-/// with a frame before a CUDA context comes up.
+/// logical CPU; no more than there are) takes to filter `samples` samples with `plan`: per
+/// thread, 3 ns a sample (conversions, rings, stores) plus, a tap, 0.1 ns with the AVX-512
+/// band code, 0.15 ns with AVX2 and 0.6 ns with neither (10, 6.7 and 1.7 G multiply-adds a
+/// second). Against measurements: 16 Xeon threads (AVX-512), a 4K RGB image with a full
+/// 31 × 31 box ~120 ms (guess 154), 1080p yuv420p `gaussian:9` 0.64–1.0 ms (0.93), 1080p gray
+/// `gaussian:25` 1.36 ms (1.03: one thread of 16 straggles, docs/PERFORMANCE.md's fifteenth
+/// round); 2 Zen 3 threads (AVX2), 4K gray `gaussian:25` 6.6 ms (44). Used to decide whether
+/// the CPU is done with a frame before a CUDA context comes up.
 pub fn estimate(plan: &Plan, samples: usize, threads: usize) -> std::time::Duration {
+    // More threads than CPUs run no faster.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = match threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
+        0 => cpus,
+        n => n.min(cpus),
     };
     let tap_ns = match level() {
         AVX512 => 0.1,

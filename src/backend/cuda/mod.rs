@@ -133,8 +133,10 @@ const KERNEL_TIME_EVERY: usize = 16;
 
 /// True when the CUDA driver library can be loaded (no panic, no GPU needed).
 pub fn driver_present() -> bool {
+    // Asked once: each try loads and unloads the library.
+    static PRESENT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     // SAFETY: only tries to dlopen the library.
-    unsafe { cudarc::driver::sys::is_culib_present() }
+    *PRESENT.get_or_init(|| unsafe { cudarc::driver::sys::is_culib_present() })
 }
 
 /// CUDA devices the driver reports (0 without a driver).
