@@ -173,7 +173,7 @@ fn open_regular(path: &Path) -> Result<std::fs::File, IoError> {
     Ok(file)
 }
 
-/// Decodes one image file into a frame (a regular file: see [`open_regular`]).
+/// Decodes one image file into a frame: a regular file, opened without waiting on a FIFO.
 pub fn load(path: &Path) -> Result<Frame, IoError> {
     decode(std::io::BufReader::new(open_regular(path)?), path)
 }
