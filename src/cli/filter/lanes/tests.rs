@@ -1,10 +1,11 @@
-//! Which lanes a run gets on a machine with a CUDA driver: the decisions of [`super::image_on_cpu`]
-//! and [`super::opens_on_cpu`], from the arguments and the input alone.
+//! Which lanes a run gets on a machine with a CUDA driver: the decisions of
+//! [`super::image_on_cpu`] and [`super::opens_on_cpu`], from the arguments and the input alone.
 
 use clap::Parser;
 
-use super::super::args::{Cli, Command, FilterArgs};
-use super::{filter_of, image_on_cpu, opens_on_cpu, still_samples};
+use super::super::super::args::{Cli, Command, FilterArgs};
+use super::super::filter_of;
+use super::{image_on_cpu, opens_on_cpu, still_samples};
 use convflow::backend::cpu::par::estimate;
 use convflow::filter::Plan;
 
