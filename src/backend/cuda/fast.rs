@@ -346,16 +346,27 @@ impl FastSpec {
         }
     }
 
-    /// The same separable specialization for a plane of `pixels` pixels: 8-bit RGBA taller
-    /// than 9 on large planes takes [`SEP_ROWS_RGBA_LARGE`] rows ([`sep_rgba_large`]).
+    /// The same separable specialization for a plane of `pixels` pixels: the rows of
+    /// [`sep_small_shape`] where it has a shape; 8-bit RGBA taller than 9 on large planes takes
+    /// [`SEP_ROWS_RGBA_LARGE`] rows ([`sep_rgba_large`]).
     pub fn for_pixels(self, pixels: usize) -> FastSpec {
-        if self.separable && self.row_global && self.rgba_large(pixels) {
-            return FastSpec {
-                py: SEP_ROWS_RGBA_LARGE,
-                ..self
-            };
+        let py = match self.small_shape(pixels) {
+            Some(shape) => shape.rows,
+            None if self.separable && self.row_global && self.rgba_large(pixels) => {
+                SEP_ROWS_RGBA_LARGE
+            }
+            None => self.py,
+        };
+        FastSpec { py, ..self }
+    }
+
+    /// [`sep_small_shape`]'s shape for this separable specialization with its row pass from
+    /// global memory on a plane of `pixels` pixels.
+    pub fn small_shape(&self, pixels: usize) -> Option<SepShape> {
+        if !self.separable || !self.row_global {
+            return None;
         }
-        self
+        sep_small_shape(self.ch, self.sb, self.kh, pixels)
     }
 
     /// `fast_sep`'s launch bounds in `block` on a plane of `pixels` pixels with its row pass
@@ -367,21 +378,28 @@ impl FastSpec {
         let large = self.rgba_large(pixels);
         let m = tuning()
             .sep_minb
-            .unwrap_or_else(|| sep_min_blocks(self.ch, self.sb, self.kw.max(self.kh), large));
+            .unwrap_or_else(|| match self.small_shape(pixels) {
+                Some(shape) => shape.min_blocks,
+                None => sep_min_blocks(self.ch, self.sb, self.kw.max(self.kh), large),
+            });
         let threads = bx * by;
         (m > 0).then(|| (threads, (m * 128 / threads as usize).max(1)))
     }
 
-    /// The same specialization launched in `block`: `fast_sep`'s row-pass items (with
-    /// [`FastSpec::row_global`]) widened to [`sep_row_threads`] threads' outputs, or as many as
-    /// the block's row holds a whole number of (`CONVFLOW_FAST_SEP_HPX`: that many).
-    pub fn for_block(self, (bx, _): (u32, u32)) -> FastSpec {
+    /// The same specialization launched in `block` on a plane of `pixels` pixels: `fast_sep`'s
+    /// row-pass items (with [`FastSpec::row_global`]) widened to [`sep_small_shape`]'s or
+    /// else [`sep_row_threads`] threads' outputs, or as many as the block's row holds a whole
+    /// number of (`CONVFLOW_FAST_SEP_HPX`: that many).
+    pub fn for_block(self, (bx, _): (u32, u32), pixels: usize) -> FastSpec {
         if !self.separable || !self.row_global {
             return self;
         }
         let want = tuning()
             .sep_hpx
-            .unwrap_or_else(|| sep_row_threads(self.ch, self.sb, self.kw));
+            .unwrap_or_else(|| match self.small_shape(pixels) {
+                Some(shape) => shape.row_threads,
+                None => sep_row_threads(self.ch, self.sb, self.kw),
+            });
         let m = [4, 2, 1]
             .into_iter()
             .find(|&m| m <= want && (bx as usize).is_multiple_of(m))
@@ -437,7 +455,8 @@ impl FastSpec {
     }
 
     /// The block tried first for the tiled kernels on a plane of `pixels` pixels. Separable:
-    /// with the row pass from global memory [`SEP_BLOCK`] ([`SEP_BLOCK_TALL_RGBA`] for 4
+    /// with the row pass from global memory [`sep_small_shape`]'s where it has a shape, else
+    /// [`SEP_BLOCK`] ([`SEP_BLOCK_TALL_RGBA`] for 4
     /// channels taller than 9, [`SEP_BLOCK_RGBA_LARGE`] where the large planes' RGBA rules apply,
     /// [`SEP_BLOCK_WIDE_RGB48`] where [`sep_rgb48_wide`] says); with an input tile, for 8-bit RGB
     /// taller than 9, 16 × 16 threads from 17 rows and 8 × 16 below (measured on H100 with the
@@ -451,11 +470,14 @@ impl FastSpec {
         if !self.separable {
             return (self.ch == 4 && self.kw.max(self.kh) >= 9).then_some(FULL_BLOCK_RGBA);
         }
+        if let Some(shape) = self.small_shape(pixels) {
+            return Some(shape.block);
+        }
         if self.row_global {
             return Some(match self.ch {
                 4 if self.rgba_large(pixels) => SEP_BLOCK_RGBA_LARGE,
                 4 if self.kh > 9 => SEP_BLOCK_TALL_RGBA,
-                _ if sep_rgb48_wide(self.ch, self.sb, self.kh, pixels) => SEP_BLOCK_WIDE_RGB48,
+                _ if sep_rgb48_wide(self.ch, self.sb, self.kh) => SEP_BLOCK_WIDE_RGB48,
                 _ => SEP_BLOCK,
             });
         }

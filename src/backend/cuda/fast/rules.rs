@@ -240,17 +240,90 @@ pub const SEP_BLOCK_TALL_RGBA: (u32, u32) = (4, 32);
 /// round"): 4K 69.1 / 74.5 / 92.7 / 113.4 against 76.6 / 82.5 / 110.3 / 135.8, 8K 250.4 / 265.4
 /// / 320.2 / 381.6 against 265.2 / 284.5 / 390.5 / 482.3. On 1080p and 1440p it lost 1–7 %.
 pub const SEP_BLOCK_RGBA_LARGE: (u32, u32) = (8, 32);
-/// … and 16 × 16 for 16-bit RGB (rgb48) from [`SEP_TILED_MIN_SIDE`] to 9 taps high, and at
-/// every height on planes under [`SEP_SMALL_PLANE`] pixels ([`sep_rgb48_wide`]): H100,
-/// gaussian:7 / 9, µs, 1080p 22.5 / 24.2 against 27.1 / 29.0 for 8 × 16, 4K 58.9 / 63.3 against
-/// 65.1 / 68.7, 8K 185.3 / 197.7 against 212.9 / 220.7; 1080p 11 / 15 / 19 / 25 28.4 / 33.9 /
-/// 39.4 / 46.1 against 33.1 / 34.1 / 44.1 / 54.7. On 4K and 8K it lost 4–14 % from 11 to 19.
+/// … and 16 × 16 for 16-bit RGB (rgb48) from [`SEP_TILED_MIN_SIDE`] to 9 taps high
+/// ([`sep_rgb48_wide`]; smaller planes take [`sep_small_shape`]'s): H100, gaussian:7 / 9, µs, 4K
+/// 58.9 / 63.3 against 65.1 / 68.7 for 8 × 16, 8K 185.3 / 197.7 against 212.9 / 220.7. On 4K
+/// and 8K it lost 4–14 % from 11 to 19.
 pub const SEP_BLOCK_WIDE_RGB48: (u32, u32) = (16, 16);
 
-/// Whether a separable plan `kh` taps high of `ch` channels of `sb`-byte samples on a plane of
-/// `pixels` pixels takes [`SEP_BLOCK_WIDE_RGB48`].
-pub fn sep_rgb48_wide(ch: usize, sb: usize, kh: usize, pixels: usize) -> bool {
-    (ch, sb) == (3, 2) && kh >= SEP_TILED_MIN_SIDE && (kh <= 9 || pixels < SEP_SMALL_PLANE)
+/// Whether a separable plan `kh` taps high of `ch` channels of `sb`-byte samples takes
+/// [`SEP_BLOCK_WIDE_RGB48`] (where [`sep_small_shape`] has none).
+pub fn sep_rgb48_wide(ch: usize, sb: usize, kh: usize) -> bool {
+    (ch, sb) == (3, 2) && (SEP_TILED_MIN_SIDE..=9).contains(&kh)
+}
+
+/// Planes under this many pixels take the smallest planes' separable shapes of 16-bit RGB and
+/// RGBA ([`sep_small_shape`]; a 720p plane has 0.92 M pixels, a 1080p one 2.1 M) …
+pub const SEP_SMALLER_PLANE: usize = 1_000_000;
+/// … and RGBA64 kernels taller than 15 take one row per thread below this many (640×360 and
+/// 853×480, 0.23 M and 0.41 M pixels, gaussian:19 15.6 / 20.5 µs against 18.2 / 21.5 with two
+/// rows; on 720p two, 31.1 against 35.6).
+pub const SEP_RGBA64_ONE_ROW_BELOW: usize = 500_000;
+
+/// A launch shape of `fast_sep` with its row pass from global memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SepShape {
+    /// The block tried first.
+    pub block: (u32, u32),
+    /// Output rows per thread.
+    pub rows: usize,
+    /// Blocks of 128 threads resident per multiprocessor at least (as [`sep_min_blocks`]).
+    pub min_blocks: usize,
+    /// Threads' outputs per row-pass item (as [`sep_row_threads`]).
+    pub row_threads: usize,
+}
+
+/// The shape of a separable plan `kh` taps high over `ch` channels of `sb`-byte samples on a
+/// plane of `pixels` pixels under [`SEP_SMALL_PLANE`], where the measured shape differs from
+/// the rules made on 1080p and 4K: few threads per launch want more resident blocks (fewer
+/// registers) and wider row-pass items. None elsewhere (the rules of [`sep_min_blocks`],
+/// [`sep_row_threads`] and the blocks and rows of `FastSpec` apply).
+/// - 8-bit RGBA taller than 9: 4 × 32, 2 rows, 5 blocks, items of 4.
+/// - rgb48 from 6 taps high: 8 × 16 (4 × 32 taller than 15 under [`SEP_SMALLER_PLANE`]), one row
+///   (two taller than 9 from [`SEP_SMALLER_PLANE`]), 5 blocks, items of 2.
+/// - RGBA64 from 6 taps high under [`SEP_SMALLER_PLANE`]: 8 × 16 to 15 taps high, else 4 × 32;
+///   one row (two taller than 15 from [`SEP_RGBA64_ONE_ROW_BELOW`]); 5 blocks, items of 2. On
+///   larger planes, taller than 15 only: 4 × 32, 2 rows, 5 blocks, items of 2.
+///
+/// H100, gaussian:7…25, sizes 640×360, 853×480, 720p, 1080p and 1440p, 11–13 shapes swept,
+/// best of two passes (docs/PERFORMANCE.md, "twenty-second round"): against the rules before,
+/// 8-bit RGBA 1.04–1.33× faster (640×360 gaussian:25 14.9 against 19.9 µs, 1440p 66.3 against
+/// 70.6), rgb48 0.99–1.40× (853×480 :19 14.2 against 19.0, 1080p :7 18.4 against 22.5), RGBA64
+/// 1.00–1.48× (853×480 :15 14.7 against 21.0, 640×360 :25 19.0 against 27.5); geomean 1.07 /
+/// 1.13 / 1.13. Items of 4 for 8-bit RGBA on 4K and 8K lost up to 11 % from 19 taps; 8-bit RGBA
+/// to 9 taps high kept its rules (within 2 % of the best but at 1440p gaussian:5, 10 %).
+pub fn sep_small_shape(ch: usize, sb: usize, kh: usize, pixels: usize) -> Option<SepShape> {
+    if pixels >= SEP_SMALL_PLANE || kh < SEP_TILED_MIN_SIDE {
+        return None;
+    }
+    let smaller = pixels < SEP_SMALLER_PLANE;
+    let shape = |block, rows, row_threads| SepShape {
+        block,
+        rows,
+        min_blocks: 5,
+        row_threads,
+    };
+    match (ch, sb) {
+        (4, 1) if kh > 9 => Some(shape(SEP_BLOCK_TALL_RGBA, 2, 4)),
+        (3, 2) => {
+            let block = if kh > 15 && smaller {
+                SEP_BLOCK_TALL_RGBA
+            } else {
+                SEP_BLOCK
+            };
+            Some(shape(block, if smaller || kh <= 9 { 1 } else { 2 }, 2))
+        }
+        (4, 2) if smaller && kh <= 15 => Some(shape(SEP_BLOCK, 1, 2)),
+        (4, 2) if kh > 15 => {
+            let rows = if pixels < SEP_RGBA64_ONE_ROW_BELOW {
+                1
+            } else {
+                2
+            };
+            Some(shape(SEP_BLOCK_TALL_RGBA, rows, 2))
+        }
+        _ => None,
+    }
 }
 
 /// Blocks of 128 threads of `fast_sep` (row pass from global memory) resident per
@@ -264,6 +337,7 @@ pub fn sep_rgb48_wide(ch: usize, sb: usize, kh: usize, pixels: usize) -> bool {
 /// rgb48 183.0 against 213.9, RGBA64 gaussian:7 82.9 against 101.4. On large planes 8-bit RGBA
 /// taller than 15 takes 3 (`large`, [`sep_rgba_large`], with [`SEP_ROWS_RGBA_LARGE`] rows; 4K
 /// gaussian:25 172.6 µs against 182.9 with 2 and 201.4 with 4).
+/// Where [`sep_small_shape`] has a shape, its blocks.
 pub fn sep_min_blocks(ch: usize, sb: usize, side: usize, large: bool) -> usize {
     let by_side = match (ch, sb) {
         (1, _) => [6, 6, 6, 6],
@@ -289,7 +363,8 @@ pub fn sep_min_blocks(ch: usize, sb: usize, side: usize, large: bool) -> usize {
 /// gray 1.16–1.38× faster (two to 9 taps, four from 15), NV12 1.16–1.36× (four only at 25),
 /// RGB 1.00–1.30× (two, four from 15), RGBA 1.07–1.16× (four to 9 taps, two beyond: four lost
 /// 7–12 % on 4K at 15 and 25), gray16 1.15–1.37× and rgb48 1.06–1.30× (two); RGBA64 lost
-/// 2–18 % with two or four on 4K, so it keeps one.
+/// 2–18 % with two or four on 4K, so it keeps one. Where [`sep_small_shape`] has a shape, its
+/// items.
 pub fn sep_row_threads(ch: usize, sb: usize, kw: usize) -> usize {
     match (sb, ch) {
         (1, 1 | 3) if kw > 9 => 4,
@@ -380,18 +455,23 @@ pub const FULL_TILED_NARROW_MAX_PLANE: usize = 2_000_000;
 /// … and full kernels of sides 4–5 on 3–4 channels (the deinterleaving integer kernel) below
 /// this many (RGB 640×360 / 853×480 8.9 / 10.0 µs against 10.1 / 16.2, RGBA 10.0 / 11.8 against
 /// 11.8 / 15.9; at 720p the integer kernel, 12.8 / 14.8 against 13.3 / 15.3; gray, NV12 and
-/// side 3 lose with the tiled kernel at every size, 16-bit samples tie).
+/// side 3 lose with the tiled kernel at every size). 16-bit samples take it there too, in place
+/// of the register kernel (twenty-second round, gaussian:5, 640×360 / 853×480: rgb48 8.5 / 9.9
+/// µs against 9.8 / 12.4, RGBA64 10.2 / 12.0 against 10.8 / 14.9; at 720p 1.04 / 1.09× faster
+/// with two rows, 0.88× with one for RGBA64, at 1080p 0.90–0.98×; gray16, YUV 4:2:0 10-bit and
+/// side 3 lost at every size).
 pub const FULL_TILED_5_MAX_PLANE: usize = 600_000;
 
 /// Whether a full plan of `side` taps on a plane of `ch` channels of `sb`-byte samples and
 /// `pixels` pixels takes the tiled kernel ([`FULL_TILED_RGB_MAX_PLANE`] and the constants after
 /// it: on small planes the other kernels have too few threads): at sides 4–5 in place of the
-/// integer kernel, at 6–7 in place of the (f32) register kernel, the ones measured; an integer
-/// kernel at 6–7 and the register kernel at 4–5 keep their planes. Never while
-/// `CONVFLOW_FAST_REG_MAX` or `CONVFLOW_FAST_INT_MAX` sets their reach.
+/// integer kernel (8-bit) or the register kernel (16-bit), at 6–7 (8-bit) in place of the (f32)
+/// register kernel, the ones measured; an integer kernel at 6–7 and the 8-bit register kernel
+/// at 4–5 keep their planes. Never while `CONVFLOW_FAST_REG_MAX` or `CONVFLOW_FAST_INT_MAX`
+/// sets their reach.
 pub fn full_tiled_first(side: usize, ch: usize, sb: usize, pixels: usize) -> bool {
     let t = tuning();
-    if t.reg_max.is_some() || t.int_max.is_some() || sb != 1 {
+    if t.reg_max.is_some() || t.int_max.is_some() || sb != 1 && !(4..=5).contains(&side) {
         return false;
     }
     match side {

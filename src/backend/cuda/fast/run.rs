@@ -201,7 +201,8 @@ fn choose(
     let (side, pixels) = (kw.max(kh), l.width * l.height);
     let mut tiled_first = separable && !b.large_rules && FastSpec::tiled_first(side, sb, pixels);
     // Small planes: the tiled full kernel where it measured faster, in place of the integer
-    // kernel at sides 4–5 and of the register kernel at 6–7 (`full_tiled_first`).
+    // kernel (8-bit) or the register kernel (16-bit) at sides 4–5 and of the register kernel at
+    // 6–7 (`full_tiled_first`).
     let full_tiled = !separable && !b.large_rules && full_tiled_first(side, ch, sb, pixels);
     if b.block_override().is_none() && l.depth == Depth::U8 && !tiled_first {
         // Tests may ask for the large planes' rules on every plane.
@@ -228,7 +229,7 @@ fn choose(
             }
         }
     }
-    let tiled_first = tiled_first || full_tiled && side >= 6;
+    let tiled_first = tiled_first || full_tiled && (side >= 6 || sb > 1);
     let reg = FastSpec::register(kw, kh, ch, plan.border, separable, sb);
     if let Some(mut spec) = reg.filter(|_| b.block_override().is_none() && !tiled_first) {
         if !b.large_rules {
@@ -264,8 +265,12 @@ fn choose(
     match tuning().tiled_py {
         Some(py) => spec.py = py,
         // Small launches: fewer rows per thread, more threads (`tiled_rows`); not with a
-        // block asked for (`--block` measures the rule's shapes as they were).
-        None if !b.large_rules && b.block_override().is_none() => {
+        // block asked for (`--block` measures the rule's shapes as they were) nor where the
+        // small planes' separable shapes set the rows (`sep_small_shape`).
+        None if !b.large_rules
+            && b.block_override().is_none()
+            && spec.small_shape(pixels).is_none() =>
+        {
             spec.py = tiled_rows(launch_samples, (spec.px, spec.py), separable, (ch, sb), kh);
         }
         None => {}
@@ -302,7 +307,7 @@ fn choose(
                 tiled_bounds: spec.sep_bounds(block, pixels),
                 ..spec
             }
-            .for_block(block);
+            .for_block(block, pixels);
             Ok(Choice::Tiled { spec, block })
         }
         (None, Some(block)) if fits_constant => Err(CudaError::Unsupported(format!(

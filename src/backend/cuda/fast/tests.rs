@@ -196,13 +196,14 @@ fn separable_blocks_follow_the_measured_rules() {
     assert_eq!(rgba.clone().first_block(HD), Some(SEP_BLOCK_TALL_RGBA));
     let large = rgba.for_pixels(UHD);
     assert!(large.tile(SEP_BLOCK_RGBA_LARGE).1 <= TALL_TILE_PREFERRED);
-    // rgb48: 16 × 16 from 6 to 9 taps high, and taller on small planes only.
+    // rgb48 on large planes: 16 × 16 from 6 to 9 taps high; smaller planes take
+    // `sep_small_shape`'s blocks (separable_shapes_of_small_planes_follow_the_measured_rules).
     assert_eq!(block(5, 3, 2, true), Some(SEP_BLOCK));
     assert_eq!(block(7, 3, 2, true), Some(SEP_BLOCK_WIDE_RGB48));
     assert_eq!(block(9, 3, 2, true), Some(SEP_BLOCK_WIDE_RGB48));
     assert_eq!(block(25, 3, 2, true), Some(SEP_BLOCK));
     let rgb48 = FastSpec::separable(25, 25, 3, Border::Clamp).with_sample_bytes(2);
-    assert_eq!(rgb48.first_block(HD), Some(SEP_BLOCK_WIDE_RGB48));
+    assert_eq!(rgb48.first_block(HD), Some(SEP_BLOCK));
     // Its tile exceeds the 48 KB of full kernels' preferred size, not the tall one.
     let rgb48 = FastSpec::separable(9, 9, 3, Border::Clamp).with_sample_bytes(2);
     let bytes = rgb48.tile(SEP_BLOCK_WIDE_RGB48).1;
@@ -241,7 +242,7 @@ fn separable_launch_bounds_follow_the_measured_rules() {
     let bounds = |k, ch, sb| {
         FastSpec::separable(k, k, ch, Border::Clamp)
             .with_sample_bytes(sb)
-            .sep_bounds(SEP_BLOCK, 0)
+            .sep_bounds(SEP_BLOCK, UHD)
     };
     assert_eq!(bounds(25, 1, 1), Some((128, 6)));
     assert_eq!(bounds(7, 3, 1), Some((128, 6)));
@@ -250,12 +251,12 @@ fn separable_launch_bounds_follow_the_measured_rules() {
     assert_eq!(bounds(31, 4, 2), Some((128, 3)));
     // Scaled to other blocks' threads; none for the input-tile kernel.
     let spec = FastSpec::separable(9, 9, 1, Border::Clamp);
-    assert_eq!(spec.sep_bounds((16, 16), 0), Some((256, 3)));
+    assert_eq!(spec.sep_bounds((16, 16), UHD), Some((256, 3)));
     let tile = FastSpec {
         row_global: false,
         ..spec
     };
-    assert_eq!(tile.sep_bounds(SEP_BLOCK, 0), None);
+    assert_eq!(tile.sep_bounds(SEP_BLOCK, UHD), None);
 }
 
 #[test]
@@ -263,7 +264,7 @@ fn separable_row_items_follow_the_measured_rules_and_the_block() {
     let items = |k, ch, sb, block| {
         let spec = FastSpec::separable(k, k, ch, Border::Clamp).with_sample_bytes(sb);
         let px = spec.px;
-        spec.for_block(block).row_px / px
+        spec.for_block(block, UHD).row_px / px
     };
     // Two threads' outputs, four for wide 8-bit one- and three-channel kernels, four for
     // narrow 8-bit RGBA, one for RGBA64.
@@ -284,11 +285,11 @@ fn separable_row_items_follow_the_measured_rules_and_the_block() {
         row_global: false,
         ..FastSpec::separable(25, 25, 1, Border::Clamp)
     };
-    assert_eq!(tile.clone().for_block(SEP_BLOCK).row_px, tile.px);
+    assert_eq!(tile.clone().for_block(SEP_BLOCK, HD).row_px, tile.px);
     let full = FastSpec::new(25, 25, 1, Border::Clamp);
-    assert_eq!(full.clone().for_block(SEP_BLOCK).row_px, full.px);
+    assert_eq!(full.clone().for_block(SEP_BLOCK, HD).row_px, full.px);
     // It is compiled in.
-    let spec = FastSpec::separable(25, 25, 1, Border::Clamp).for_block(SEP_BLOCK);
+    let spec = FastSpec::separable(25, 25, 1, Border::Clamp).for_block(SEP_BLOCK, HD);
     assert!(spec.defines().contains(&"-DPXH=16".to_string()));
 }
 
@@ -300,7 +301,8 @@ fn large_rgba_planes_take_more_separable_rows_and_blocks() {
             .for_pixels(pixels)
     };
     let (small, large) = (SEP_SMALL_PLANE - 1, SEP_SMALL_PLANE);
-    assert_eq!(spec(25, 4, 1, small).py, SEP_ROWS_RGBA);
+    // Below SEP_SMALL_PLANE, `sep_small_shape`'s rows and blocks.
+    assert_eq!(spec(25, 4, 1, small).py, 2);
     assert_eq!(spec(25, 4, 1, large).py, SEP_ROWS_RGBA_LARGE);
     assert_eq!(spec(11, 4, 1, large).py, SEP_ROWS_RGBA_LARGE);
     // 9 and below, 16-bit RGBA and other channel counts keep their rows.
@@ -312,9 +314,9 @@ fn large_rgba_planes_take_more_separable_rows_and_blocks() {
     assert_eq!(wide.py, SEP_ROWS_RGBA);
     assert_eq!(wide.sep_bounds(SEP_BLOCK, large), Some((128, 2)));
     let bounds = |k, pixels| spec(k, 4, 1, pixels).sep_bounds(SEP_BLOCK_TALL_RGBA, pixels);
-    assert_eq!(bounds(25, small), Some((128, 2)));
+    assert_eq!(bounds(25, small), Some((128, 5)));
     assert_eq!(bounds(25, large), Some((128, 3)));
-    assert_eq!(bounds(15, small), Some((128, 3)));
+    assert_eq!(bounds(15, small), Some((128, 5)));
     assert_eq!(bounds(15, large), Some((128, 3)));
     assert_eq!(bounds(9, large), Some((128, 4)));
 }
@@ -339,12 +341,86 @@ fn small_8bit_planes_take_the_tiled_kernel_at_5_to_7() {
             "1–2 channels: never at 5"
         );
     }
-    for (side, ch, sb) in [(3, 3, 1), (9, 3, 1), (7, 1, 2), (7, 4, 2), (5, 3, 2)] {
+    for (side, ch, sb) in [(3, 3, 1), (9, 3, 1), (7, 1, 2), (7, 4, 2), (3, 3, 2)] {
         assert!(
             !full_tiled_first(side, ch, sb, small),
             "side {side}, {ch} channels, {sb}-byte samples"
         );
     }
+    // 16-bit samples of 3–4 channels at sides 4–5 take it on the same small planes, in place
+    // of the register kernel; one channel never does.
+    for (side, ch) in [(5, 3), (4, 4)] {
+        assert!(full_tiled_first(side, ch, 2, small));
+        assert!(!full_tiled_first(side, ch, 2, p720));
+    }
+    assert!(!full_tiled_first(5, 1, 2, small));
+}
+
+#[test]
+fn separable_shapes_of_small_planes_follow_the_measured_rules() {
+    use super::rules::{sep_small_shape, SepShape, SEP_SMALLER_PLANE};
+    let (p480, p720, hd) = (853 * 480, 1280 * 720, 1920 * 1080);
+    let shape = |block, rows, row_threads| SepShape {
+        block,
+        rows,
+        min_blocks: 5,
+        row_threads,
+    };
+    assert!(p720 < SEP_SMALLER_PLANE && hd > SEP_SMALLER_PLANE);
+    // 8-bit RGBA taller than 9: 4 × 32, 2 rows, items of 4; up to 9 taps its rules.
+    assert_eq!(
+        sep_small_shape(4, 1, 25, hd),
+        Some(shape(SEP_BLOCK_TALL_RGBA, 2, 4))
+    );
+    assert_eq!(sep_small_shape(4, 1, 9, hd), None);
+    // rgb48: 8 × 16, one row (two taller than 9 from SEP_SMALLER_PLANE), 4 × 32 taller than
+    // 15 below it.
+    assert_eq!(sep_small_shape(3, 2, 7, hd), Some(shape(SEP_BLOCK, 1, 2)));
+    assert_eq!(sep_small_shape(3, 2, 15, hd), Some(shape(SEP_BLOCK, 2, 2)));
+    assert_eq!(
+        sep_small_shape(3, 2, 15, p720),
+        Some(shape(SEP_BLOCK, 1, 2))
+    );
+    assert_eq!(
+        sep_small_shape(3, 2, 25, p720),
+        Some(shape(SEP_BLOCK_TALL_RGBA, 1, 2))
+    );
+    // RGBA64: one row up to 15 taps below SEP_SMALLER_PLANE, none above it; taller than 15,
+    // 4 × 32 with one row below SEP_RGBA64_ONE_ROW_BELOW, two from it.
+    assert_eq!(
+        sep_small_shape(4, 2, 15, p720),
+        Some(shape(SEP_BLOCK, 1, 2))
+    );
+    assert_eq!(sep_small_shape(4, 2, 15, hd), None);
+    assert_eq!(
+        sep_small_shape(4, 2, 25, p480),
+        Some(shape(SEP_BLOCK_TALL_RGBA, 1, 2))
+    );
+    assert_eq!(
+        sep_small_shape(4, 2, 25, p720),
+        Some(shape(SEP_BLOCK_TALL_RGBA, 2, 2))
+    );
+    // Other formats, short kernels and large planes: the rules before.
+    assert_eq!(sep_small_shape(1, 1, 25, p480), None);
+    assert_eq!(sep_small_shape(3, 1, 25, p480), None);
+    assert_eq!(sep_small_shape(4, 1, 5, p480), None);
+    assert_eq!(sep_small_shape(4, 1, 25, SEP_SMALL_PLANE), None);
+    // The specialization takes them: rows, first block, bounds and row items.
+    let spec = FastSpec::separable(25, 25, 4, Border::Clamp).with_sample_bytes(2);
+    let small = spec.clone().for_pixels(p480);
+    assert_eq!(small.py, 1);
+    assert_eq!(small.first_block(p480), Some(SEP_BLOCK_TALL_RGBA));
+    assert_eq!(small.sep_bounds(SEP_BLOCK_TALL_RGBA, p480), Some((128, 5)));
+    let px = small.px;
+    assert_eq!(small.for_block(SEP_BLOCK_TALL_RGBA, p480).row_px, 2 * px);
+    // On 4K RGBA64 keeps one thread's outputs per item.
+    let uhd = spec.for_pixels(3840 * 2160);
+    assert_eq!(
+        uhd.clone()
+            .for_block(SEP_BLOCK_TALL_RGBA, 3840 * 2160)
+            .row_px,
+        uhd.px
+    );
 }
 
 #[test]
