@@ -1,6 +1,14 @@
 // NPP's general 2D filter (nppiFilterBorder32f, f32 weights, replicate border) timed the way
-// `convflow bench kernels` times its kernels: CUDA events around each launch, warm-up, median
-// of many runs with min and max. Built and run on the GPU host by scripts/gpu-run.sh (npp):
+// `convflow bench kernels` times its kernels (src/backend/cuda/timing.rs): warm-up; each run
+// queues a batch of 10 calls (1 once a call takes over a millisecond) between two CUDA events
+// behind a stream hold (one thread spinning until the host, once the batch is queued, releases
+// it from a second stream), so the batch runs back to back on the device whatever the host's
+// launch cost; each call of a batch works on the next of several copies of the frame, which
+// together hold twice the L2 cache, so no call reads what the call before left in the cache;
+// the mean call of a run is one sample, and the median of many runs is printed with min and
+// max. A 5th argument `paced` times one call per event pair on one frame without the hold (the
+// method before: the host's launch cost shows where a call is shorter than it). Built and run
+// on the GPU host by scripts/gpu-run.sh (npp):
 //   nvcc -O2 -o npp_bench scripts/npp_bench.cu -lnppif -lnppc && ./npp_bench 3840 2160 50 rgb,nv12
 // Prints CSV: library,format,k,width,height,runs,median_us,min_us,max_us. Rows `npp` are the
 // full k x k filter; rows `npp-rowcol` the separable pair nppiFilterRowBorder32f +
@@ -118,24 +126,63 @@ static double median(const std::vector<float>& v) {
     return n % 2 ? v[n / 2] : 0.5 * ((double)v[n / 2 - 1] + v[n / 2]);
 }
 
-// Times `call` (which enqueues on `s`) like bench kernels: 3 warm-up runs, then `runs` timed
-// ones between CUDA events. Prints one CSV row; false if a call failed.
+// The stream hold: one thread spins until gate[0] reaches `ticket` or `timeout_ns` pass (then
+// it marks gate[1]), as kernels/hold.cu.
+__global__ void hold(volatile unsigned* gate, unsigned ticket, unsigned long long timeout_ns) {
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    while (gate[0] < ticket) {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        if (now - start > timeout_ns) {
+            gate[1] = ticket;
+            return;
+        }
+        __nanosleep(500);
+    }
+}
+
+// How calls are timed: held batches over rotating copies, or one call per event pair (`paced`).
+// The gate is mapped host memory: the host releases the hold by writing it, with no stream in
+// between (a second stream could share the timed one's hardware queue and wait behind it).
+struct Clock {
+    bool paced;
+    volatile unsigned* gate;  // host address
+    unsigned* gate_dev;       // its device address
+    unsigned ticket;
+    int sets;
+};
+
+// Times `call(set)` (which enqueues on `s`, working on copy `set` of the frame) like bench
+// kernels: 3 warm-up runs (one call each, not held), then `runs` timed ones. Prints one CSV row;
+// false if a call failed.
 template <class F>
 static bool timed(const char* library, const char* fmt, int kn, int w, int h, int runs, cudaStream_t s,
-                  cudaEvent_t a, cudaEvent_t b, F call) {
+                  cudaEvent_t a, cudaEvent_t b, Clock& clk, F call) {
     std::vector<float> us;
+    int batch = clk.paced ? 1 : 10, next = 0;
     for (int r = -3; r < runs; ++r) {
+        const bool held = !clk.paced && r >= 0;
+        const int n = r < 0 ? 1 : batch;
+        if (held) {
+            hold<<<1, 1, 0, s>>>(clk.gate_dev, ++clk.ticket, 50000000ull);
+            CK(cudaGetLastError());
+        }
         CK(cudaEventRecord(a, s));
-        NppStatus st = call();
+        NppStatus st = NPP_SUCCESS;
+        for (int i = 0; i < n && st == NPP_SUCCESS; ++i) st = call(clk.paced ? 0 : next++ % clk.sets);
         CK(cudaEventRecord(b, s));
+        if (held) clk.gate[0] = clk.ticket;
         CK(cudaEventSynchronize(b));
         if (st != NPP_SUCCESS) {
             fprintf(stderr, "NPP error %d (%s %s k=%d)\n", (int)st, library, fmt, kn);
             return false;
         }
+        if (held && clk.gate[1] == clk.ticket)
+            fprintf(stderr, "%s %s k=%d %dx%d: the hold timed out (host-paced)\n", library, fmt, kn, w, h);
         float ms = 0;
         CK(cudaEventElapsedTime(&ms, a, b));
-        if (r >= 0) us.push_back(ms * 1000.0f);
+        if (r >= 0) us.push_back(ms * 1000.0f / n);
+        if (ms / n > 1.0f) batch = 1;
     }
     std::sort(us.begin(), us.end());
     printf("%s,%s,%d,%d,%d,%d,%.1f,%.1f,%.1f\n", library, fmt, kn, w, h, runs, median(us), us.front(), us.back());
@@ -156,7 +203,7 @@ __global__ void copy16(const uint4* __restrict__ src, uint4* __restrict__ dst, s
     for (; i < n16; i += stride) dst[i] = src[i];
 }
 
-// Usage: npp_bench [WIDTH HEIGHT RUNS [FORMAT,FORMAT,...]]. Rows `copy` (k 0) are the faster of
+// Usage: npp_bench [WIDTH HEIGHT RUNS [FORMAT,FORMAT,... [paced]]]. Rows `copy` (k 0) are the faster of
 // a device-to-device cudaMemcpyAsync of the whole frame and a 16-byte-word copy kernel, each
 // timed like the filters: what reading and writing the frame's bytes once takes at this size,
 // launch and ramp included, the practical memory floor of a filter.
@@ -170,6 +217,14 @@ int main(int argc, char** argv) {
     cudaEvent_t a, b;
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
+    Clock clk{argc > 5 && std::string(argv[5]) == "paced", nullptr, nullptr, 0, 1};
+    unsigned* gate = nullptr;
+    CK(cudaHostAlloc(&gate, 2 * sizeof(unsigned), cudaHostAllocMapped));
+    gate[0] = gate[1] = 0;
+    clk.gate = gate;
+    CK(cudaHostGetDevicePointer(&clk.gate_dev, gate, 0));
+    int l2 = 0;
+    CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
     printf("library,format,k,width,height,runs,median_us,min_us,max_us\n");
     const std::vector<Plane> yuv420{{1, 1, 1}, {2, 2, 1}, {2, 2, 1}};
     const Fmt fmts[] = {
@@ -194,15 +249,24 @@ int main(int argc, char** argv) {
             lay.push_back({sz, p.ch, step, total});
             total += (size_t)step * sz.height;
         }
-        unsigned char *src, *dst, *tmp;
-        CK(cudaMalloc(&src, total));
-        CK(cudaMalloc(&dst, total));
-        CK(cudaMalloc(&tmp, total));
+        // Copies of the frame (source, destination and the row/column pair's intermediate) that
+        // together hold twice the L2 cache (at most 32, a quarter of the free memory).
+        size_t free_mem = 0, total_mem = 0;
+        CK(cudaMemGetInfo(&free_mem, &total_mem));
+        clk.sets = clk.paced ? 1
+                             : (int)std::max<size_t>(1, std::min<size_t>({(2 * (size_t)l2 + 2 * total - 1) / (2 * total),
+                                                                           32, free_mem / 4 / (3 * total)}));
+        std::vector<unsigned char*> srcs(clk.sets), dsts(clk.sets), tmps(clk.sets);
         std::vector<unsigned char> host(total);
         for (size_t i = 0; i < host.size(); ++i) host[i] = (unsigned char)(i * 2654435761u >> 24);
-        CK(cudaMemcpy(src, host.data(), host.size(), cudaMemcpyHostToDevice));
-        if (!timed("copy-memcpy", f.name, 0, w, h, runs, s, a, b, [&] {
-                return cudaMemcpyAsync(dst, src, total, cudaMemcpyDeviceToDevice, s) == cudaSuccess
+        for (int i = 0; i < clk.sets; ++i) {
+            CK(cudaMalloc(&srcs[i], total));
+            CK(cudaMalloc(&dsts[i], total));
+            CK(cudaMalloc(&tmps[i], total));
+            CK(cudaMemcpy(srcs[i], host.data(), host.size(), cudaMemcpyHostToDevice));
+        }
+        if (!timed("copy-memcpy", f.name, 0, w, h, runs, s, a, b, clk, [&](int i) {
+                return cudaMemcpyAsync(dsts[i], srcs[i], total, cudaMemcpyDeviceToDevice, s) == cudaSuccess
                            ? NPP_SUCCESS
                            : NPP_ERROR;
             }))
@@ -210,8 +274,8 @@ int main(int argc, char** argv) {
         // Frame sizes here are multiples of 16 bytes; a tail would be left uncopied (timing only).
         const size_t n16 = total / 16;
         const int blocks = (int)std::min<size_t>((n16 + 255) / 256, (size_t)ctx.nMultiProcessorCount * 16);
-        if (!timed("copy-kernel", f.name, 0, w, h, runs, s, a, b, [&] {
-                copy16<<<blocks, 256, 0, s>>>((const uint4*)src, (uint4*)dst, n16);
+        if (!timed("copy-kernel", f.name, 0, w, h, runs, s, a, b, clk, [&](int i) {
+                copy16<<<blocks, 256, 0, s>>>((const uint4*)srcs[i], (uint4*)dsts[i], n16);
                 return cudaGetLastError() == cudaSuccess ? NPP_SUCCESS : NPP_ERROR;
             }))
             return 1;
@@ -225,13 +289,13 @@ int main(int argc, char** argv) {
                 float* k;
                 CK(cudaMalloc(&k, kh.size() * sizeof(float)));
                 CK(cudaMemcpy(k, kh.data(), kh.size() * sizeof(float), cudaMemcpyHostToDevice));
-                const bool ok = timed(sep ? "npp-rowcol" : "npp", f.name, kn, w, h, runs, s, a, b, [&] {
+                const bool ok = timed(sep ? "npp-rowcol" : "npp", f.name, kn, w, h, runs, s, a, b, clk, [&](int i) {
                     for (const Lay& l : lay) {
                         const NppStatus st =
-                            sep ? run_rowcol(f.bytes, l.ch, f.keep_alpha, src + l.off, l.step, tmp + l.off,
-                                             dst + l.off, l.size, k, kn, ctx)
-                                : run(f.bytes, l.ch, f.keep_alpha, src + l.off, l.step, dst + l.off, l.step,
-                                      l.size, k, kn, ctx);
+                            sep ? run_rowcol(f.bytes, l.ch, f.keep_alpha, srcs[i] + l.off, l.step, tmps[i] + l.off,
+                                             dsts[i] + l.off, l.size, k, kn, ctx)
+                                : run(f.bytes, l.ch, f.keep_alpha, srcs[i] + l.off, l.step, dsts[i] + l.off,
+                                      l.step, l.size, k, kn, ctx);
                         if (st != NPP_SUCCESS) return st;
                     }
                     return NPP_SUCCESS;
@@ -240,9 +304,11 @@ int main(int argc, char** argv) {
                 if (!ok) return 1;
             }
         }
-        CK(cudaFree(src));
-        CK(cudaFree(dst));
-        CK(cudaFree(tmp));
+        for (int i = 0; i < clk.sets; ++i) {
+            CK(cudaFree(srcs[i]));
+            CK(cudaFree(dsts[i]));
+            CK(cudaFree(tmps[i]));
+        }
     }
     return 0;
 }

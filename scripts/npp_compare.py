@@ -2,8 +2,8 @@
 """Merges `convflow bench kernels --csv` rows with scripts/npp_bench.cu's CSV (measured in the
 same device command by `scripts/gpu-run.sh OUT compare`) into one markdown table per size:
 convflow's median, its ratio to the floor and to a device-to-device copy of the same frame
-(the faster of npp_bench's `copy-*` rows: the practical memory floor at this size, launch and
-ramp included),
+(the faster of npp_bench's `copy-*` rows, timed like the filters: the practical memory floor at
+this size, the kernel's ramp and tail included),
 NPP's median and NPP / convflow (> 1: convflow is faster), for the full and the separable path
 (NPP: nppiFilterBorder32f, and the nppiFilterRowBorder32f + nppiFilterColumnBorder32f pair;
 planar and semi-planar formats: one call per plane, timed together).

@@ -290,10 +290,30 @@ pub struct LinkBandwidth {
     pub duplex: f64,
 }
 
+/// How a backend's device times were taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceClock {
+    /// Each timed batch was queued whole before the device started it: the passes ran back to
+    /// back, whatever the host's launch cost.
+    Held,
+    /// Some batch started before it was queued whole, so the device may have waited for the
+    /// host between passes.
+    HostPaced,
+}
+
+/// Device-side times in seconds of filter passes, and how they were taken.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelTimes {
+    /// One time per timed run (a run's mean pass).
+    pub times: Vec<f64>,
+    /// How they were taken.
+    pub clock: DeviceClock,
+}
+
 /// What benchmarks ask of a backend that measures itself (CUDA events).
 pub trait Measure {
-    /// Device-side times in seconds of up to `runs` filter passes after `warmup` (fewer once
-    /// `budget` seconds are spent, at least one), excluding transfers.
+    /// Device-side times of up to `runs` filter passes after `warmup` (fewer once `budget`
+    /// seconds are spent, at least one), excluding transfers.
     fn kernel_times(
         &mut self,
         plan: &Plan,
@@ -302,7 +322,7 @@ pub trait Measure {
         warmup: usize,
         runs: usize,
         budget: f64,
-    ) -> Result<Vec<f64>, BackendError>;
+    ) -> Result<KernelTimes, BackendError>;
 
     /// Measured ceilings (bytes/s of a device-to-device copy counting read + written bytes,
     /// fp32 FMA/s) for roofline ratios.

@@ -18,7 +18,7 @@ pub mod suite;
 
 use std::time::{Duration, Instant};
 
-use crate::backend::{Backend, BackendError};
+use crate::backend::{Backend, BackendError, DeviceClock};
 use crate::filter::{FilterError, Plan};
 use crate::frame::Frame;
 
@@ -89,8 +89,12 @@ pub fn fill_random(frame: &mut Frame, seed: u64) {
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
 pub enum Clock {
-    /// Device kernel time from CUDA events.
+    /// Device kernel time from CUDA events, each batch of passes queued whole before it ran
+    /// (back to back on the device, inputs not in the cache).
     Events,
+    /// Device kernel time from CUDA events, where the device may have waited for the host
+    /// between passes (a path that waits for its own kernels, as the texture variant).
+    EventsHostPaced,
     /// Host wall clock around a synchronous call.
     Wall,
     /// Wall clock on a strip of rows, scaled to the frame (cpu-seq on big frames).
@@ -119,10 +123,14 @@ pub fn time_filter(
             runs.max(1),
             budget.as_secs_f64(),
         )?;
-        t.sort_by(|a, b| a.total_cmp(b));
+        t.times.sort_by(|a, b| a.total_cmp(b));
+        let clock = match t.clock {
+            DeviceClock::Held => Clock::Events,
+            DeviceClock::HostPaced => Clock::EventsHostPaced,
+        };
         return Ok((
-            Clock::Events,
-            t.into_iter().map(Duration::from_secs_f64).collect(),
+            clock,
+            t.times.into_iter().map(Duration::from_secs_f64).collect(),
         ));
     }
     for _ in 0..warmup {

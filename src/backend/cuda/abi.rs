@@ -313,6 +313,23 @@ pub mod launch {
         unsafe { b.launch(cfg) }.map(|_| ()).map_err(err)
     }
 
+    /// `(unsigned* gate, unsigned ticket, unsigned long long timeout_ns)`: convflow_hold (one
+    /// thread).
+    pub fn hold(
+        s: &Arc<CudaStream>,
+        f: &CudaFunction,
+        cfg: LaunchConfig,
+        gate: u64,
+        ticket: u32,
+        timeout_ns: u64,
+    ) -> Result<(), CudaError> {
+        let mut b = s.launch_builder(f);
+        b.arg(&gate).arg(&ticket).arg(&timeout_ns);
+        // SAFETY: (volatile unsigned*, unsigned, unsigned long long); `gate` is a live device
+        // allocation of two u32 words that outlives the stream's work.
+        unsafe { b.launch(cfg) }.map(|_| ()).map_err(err)
+    }
+
     /// `(FastPlanes planes)`: fast_reg, fast_int of several planes.
     pub fn planes(
         s: &Arc<CudaStream>,

@@ -1,8 +1,8 @@
 //! The few driver calls cudarc has no safe API for: texture objects over pitched memory, 2D
 //! copies (device to device, and a frame's planes between its host layout and its row-aligned
 //! device layout), page-locked buffers a frame can own (the pipeline's pools and the
-//! synchronous path's staging alike), raw asynchronous copies, and the driver and NVRTC
-//! versions. Every `unsafe` block carries a `// SAFETY:` line; the copy functions that are
+//! synchronous path's staging alike), host words mapped into the device's address space,
+//! raw asynchronous copies, and the driver and NVRTC versions. Every `unsafe` block carries a `// SAFETY:` line; the copy functions that are
 //! themselves `unsafe` state the caller's obligations.
 
 use std::sync::Arc;
@@ -225,6 +225,76 @@ impl Drop for PinnedBuf {
         let _ = self.ctx.bind_to_thread();
         // SAFETY: allocated by malloc_host in `new` and freed exactly once; no copy is in flight
         // (every transfer stage synchronizes its copy before handing the frame on).
+        let _ = unsafe { cudarc::driver::result::free_host(self.ptr as *mut _) };
+    }
+}
+
+/// 32-bit words of page-locked host memory that kernels read and write through their device
+/// address (mapped memory) while the host reads and writes them directly, with no stream in
+/// between: the benchmark's stream hold (a kernel spins on a word until the host sets it).
+pub struct MappedWords {
+    ptr: *mut u32,
+    len: usize,
+    device: sys::CUdeviceptr,
+    ctx: Arc<CudaContext>,
+}
+
+// SAFETY: the words are plain host memory owned by this value and only accessed atomically.
+unsafe impl Send for MappedWords {}
+unsafe impl Sync for MappedWords {}
+
+impl MappedWords {
+    /// `len` words, zeroed.
+    pub fn new(ctx: &Arc<CudaContext>, len: usize) -> Result<Self, DriverError> {
+        ctx.bind_to_thread()?;
+        let bytes = len.max(1) * 4;
+        // SAFETY: plain allocation; the pointer is owned by the returned value and freed once.
+        let ptr =
+            unsafe { cudarc::driver::result::malloc_host(bytes, sys::CU_MEMHOSTALLOC_DEVICEMAP) }?
+                as *mut u32;
+        // SAFETY: `ptr` points to `bytes` writable bytes just allocated.
+        unsafe { std::ptr::write_bytes(ptr as *mut u8, 0, bytes) };
+        // Owned from here, so an error below frees it.
+        let mut words = MappedWords {
+            ptr,
+            len,
+            device: 0,
+            ctx: ctx.clone(),
+        };
+        // SAFETY: `ptr` came from cuMemHostAlloc with DEVICEMAP; flags must be 0.
+        unsafe { sys::cuMemHostGetDevicePointer_v2(&mut words.device, ptr as *mut _, 0) }
+            .result()?;
+        Ok(words)
+    }
+
+    /// The words' device address.
+    pub fn device(&self) -> sys::CUdeviceptr {
+        self.device
+    }
+
+    fn word(&self, i: usize) -> &std::sync::atomic::AtomicU32 {
+        assert!(i < self.len, "word {i} of {}", self.len);
+        // SAFETY: `ptr` holds `len` aligned u32 words for the life of `self`; the device's
+        // accesses are word-sized too.
+        unsafe { &*(self.ptr.add(i) as *const std::sync::atomic::AtomicU32) }
+    }
+
+    /// Word `i` as the host sees it now.
+    pub fn get(&self, i: usize) -> u32 {
+        self.word(i).load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Sets word `i`; a kernel polling it sees the value.
+    pub fn set(&self, i: usize, v: u32) {
+        self.word(i).store(v, std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Drop for MappedWords {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        // SAFETY: allocated by malloc_host in `new` and freed exactly once; the owner drops it
+        // only once no kernel reading it is in flight (it synchronizes its stream first).
         let _ = unsafe { cudarc::driver::result::free_host(self.ptr as *mut _) };
     }
 }

@@ -24,6 +24,7 @@ const DIRECT: &str = include_str!("../../../kernels/direct.cu");
 const SEPARABLE: &str = include_str!("../../../kernels/separable.cu");
 const FAST: &str = include_str!("../../../kernels/fast.cu");
 const FAST_INT: &str = include_str!("../../../kernels/fast_int.cuh");
+const HOLD: &str = include_str!("../../../kernels/hold.cu");
 
 /// Which module: the fixed families, or one `fast` specialization.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -34,6 +35,8 @@ pub enum ModuleKey {
     Separable,
     /// kernels/fast.cu compiled for one specialization.
     Fast(FastSpec),
+    /// kernels/hold.cu: the benchmark's stream hold.
+    Hold,
 }
 
 impl ModuleKey {
@@ -44,6 +47,7 @@ impl ModuleKey {
             ModuleKey::Direct => ("direct.cu", DIRECT),
             ModuleKey::Separable => ("separable.cu", SEPARABLE),
             ModuleKey::Fast(_) => ("fast.cu", FAST),
+            ModuleKey::Hold => ("hold.cu", HOLD),
         };
         (
             name,
@@ -114,7 +118,7 @@ pub fn compile(key: &ModuleKey, arch: u32) -> Result<(String, String), CudaError
 /// Every module family and a spread of `fast` specializations, for build checks (CI compiles
 /// them all with NVRTC, no GPU needed).
 pub fn all_check_keys() -> Vec<ModuleKey> {
-    let mut keys = vec![ModuleKey::Direct, ModuleKey::Separable];
+    let mut keys = vec![ModuleKey::Direct, ModuleKey::Separable, ModuleKey::Hold];
     let mut i = 0;
     for ch in 1..=4 {
         // Sizes cover the register-segment path, unrolled and looped rows; samples of 1 and 2

@@ -1,18 +1,42 @@
 //! Timing on the device: the events that split a frame into upload, kernels and download (the
 //! report's transfer-vs-kernel split), and the benchmark measurements of [`Measure`]: kernel-only
-//! times, the device's copy and FMA ceilings, and the host↔device link.
+//! times (each batch of passes queued whole behind a stream hold, then run back to back over
+//! frame copies that do not fit the L2 cache together), the device's copy and FMA ceilings, and
+//! the host↔device link.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use cudarc::driver::{sys, CudaEvent};
+use cudarc::driver::{sys, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig};
 
-use super::{offload, CudaBackend, CudaError, DEVICE_DEPTH, EVENTS_PER_SLOT, SLOT_EVENTS};
-use crate::backend::{check_shapes, BackendError, LinkBandwidth, Measure};
+use super::abi::launch;
+use super::memory::ptr;
+use super::registry::ModuleKey;
+use super::{offload, raw, CudaBackend, CudaError, DEVICE_DEPTH, EVENTS_PER_SLOT, SLOT_EVENTS};
+use crate::backend::{
+    check_shapes, BackendError, DeviceClock, KernelTimes, LinkBandwidth, Measure,
+};
 use crate::filter::Plan;
 use crate::frame::Frame;
 
 /// Passes per timed event pair in [`Measure::kernel_times`].
 const TIMED_BATCH: usize = 10;
+/// How long the stream hold waits for the host to queue a batch before it lets the stream go
+/// anyway (a backend path that waits for its own kernels inside a pass, as the texture variant
+/// does, can never be queued whole; its batches are then host-paced).
+const HOLD_TIMEOUT_NS: u64 = 50_000_000;
+/// The timed passes rotate through copies of the frame (source and destination) that together
+/// hold at least this many times the device's L2 cache, so each pass reads its input from
+/// device memory, as the floor assumes, and not from the cache the pass before left it in …
+const ROTATE_L2_TIMES: usize = 2;
+/// … with at most this many copies, and at most a quarter of the free device memory.
+const ROTATE_MAX: usize = 32;
+
+/// `CONVFLOW_BENCH_PACED=1`: [`Measure::kernel_times`] as it was before the hold, for
+/// comparisons: one copy of the frame, batches queued while they run ([`DeviceClock::HostPaced`]).
+fn paced() -> bool {
+    std::env::var_os("CONVFLOW_BENCH_PACED").is_some_and(|v| v == "1")
+}
 
 /// A new event: a timing event, or one without timing, which costs its stream less and only
 /// tells when the work before it is done.
@@ -125,11 +149,101 @@ impl CudaBackend {
     }
 }
 
+/// The stream hold of [`Measure::kernel_times`]: kernels/hold.cu's one thread spins on the
+/// timed stream until the host, once the batch is queued, writes the batch's ticket into a gate
+/// word of mapped host memory (no stream between: a second stream could share the timed one's
+/// hardware queue and wait behind it); a batch queued whole runs back to back on the device.
+struct Hold {
+    f: CudaFunction,
+    /// Word 0: the last ticket released; word 1: the last ticket that timed out.
+    gate: raw::MappedWords,
+    ticket: u32,
+}
+
+impl Hold {
+    fn new(b: &mut CudaBackend) -> Result<Hold, CudaError> {
+        let f = b.registry.function(&ModuleKey::Hold, "convflow_hold")?;
+        let gate = raw::MappedWords::new(&b.ctx, 2)
+            .map_err(|e| CudaError::driver("making the stream hold", e))?;
+        Ok(Hold { f, gate, ticket: 0 })
+    }
+
+    /// Holds `stream` until [`Hold::release`].
+    fn hold(&mut self, stream: &Arc<CudaStream>) -> Result<(), CudaError> {
+        self.ticket += 1;
+        let one = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let gate = self.gate.device();
+        launch::hold(stream, &self.f, one, gate, self.ticket, HOLD_TIMEOUT_NS)
+    }
+
+    /// Lets the held stream go.
+    fn release(&self) {
+        self.gate.set(0, self.ticket);
+    }
+
+    /// Whether the last hold timed out before its release (read once its stream is done).
+    fn timed_out(&self) -> bool {
+        self.gate.get(1) == self.ticket
+    }
+}
+
+/// Copies of the frame's device buffers for the timed passes to rotate through: `(source,
+/// destination)` device addresses, the backend's own buffers first.
+struct Rotation {
+    sets: Vec<(u64, u64)>,
+    _copies: Vec<(CudaSlice<u8>, CudaSlice<u8>)>,
+}
+
+impl Rotation {
+    /// Copies enough for the cache to hold no pass's input, or the backend's buffers alone
+    /// (`one`).
+    fn new(b: &CudaBackend, one: bool) -> Result<Rotation, CudaError> {
+        let (src, dst) = (
+            b.d_src.as_ref().expect("uploaded"),
+            b.d_dst.as_ref().expect("uploaded"),
+        );
+        let err = |e| CudaError::driver("copying the frame for the timed passes", e);
+        let l2 = b
+            .ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
+            .map_err(err)?
+            .max(0) as usize;
+        let (free, _) = b.ctx.mem_get_info().map_err(err)?;
+        let pair = src.len() + dst.len();
+        let copies = (if one { 0 } else { ROTATE_L2_TIMES * l2 })
+            .div_ceil(pair)
+            .min(ROTATE_MAX)
+            .min(free / 4 / pair)
+            .max(1);
+        let mut sets = vec![(ptr(src, &b.stream), ptr(dst, &b.stream))];
+        let mut kept = Vec::new();
+        for _ in 1..copies {
+            let mut s = b.stream.alloc_zeros::<u8>(src.len()).map_err(err)?;
+            let d = b.stream.alloc_zeros::<u8>(dst.len()).map_err(err)?;
+            b.stream.memcpy_dtod(src, &mut s).map_err(err)?;
+            sets.push((ptr(&s, &b.stream), ptr(&d, &b.stream)));
+            kept.push((s, d));
+        }
+        Ok(Rotation {
+            sets,
+            _copies: kept,
+        })
+    }
+}
+
 impl Measure for CudaBackend {
-    /// Kernel-only times: the frame is uploaded once, then each run brackets `TIMED_BATCH` (10)
-    /// (1 once a pass takes over a millisecond) back-to-back passes over every plane with CUDA
-    /// events and reports the mean pass. Batching keeps the GPU busy while the host enqueues
-    /// the next launches, so host-side launch overhead does not show up as idle GPU time.
+    /// Kernel-only times: the frame is uploaded once and copied until the copies hold twice the
+    /// L2 cache; each run then queues `TIMED_BATCH` (10) passes (1 once a pass takes over a
+    /// millisecond) over every plane, each pass on the next copy, between two CUDA events behind
+    /// a stream hold, releases the hold and reports the mean pass. The batch runs back to back
+    /// on the device, so neither the host's launch cost nor a pass's input left in the cache by
+    /// the pass before shows in the time ([`DeviceClock::Held`]); where a pass waits for its
+    /// own kernels, the hold times out and the batch is host-paced
+    /// ([`DeviceClock::HostPaced`]).
     fn kernel_times(
         &mut self,
         plan: &Plan,
@@ -138,28 +252,49 @@ impl Measure for CudaBackend {
         warmup: usize,
         runs: usize,
         budget: f64,
-    ) -> Result<Vec<f64>, BackendError> {
+    ) -> Result<KernelTimes, BackendError> {
         use crate::backend::Backend;
         check_shapes(src, dst)?;
         self.check_plan(plan)?;
         let (s, d) = self.upload(src, dst)?;
-        let d_src = super::memory::ptr(self.d_src.as_ref().expect("uploaded"), &self.stream);
-        let d_dst = super::memory::ptr(self.d_dst.as_ref().expect("uploaded"), &self.stream);
+        let paced = paced();
+        let rotation = Rotation::new(self, paced)?;
+        let mut next = 0;
+        let mut pass = |b: &mut CudaBackend| {
+            let (src, dst) = rotation.sets[next % rotation.sets.len()];
+            next += 1;
+            b.run_planes_at(plan, &s, &d, src, dst)
+        };
         for _ in 0..warmup {
-            self.run_planes_at(plan, &s, &d, d_src, d_dst)?;
+            pass(self)?;
         }
+        let mut hold = if paced { None } else { Some(Hold::new(self)?) };
         let (start, end) = (event(&self.ctx, true)?, event(&self.ctx, true)?);
         let err = |e| CudaError::driver("timing the kernels", e);
         let mut times = Vec::with_capacity(runs);
+        let mut clock = if paced {
+            DeviceClock::HostPaced
+        } else {
+            DeviceClock::Held
+        };
         let mut spent = 0.0;
         let mut batch = TIMED_BATCH;
         while times.len() < runs.max(1) && (times.is_empty() || spent < budget) {
+            if let Some(h) = &mut hold {
+                h.hold(&self.stream)?;
+            }
             start.record(&self.stream).map_err(err)?;
             for _ in 0..batch {
-                self.run_planes_at(plan, &s, &d, d_src, d_dst)?;
+                pass(self)?;
             }
             end.record(&self.stream).map_err(err)?;
+            if let Some(h) = &hold {
+                h.release();
+            }
             end.synchronize().map_err(err)?;
+            if hold.as_ref().is_some_and(Hold::timed_out) {
+                clock = DeviceClock::HostPaced;
+            }
             let ms = start.elapsed_ms(&end).map_err(err)? as f64;
             times.push(ms / 1e3 / batch as f64);
             spent += ms / 1e3;
@@ -169,7 +304,7 @@ impl Measure for CudaBackend {
             }
         }
         self.download_then(dst, &d, |_| Ok(()))?;
-        Ok(times)
+        Ok(KernelTimes { times, clock })
     }
 
     fn ceilings(&mut self) -> Result<(f64, f64), BackendError> {

@@ -273,7 +273,7 @@ impl Runner {
             row.variant = key.split(':').nth(1).unwrap_or("-").to_string();
             row.block = block.map_or("default".into(), |(w, h)| format!("{w}x{h}"));
         }
-        row.measure = if clock == Clock::Events {
+        row.measure = if matches!(clock, Clock::Events | Clock::EventsHostPaced) {
             Timed::Kernel
         } else {
             Timed::Compute
