@@ -198,6 +198,23 @@ fn proof(plan: &Plan, max: u16) -> Option<(IntegerForm, f64, bool)> {
     Some((form, total, exact))
 }
 
+/// Largest sample values of the formats' depths (8, 10, 12 and 16 bits), the ones
+/// [`same_bytes_up_to`] tries.
+const DEPTH_MAXIMA: [u16; 4] = [65535, 4095, 1023, 255];
+
+/// The largest of [`DEPTH_MAXIMA`] up to which plans `a` and `b` give the same bytes for every
+/// input: both have integer forms there ([`IntegerForm::of`], each proven equal to its own
+/// plan's contract) and the forms are one function. A proof holding for samples up to `max`
+/// holds for every smaller maximum (its sums and error bounds only grow with `max`).
+pub fn same_bytes_up_to(a: &Plan, b: &Plan) -> Option<u16> {
+    DEPTH_MAXIMA.into_iter().find(
+        |&max| match (IntegerForm::of(a, max), IntegerForm::of(b, max)) {
+            (Some(fa), Some(fb)) => fa.same_function(&fb),
+            _ => false,
+        },
+    )
+}
+
 fn gcd(a: u32, b: u32) -> u32 {
     if b == 0 {
         a
@@ -213,6 +230,20 @@ impl IntegerForm {
         let (form, err, exact) = proof(plan, max)?;
         let bounded = form.divisor % 2 == 1 && err < 0.5 / form.divisor as f64;
         (exact || bounded).then_some(form)
+    }
+
+    /// Whether `other` computes the same outputs: the same shape, and weights and offset over
+    /// its divisor equal to these over this one (`n·D' = n'·D`: the same rationals, so the
+    /// same rounding of every sum).
+    pub fn same_function(&self, other: &IntegerForm) -> bool {
+        let (d, e) = (self.divisor as i64, other.divisor as i64);
+        (self.width, self.height) == (other.width, other.height)
+            && self.offset as i64 * e == other.offset as i64 * d
+            && self
+                .weights
+                .iter()
+                .zip(&other.weights)
+                .all(|(&n, &m)| n as i64 * e == m as i64 * d)
     }
 
     /// Largest |integer weight|: the GPU's `__dp4a` path needs it ≤ 127.

@@ -177,13 +177,29 @@ impl Filter {
                 row: row.to_vec(),
             },
         };
+        let mut plan = self.plan_as(decomposition);
+        if plan.decomposition == Decomposition::Full && k.width() > 1 && k.height() > 1 {
+            if let Some((col, row)) = k.factors() {
+                let separable = self.plan_as(Decomposition::Separable {
+                    col: col.to_vec(),
+                    row: row.to_vec(),
+                });
+                plan.same_separable = exact::same_bytes_up_to(&plan, &separable)
+                    .map(|max| (Box::new(separable), max));
+            }
+        }
+        Ok(plan)
+    }
+
+    /// This filter planned with `decomposition`.
+    fn plan_as(&self, decomposition: Decomposition) -> Plan {
         let taps = match &decomposition {
-            Decomposition::Full => k.weights().to_vec(),
+            Decomposition::Full => self.kernel.weights().to_vec(),
             Decomposition::Separable { col, row } => col.iter().chain(row).copied().collect(),
         };
         let ratios = exact::Ratios::of(&decomposition, &taps);
-        Ok(Plan {
-            kernel: k.clone(),
+        Plan {
+            kernel: self.kernel.clone(),
             decomposition,
             border: self.border,
             abs: self.abs,
@@ -191,7 +207,8 @@ impl Filter {
             alpha: self.alpha,
             taps,
             ratios,
-        })
+            same_separable: None,
+        }
     }
 }
 
@@ -237,6 +254,9 @@ pub struct Plan {
     taps: Vec<f32>,
     /// The taps as integers over divisors, when they are (see [`IntegerForm`]).
     ratios: Option<exact::Ratios>,
+    /// A full plan's separable plan, with the largest sample value up to which both give the
+    /// same bytes for every input ([`Plan::same_separable`]).
+    same_separable: Option<(Box<Plan>, u16)>,
 }
 
 impl Plan {
@@ -249,6 +269,20 @@ impl Plan {
     /// The taps as integers over divisors, found when the plan was made.
     pub(crate) fn ratios(&self) -> Option<&exact::Ratios> {
         self.ratios.as_ref()
+    }
+
+    /// For a full plan of a rank-1 kernel: the separable plan of the same kernel when it gives
+    /// this plan's bytes for every input of samples in `0…max`. That holds where both plans are
+    /// proven to equal the same exact integer form ([`IntegerForm::of`]: the dyadic Gaussians
+    /// up to 9, binomial, box and Sobel kernels on 8-bit samples; fewer on deeper ones), so a
+    /// backend may run the separable plan's 2k taps in place of the k² of the full one, and
+    /// the bytes stay those of the full contract (`fast` does; the literature's variants and the
+    /// CPU backends run the plan as it is).
+    pub fn same_separable(&self, max: u16) -> Option<&Plan> {
+        match &self.same_separable {
+            Some((plan, up_to)) if max <= *up_to => Some(plan),
+            _ => None,
+        }
     }
 
     /// True when the plan runs the two-pass separable path.

@@ -226,3 +226,114 @@ pub fn dyadic_separable_kernels(backend: &mut dyn Backend, salt: u64) {
         check_seeded(backend, &filter, &src, &mut rng, seed);
     }
 }
+
+/// `Plan::same_separable`: where a full plan's separable plan is proven to give its bytes at a
+/// depth, cpu-seq running each plan as it is (k² taps, then 2k) gives the same bytes, on random
+/// frames, frames at the depth's extremes and saturated ones, every border, offsets and `--abs`.
+/// The named kernels that must have one on 8-bit samples do (the default Gaussians up to 9,
+/// binomials, boxes, Sobel), and kernels without an exact integer form have none.
+#[test]
+fn full_plans_and_their_same_separable_plans_give_the_same_bytes() {
+    let (mut rng, seed) = Rng::fresh(0x5e9a);
+    let named = [
+        "gaussian:3",
+        "gaussian:5",
+        "gaussian:7",
+        "gaussian:9",
+        "binomial:3",
+        "binomial:6",
+        "binomial:9",
+        "box:3",
+        "box:7",
+        "box:4x8",
+        "sobel-x",
+        "sobel-y",
+        "custom:3x3:1,2,1,2,4,2,1,2,1",
+    ];
+    let formats = [
+        PixelFormat::Gray8,
+        PixelFormat::Rgb8,
+        PixelFormat::Yuv420p10,
+        PixelFormat::Gray16,
+    ];
+    let mut checked = 0;
+    for i in 0..named.len() + 40 {
+        let kernel = match named.get(i) {
+            Some(spec) => parse_spec(spec).unwrap(),
+            None => {
+                // Rank 1 over a power of two or an odd divisor, negative entries included.
+                let (kw, kh) = (rng.range(2, 10), rng.range(2, 10));
+                let d = rng.pick(&[4.0, 16.0, 64.0, 9.0, 25.0, 3.0]);
+                let col: Vec<f64> = (0..kh).map(|_| rng.range(0, 9) as f64 - 2.0).collect();
+                let row: Vec<f64> = (0..kw).map(|_| rng.range(1, 9) as f64 / d).collect();
+                let k = Kernel::from_factors("rank1", &col, &row).unwrap();
+                k.with_offset(rng.pick(&[0.0, 128.0, -0.5])).unwrap()
+            }
+        };
+        let mut filter = Filter::new(kernel);
+        filter.mode = Mode::Full;
+        filter.abs = rng.range(0, 3) == 0;
+        let plan = filter.plan().unwrap();
+        if i < named.len() {
+            assert!(
+                plan.same_separable(255).is_some(),
+                "{}: the full plan has its separable plan's bytes on 8-bit samples",
+                named[i]
+            );
+        }
+        for format in formats {
+            let max = format.depth().max();
+            let Some(separable) = plan.same_separable(max) else {
+                continue;
+            };
+            assert!(separable.is_separable() && !plan.is_separable());
+            for border in Border::ALL {
+                let (w, h) = (rng.range(1, 90), rng.range(1, 40));
+                for pattern in 0..3 {
+                    let mut src = random_frame(&mut rng, format, w, h);
+                    if pattern > 0 {
+                        // Saturated, or stripes of 0 and the maximum: the largest sums.
+                        for p in 0..src.planes().len() {
+                            let (n, rows) = (src.planes()[p].row_samples(), src.planes()[p].height);
+                            for y in 0..rows {
+                                for x in 0..n {
+                                    let v = if pattern == 1 || (x + y) % 2 == 0 {
+                                        max
+                                    } else {
+                                        0
+                                    };
+                                    format.depth().put(src.row_mut(p, y), x, v);
+                                }
+                            }
+                        }
+                    }
+                    let mut p = plan.clone();
+                    p.border = *border;
+                    let mut s = separable.clone();
+                    s.border = *border;
+                    let (mut full, mut sep) = (Frame::like(&src), Frame::like(&src));
+                    CpuSeq::new().filter_frame(&p, &src, &mut full).unwrap();
+                    CpuSeq::new().filter_frame(&s, &src, &mut sep).unwrap();
+                    if let Some(d) = first_difference(&full, &sep) {
+                        panic!(
+                            "seed {seed}: {} full and separable differ on {format} {w}x{h} \
+                             border {border} (pattern {pattern}) at {d}",
+                            plan.kernel.name
+                        );
+                    }
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 400, "only {checked} cases checked");
+    // No exact integer form, no separable stand-in: a Gaussian of 11 taps, a 16-bit box:9.
+    let full = |spec: &str| {
+        let mut f = Filter::new(parse_spec(spec).unwrap());
+        f.mode = Mode::Full;
+        f.plan().unwrap()
+    };
+    assert!(full("gaussian:11").same_separable(255).is_none());
+    assert!(full("box:9").same_separable(65535).is_none());
+    assert!(full("laplacian").same_separable(255).is_none(), "rank 2");
+}

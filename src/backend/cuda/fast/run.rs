@@ -2,7 +2,8 @@
 //! the measured rules decide), its weights uploaded, and one launch per specialization over
 //! the planes that chose it (a YUV frame's three planes share one). The launches are kept
 //! ([`Prepared`]) and replayed while the plan, the planes' geometry and the constant memory
-//! stay the same: a frame then costs its driver calls only.
+//! stay the same: a frame then costs its driver calls only. A full plan runs as its separable
+//! plan where the two are proven to give the same bytes ([`Plan::same_separable`]).
 
 use cudarc::driver::{CudaFunction, LaunchConfig};
 
@@ -115,6 +116,10 @@ pub(in crate::backend::cuda) fn run_planes(
     plan: &Plan,
     planes: &[(PlaneParams, PlaneLayout)],
 ) -> Result<(), CudaError> {
+    // A full plan that its separable plan computes byte for byte at this depth runs as that
+    // (2k taps a sample in place of k²).
+    let depth = planes.first().map(|(_, l)| l.depth.max());
+    let plan = depth.and_then(|m| plan.same_separable(m)).unwrap_or(plan);
     if let Some(prepared) = b.fast_launches.take() {
         if prepared.fits(b, plan, planes) {
             b.start_kernels()?;
