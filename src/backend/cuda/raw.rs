@@ -2,8 +2,9 @@
 //! copies (device to device, and a frame's planes between its host layout and its row-aligned
 //! device layout), page-locked buffers a frame can own (the pipeline's pools and the
 //! synchronous path's staging alike), host words mapped into the device's address space,
-//! raw asynchronous copies, and the driver and NVRTC versions. Every `unsafe` block carries a `// SAFETY:` line; the copy functions that are
-//! themselves `unsafe` state the caller's obligations.
+//! raw asynchronous copies, and the driver and NVRTC versions. Every `unsafe` block carries a
+//! `// SAFETY:` line; the copy functions that are themselves `unsafe` state the caller's
+//! obligations.
 
 use std::sync::Arc;
 
