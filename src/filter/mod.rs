@@ -185,7 +185,7 @@ impl Filter {
                     row: row.to_vec(),
                 });
                 plan.same_separable = exact::same_bytes_up_to(&plan, &separable)
-                    .map(|max| (Box::new(separable), max));
+                    .map(|max| (Box::new(separable), max, k.offset()));
             }
         }
         Ok(plan)
@@ -255,8 +255,9 @@ pub struct Plan {
     /// The taps as integers over divisors, when they are (see [`IntegerForm`]).
     ratios: Option<exact::Ratios>,
     /// A full plan's separable plan, with the largest sample value up to which both give the
-    /// same bytes for every input ([`Plan::same_separable`]).
-    same_separable: Option<(Box<Plan>, u16)>,
+    /// same bytes for every input and the kernel offset that was proven with
+    /// ([`Plan::same_separable`]).
+    same_separable: Option<(Box<Plan>, u16, f32)>,
 }
 
 impl Plan {
@@ -277,10 +278,25 @@ impl Plan {
     /// up to 9, binomial, box and Sobel kernels on 8-bit samples; fewer on deeper ones), so a
     /// backend may run the separable plan's 2k taps in place of the k² of the full one, and
     /// the bytes stay those of the full contract (`fast` does; the literature's variants and the
-    /// CPU backends run the plan as it is).
-    pub fn same_separable(&self, max: u16) -> Option<&Plan> {
+    /// CPU backends run the plan as it is). `max` is the largest value a sample can take as
+    /// stored ([`crate::frame::Depth::largest_stored`]). The plan returned takes this plan's
+    /// border, `--abs`, planes and alpha as they are now; none if the kernel's offset changed
+    /// since the proof.
+    pub fn same_separable(&self, max: u16) -> Option<Plan> {
         match &self.same_separable {
-            Some((plan, up_to)) if max <= *up_to => Some(plan),
+            Some((plan, up_to, offset))
+                if max <= *up_to && offset.to_bits() == self.kernel.offset().to_bits() =>
+            {
+                Some(Plan {
+                    kernel: self.kernel.clone(),
+                    border: self.border,
+                    abs: self.abs,
+                    planes: self.planes,
+                    alpha: self.alpha,
+                    same_separable: None,
+                    ..Plan::clone(plan)
+                })
+            }
             _ => None,
         }
     }

@@ -57,6 +57,18 @@ impl Depth {
         ((1u32 << self.bits) - 1) as u16
     }
 
+    /// The largest value [`Depth::get`] can return: [`Depth::max`] for 8-bit, 16-bit and
+    /// MSB-aligned samples; 65535 for 10- and 12-bit samples in the low bits of their words,
+    /// whose unused high bits a malformed input may set (the contract then takes the word as
+    /// it is).
+    pub const fn largest_stored(self) -> u16 {
+        if self.bits == 8 || self.msb {
+            self.max()
+        } else {
+            u16::MAX
+        }
+    }
+
     /// How far values are shifted up in their word (16 − bits for MSB-aligned formats, else 0).
     pub const fn shift(self) -> u32 {
         if self.msb {

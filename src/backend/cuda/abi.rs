@@ -325,8 +325,8 @@ pub mod launch {
     ) -> Result<(), CudaError> {
         let mut b = s.launch_builder(f);
         b.arg(&gate).arg(&ticket).arg(&timeout_ns);
-        // SAFETY: (volatile unsigned*, unsigned, unsigned long long); `gate` is a live device
-        // allocation of two u32 words that outlives the stream's work.
+        // SAFETY: (volatile unsigned*, unsigned, unsigned long long); `gate` is the device
+        // address of two words of mapped host memory that outlive the stream's work.
         unsafe { b.launch(cfg) }.map(|_| ()).map_err(err)
     }
 

@@ -294,8 +294,8 @@ impl MappedWords {
 impl Drop for MappedWords {
     fn drop(&mut self) {
         let _ = self.ctx.bind_to_thread();
-        // SAFETY: allocated by malloc_host in `new` and freed exactly once; the owner drops it
-        // only once no kernel reading it is in flight (it synchronizes its stream first).
+        // SAFETY: allocated by malloc_host in `new` and freed exactly once; owners drop it only
+        // once no kernel reading it is in flight (the stream hold's `Drop` synchronizes first).
         let _ = unsafe { cudarc::driver::result::free_host(self.ptr as *mut _) };
     }
 }

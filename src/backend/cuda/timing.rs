@@ -10,6 +10,7 @@ use std::time::Duration;
 use cudarc::driver::{sys, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig};
 
 use super::abi::launch;
+use super::abi::DEVICE_SLACK;
 use super::memory::ptr;
 use super::registry::ModuleKey;
 use super::{offload, raw, CudaBackend, CudaError, DEVICE_DEPTH, EVENTS_PER_SLOT, SLOT_EVENTS};
@@ -29,8 +30,9 @@ const HOLD_TIMEOUT_NS: u64 = 50_000_000;
 /// hold at least this many times the device's L2 cache, so each pass reads its input from
 /// device memory, as the floor assumes, and not from the cache the pass before left it in …
 const ROTATE_L2_TIMES: usize = 2;
-/// … with at most this many copies, and at most a quarter of the free device memory.
-const ROTATE_MAX: usize = 32;
+/// … with at most this many copies (frames under 0.2 MB, in and out, fit the cache even so), and
+/// at most a quarter of the free device memory.
+const ROTATE_MAX: usize = 256;
 
 /// `CONVFLOW_BENCH_PACED=1`: [`Measure::kernel_times`] as it was before the hold, for
 /// comparisons: one copy of the frame, batches queued while they run ([`DeviceClock::HostPaced`]).
@@ -158,6 +160,8 @@ struct Hold {
     /// Word 0: the last ticket released; word 1: the last ticket that timed out.
     gate: raw::MappedWords,
     ticket: u32,
+    /// The stream it holds.
+    stream: Arc<CudaStream>,
 }
 
 impl Hold {
@@ -165,11 +169,16 @@ impl Hold {
         let f = b.registry.function(&ModuleKey::Hold, "convflow_hold")?;
         let gate = raw::MappedWords::new(&b.ctx, 2)
             .map_err(|e| CudaError::driver("making the stream hold", e))?;
-        Ok(Hold { f, gate, ticket: 0 })
+        Ok(Hold {
+            f,
+            gate,
+            ticket: 0,
+            stream: b.stream.clone(),
+        })
     }
 
-    /// Holds `stream` until [`Hold::release`].
-    fn hold(&mut self, stream: &Arc<CudaStream>) -> Result<(), CudaError> {
+    /// Holds the stream until [`Hold::release`].
+    fn hold(&mut self) -> Result<(), CudaError> {
         self.ticket += 1;
         let one = LaunchConfig {
             grid_dim: (1, 1, 1),
@@ -177,7 +186,14 @@ impl Hold {
             shared_mem_bytes: 0,
         };
         let gate = self.gate.device();
-        launch::hold(stream, &self.f, one, gate, self.ticket, HOLD_TIMEOUT_NS)
+        launch::hold(
+            &self.stream,
+            &self.f,
+            one,
+            gate,
+            self.ticket,
+            HOLD_TIMEOUT_NS,
+        )
     }
 
     /// Lets the held stream go.
@@ -191,6 +207,15 @@ impl Hold {
     }
 }
 
+impl Drop for Hold {
+    /// Lets any hold go and waits for the stream, so no kernel reads the gate once it is freed
+    /// (a failed pass returns between a hold and its release).
+    fn drop(&mut self) {
+        self.gate.set(0, u32::MAX);
+        let _ = self.stream.synchronize();
+    }
+}
+
 /// Copies of the frame's device buffers for the timed passes to rotate through: `(source,
 /// destination)` device addresses, the backend's own buffers first.
 struct Rotation {
@@ -199,9 +224,15 @@ struct Rotation {
 }
 
 impl Rotation {
-    /// Copies enough for the cache to hold no pass's input, or the backend's buffers alone
-    /// (`one`).
-    fn new(b: &CudaBackend, one: bool) -> Result<Rotation, CudaError> {
+    /// Copies of the frame just uploaded (`src_len` and `dst_len` bytes in the device layout: the
+    /// backend's buffers may be larger, from earlier frames) enough for the cache to hold no
+    /// pass's input, or the backend's buffers alone (`one`).
+    fn new(
+        b: &CudaBackend,
+        src_len: usize,
+        dst_len: usize,
+        one: bool,
+    ) -> Result<Rotation, CudaError> {
         let (src, dst) = (
             b.d_src.as_ref().expect("uploaded"),
             b.d_dst.as_ref().expect("uploaded"),
@@ -213,7 +244,7 @@ impl Rotation {
             .map_err(err)?
             .max(0) as usize;
         let (free, _) = b.ctx.mem_get_info().map_err(err)?;
-        let pair = src.len() + dst.len();
+        let pair = src_len + dst_len + 2 * DEVICE_SLACK;
         let copies = (if one { 0 } else { ROTATE_L2_TIMES * l2 })
             .div_ceil(pair)
             .min(ROTATE_MAX)
@@ -222,9 +253,18 @@ impl Rotation {
         let mut sets = vec![(ptr(src, &b.stream), ptr(dst, &b.stream))];
         let mut kept = Vec::new();
         for _ in 1..copies {
-            let mut s = b.stream.alloc_zeros::<u8>(src.len()).map_err(err)?;
-            let d = b.stream.alloc_zeros::<u8>(dst.len()).map_err(err)?;
-            b.stream.memcpy_dtod(src, &mut s).map_err(err)?;
+            // Kernels may read a few bytes past a frame (DEVICE_SLACK), as from the backend's.
+            let mut s = b
+                .stream
+                .alloc_zeros::<u8>(src_len + DEVICE_SLACK)
+                .map_err(err)?;
+            let d = b
+                .stream
+                .alloc_zeros::<u8>(dst_len + DEVICE_SLACK)
+                .map_err(err)?;
+            b.stream
+                .memcpy_dtod(&src.slice(..src_len), &mut s.slice_mut(..src_len))
+                .map_err(err)?;
             sets.push((ptr(&s, &b.stream), ptr(&d, &b.stream)));
             kept.push((s, d));
         }
@@ -258,7 +298,7 @@ impl Measure for CudaBackend {
         self.check_plan(plan)?;
         let (s, d) = self.upload(src, dst)?;
         let paced = paced();
-        let rotation = Rotation::new(self, paced)?;
+        let rotation = Rotation::new(self, s.len, d.len, paced)?;
         let mut next = 0;
         let mut pass = |b: &mut CudaBackend| {
             let (src, dst) = rotation.sets[next % rotation.sets.len()];
@@ -281,7 +321,7 @@ impl Measure for CudaBackend {
         let mut batch = TIMED_BATCH;
         while times.len() < runs.max(1) && (times.is_empty() || spent < budget) {
             if let Some(h) = &mut hold {
-                h.hold(&self.stream)?;
+                h.hold()?;
             }
             start.record(&self.stream).map_err(err)?;
             for _ in 0..batch {

@@ -116,10 +116,12 @@ pub(in crate::backend::cuda) fn run_planes(
     plan: &Plan,
     planes: &[(PlaneParams, PlaneLayout)],
 ) -> Result<(), CudaError> {
-    // A full plan that its separable plan computes byte for byte at this depth runs as that
+    // A full plan that its separable plan computes byte for byte on these samples runs as that
     // (2k taps a sample in place of k²).
-    let depth = planes.first().map(|(_, l)| l.depth.max());
-    let plan = depth.and_then(|m| plan.same_separable(m)).unwrap_or(plan);
+    let separable = planes
+        .first()
+        .and_then(|(_, l)| plan.same_separable(l.depth.largest_stored()));
+    let plan = separable.as_ref().unwrap_or(plan);
     if let Some(prepared) = b.fast_launches.take() {
         if prepared.fits(b, plan, planes) {
             b.start_kernels()?;
