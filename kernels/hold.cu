@@ -1,7 +1,7 @@
 // The benchmark's stream hold (src/backend/cuda/timing.rs): one thread spins until the host lets
 // the stream go, so that a batch of timed passes is queued whole behind it and then runs back to
 // back on the device, whatever the host's launch cost (NVBench's blocking kernel does the same).
-#include "common.cuh"
+// It needs nothing of common.cuh: scripts/npp_bench.cu includes this file to time NPP alike.
 
 // Spins until gate[0] reaches `ticket` (the host writes it, in mapped host memory, once the
 // batch is queued) or `timeout_ns` have passed on the device's clock; on a timeout it writes

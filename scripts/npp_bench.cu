@@ -128,20 +128,8 @@ static double median(const std::vector<float>& v) {
     return n % 2 ? v[n / 2] : 0.5 * ((double)v[n / 2 - 1] + v[n / 2]);
 }
 
-// The stream hold: one thread spins until gate[0] reaches `ticket` or `timeout_ns` pass (then
-// it marks gate[1]), as kernels/hold.cu.
-__global__ void hold(volatile unsigned* gate, unsigned ticket, unsigned long long timeout_ns) {
-    unsigned long long start, now;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-    while (gate[0] < ticket) {
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-        if (now - start > timeout_ns) {
-            gate[1] = ticket;
-            return;
-        }
-        __nanosleep(500);
-    }
-}
+// The stream hold, convflow_hold: the benchmark's own kernel.
+#include "../kernels/hold.cu"
 
 // How calls are timed: held batches over rotating copies, or one call per event pair (`paced`).
 // The gate is mapped host memory: the host releases the hold by writing it, with no stream in
@@ -167,7 +155,7 @@ static bool timed(const char* library, const char* fmt, int kn, int w, int h, in
         const bool held = !clk.paced && r >= 0;
         const int n = r < 0 ? 1 : batch;
         if (held) {
-            hold<<<1, 1, 0, s>>>(clk.gate_dev, ++clk.ticket, 50000000ull);
+            convflow_hold<<<1, 1, 0, s>>>(clk.gate_dev, ++clk.ticket, 50000000ull);
             CK(cudaGetLastError());
         }
         CK(cudaEventRecord(a, s));
@@ -253,12 +241,13 @@ int main(int argc, char** argv) {
             total += (size_t)step * sz.height;
         }
         // Copies of the frame (source, destination and the row/column pair's intermediate) that
-        // together hold twice the L2 cache (at most 32, a quarter of the free memory).
+        // together hold twice the L2 cache (at most 256, a quarter of the free memory; as
+        // src/backend/cuda/timing.rs).
         size_t free_mem = 0, total_mem = 0;
         CK(cudaMemGetInfo(&free_mem, &total_mem));
         clk.sets = clk.paced ? 1
                              : (int)std::max<size_t>(1, std::min<size_t>({(2 * (size_t)l2 + 2 * total - 1) / (2 * total),
-                                                                           32, free_mem / 4 / (3 * total)}));
+                                                                           256, free_mem / 4 / (3 * total)}));
         std::vector<unsigned char*> srcs(clk.sets), dsts(clk.sets), tmps(clk.sets);
         std::vector<unsigned char> host(total);
         for (size_t i = 0; i < host.size(); ++i) host[i] = (unsigned char)(i * 2654435761u >> 24);
