@@ -203,9 +203,10 @@ fn proof(plan: &Plan, max: u16) -> Option<(IntegerForm, f64, bool)> {
 const DEPTH_MAXIMA: [u16; 4] = [65535, 4095, 1023, 255];
 
 /// The largest sample value of 16, 12, 10 or 8-bit samples up to which plans `a` and `b` give
-/// the same bytes for every input: both have integer forms there ([`IntegerForm::of`], each proven equal to its own
-/// plan's contract) and the forms are one function. A proof holding for samples up to `max`
-/// holds for every smaller maximum (its sums and error bounds only grow with `max`).
+/// the same bytes for every input: both have integer forms there ([`IntegerForm::of`], each
+/// proven equal to its own plan's contract) and the forms are one function. A proof holding
+/// for samples up to `max` holds for every smaller maximum (its sums and error bounds only grow
+/// with `max`).
 pub fn same_bytes_up_to(a: &Plan, b: &Plan) -> Option<u16> {
     DEPTH_MAXIMA.into_iter().find(
         |&max| match (IntegerForm::of(a, max), IntegerForm::of(b, max)) {
