@@ -301,6 +301,43 @@ impl Plan {
         }
     }
 
+    /// Whether the output rule's saturation never acts on this plan's outputs for samples in
+    /// `0…largest` (the largest value a stored sample can take,
+    /// [`crate::frame::Depth::largest_stored`]) saturated to `0…max`: every `v` (`acc + offset`,
+    /// `|v|` with `--abs`) lies in `[-0.5, max + 0.5)`, so rounding alone puts it in `0…max`
+    /// and a kernel may leave the clamp out. The bounds come from the plan's own f32 steps in
+    /// contract order, run on extreme inputs tap by tap: each fused multiply-add `w · x + acc`
+    /// rounds an exact value that grows with `acc` and moves with `x` in the direction of
+    /// `w`'s sign, so the rounded step is monotone in both, and taking for every tap the sample
+    /// (0 or `largest`) that pushes the sum up, or down, bounds it from above, or below (a
+    /// zero-border tap reads 0, within the range). A separable plan bounds its row pass that
+    /// way and runs the column pass on those bounds. Nonnegative kernels whose f32 sums stay
+    /// under `max + 0.5` at the brightest input (most blurs) qualify; kernels with negative
+    /// taps qualify only with an offset or `--abs` that keeps every sum in range.
+    pub fn saturation_free(&self, largest: u16, max: u16) -> bool {
+        fn bounds(w: &[f32], (lo, hi): (f32, f32)) -> (f32, f32) {
+            w.iter().fold((0.0, 0.0), |(a, b), &w| {
+                let (down, up) = if w >= 0.0 { (lo, hi) } else { (hi, lo) };
+                (w.mul_add(down, a), w.mul_add(up, b))
+            })
+        }
+        let inputs = (0.0, f32::from(largest));
+        let (lo, hi) = match &self.decomposition {
+            Decomposition::Full => bounds(&self.taps, inputs),
+            Decomposition::Separable { col, row } => bounds(col, bounds(row, inputs)),
+        };
+        let offset = self.kernel.offset();
+        let (lo, hi) = (lo + offset, hi + offset);
+        let (lo, hi) = match self.abs {
+            false => (lo, hi),
+            true if lo >= 0.0 => (lo, hi),
+            true if hi <= 0.0 => (-hi, -lo),
+            true => (0.0, hi.max(-lo)),
+        };
+        // NaN (an overflowing sum) fails both comparisons.
+        lo >= -0.5 && hi < f32::from(max) + 0.5
+    }
+
     /// True when the plan runs the two-pass separable path.
     pub fn is_separable(&self) -> bool {
         matches!(self.decomposition, Decomposition::Separable { .. })
@@ -362,3 +399,6 @@ pub(crate) fn test_plan(spec: &str, mode: Mode) -> Plan {
     f.mode = mode;
     f.plan().unwrap()
 }
+
+#[cfg(test)]
+mod tests;

@@ -82,6 +82,10 @@ pub struct FastSpec {
     pub abs: bool,
     /// The kernel's offset is 0, nothing to add to the sums (register kernels only, as `abs`).
     pub zero_offset: bool,
+    /// The output rule's clamp never acts for the plan on this plane's samples
+    /// ([`Plan::saturation_free`](crate::filter::Plan::saturation_free)): left out (the f32
+    /// kernels).
+    pub saturation_free: bool,
     /// The tiled kernels' `__launch_bounds__`: threads per block and blocks resident per
     /// multiprocessor at least (caps their registers), or None.
     pub tiled_bounds: Option<(u32, usize)>,
@@ -124,6 +128,7 @@ impl FastSpec {
             shift: 0,
             abs: false,
             zero_offset: false,
+            saturation_free: false,
             tiled_bounds: None,
             planes: 1,
         }
@@ -203,6 +208,7 @@ impl FastSpec {
             shift: 0,
             abs: false,
             zero_offset: true,
+            saturation_free: false,
             tiled_bounds: None,
             planes: 1,
         })
@@ -448,6 +454,7 @@ impl FastSpec {
             format!("-DSHIFT={}", self.shift),
             format!("-DABS={}", self.abs as u8),
             format!("-DZERO_OFFSET={}", self.zero_offset as u8),
+            format!("-DSAT_FREE={}", self.saturation_free as u8),
             format!("-DPLANES={}", self.planes),
             format!("-DTILED_TB={}", self.tiled_bounds.map_or(0, |b| b.0)),
             format!("-DTILED_MINB={}", self.tiled_bounds.map_or(0, |b| b.1)),

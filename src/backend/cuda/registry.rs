@@ -131,7 +131,11 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                 } else {
                     FastSpec::new(kw, kh, ch, b)
                 };
-                let spec = spec.with_sample_bytes(1 + i / 2 % 2);
+                // The clamp left out (Plan::saturation_free) on every third.
+                let spec = FastSpec {
+                    saturation_free: i % 3 == 0,
+                    ..spec.with_sample_bytes(1 + i / 2 % 2)
+                };
                 // The separable kernel with an input tile too (CONVFLOW_FAST_SEPG=0).
                 if separable {
                     keys.push(ModuleKey::Fast(FastSpec {
@@ -154,7 +158,10 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
             ] {
                 let b = Border::ALL[i % 4];
                 if let Some(spec) = FastSpec::register(kw, kh, ch, b, separable, sb) {
-                    keys.push(ModuleKey::Fast(spec));
+                    keys.push(ModuleKey::Fast(FastSpec {
+                        saturation_free: i % 3 == 1,
+                        ..spec
+                    }));
                 }
                 i += 1;
             }

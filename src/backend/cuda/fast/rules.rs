@@ -136,6 +136,15 @@ pub const REG_ROWS_16BIT_5: usize = 4;
 /// 8K: spills).
 pub const REG_MIN_BLOCKS_GRAY16_5: usize = 8;
 
+/// Most interleaved channels of the planes whose f32 kernels leave the output rule's clamp out
+/// where the plan proves it idle ([`Plan::saturation_free`](crate::filter::Plan::saturation_free);
+/// fast.cu's `SAT_FREE`). H100, held clock, gaussian:3…25, full and separable, kept against left
+/// out (docs/PERFORMANCE.md, "twenty-third round"): 1080p gray 5 / 7 7.1 / 7.3 µs against 6.8 /
+/// 7.0, gray16 25 14.1 against 13.4, NV12 5 12.6 against 12.1, 4K gray 25 30.5 against 30.0; on
+/// 3–4 channels it won or lost a few per cent (4K RGBA 9 separable 76.4 against 74.6, rgb48 7
+/// separable 59.4 against 62.5, rgb48 5×5 67.3 against 69.4), so those keep the clamp.
+pub const SAT_FREE_MAX_CHANNELS: usize = 2;
+
 /// Overrides of the measured rules, for measuring the alternatives (docs/PERFORMANCE.md):
 /// `CONVFLOW_FAST_REG_MAX` (largest kernel side for `fast_reg`; 0: never) and
 /// `CONVFLOW_FAST_PY` (its rows per thread, 1–8), `CONVFLOW_FAST_REG_PX` (8-bit samples per
@@ -151,7 +160,9 @@ pub const REG_MIN_BLOCKS_GRAY16_5: usize = 8;
 /// kernel takes first, on every plane), `CONVFLOW_FAST_SEP_MINB` (blocks of 128 threads of the
 /// tiled separable kernel resident per multiprocessor at least, [`sep_min_blocks`]; 0: no
 /// bound), `CONVFLOW_FAST_SEP_HPX` (threads' outputs per row-pass item of that kernel, 1, 2 or
-/// 4, [`sep_row_threads`]). Read once per process.
+/// 4, [`sep_row_threads`]), `CONVFLOW_FAST_SAT_FREE` (0: the f32 kernels keep the
+/// output rule's clamp where the plan proves it idle; 1: they leave it out on planes of any
+/// channel count, [`SAT_FREE_MAX_CHANNELS`]). Read once per process.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Tuning {
     pub(super) reg_max: Option<usize>,
@@ -168,6 +179,7 @@ pub(super) struct Tuning {
     pub(super) sep_tiled_min: Option<usize>,
     pub(super) sep_minb: Option<usize>,
     pub(super) sep_hpx: Option<usize>,
+    pub(super) sat_free: Option<bool>,
 }
 
 pub(super) fn tuning() -> Tuning {
@@ -189,6 +201,7 @@ pub(super) fn tuning() -> Tuning {
             sep_tiled_min: var("CONVFLOW_FAST_SEP_TILED_MIN"),
             sep_minb: var("CONVFLOW_FAST_SEP_MINB").filter(|b| (0..=16).contains(b)),
             sep_hpx: var("CONVFLOW_FAST_SEP_HPX").filter(|m| [1, 2, 4].contains(m)),
+            sat_free: var("CONVFLOW_FAST_SAT_FREE").map(|v: usize| v != 0),
         }
     })
 }

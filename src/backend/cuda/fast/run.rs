@@ -9,7 +9,7 @@ use cudarc::driver::{CudaFunction, LaunchConfig};
 
 use super::rules::{
     full_rows_by_side, full_tiled_first, register_thread_shape, tiled_rows, tuning, BLOCKS,
-    FULL_TILE_PREFERRED, SEP_TILE_PREFERRED, TALL_TILE_PREFERRED,
+    FULL_TILE_PREFERRED, SAT_FREE_MAX_CHANNELS, SEP_TILE_PREFERRED, TALL_TILE_PREFERRED,
 };
 use super::{pack_int_weights, FastSpec};
 use crate::backend::cuda::abi::{launch, FastPlanes, PlaneParams, MAX_CONST_TAPS};
@@ -200,7 +200,14 @@ fn choose(
 ) -> Result<Choice, CudaError> {
     let (kw, kh, ch) = (plan.kernel.width(), plan.kernel.height(), l.channels);
     let separable = plan.is_separable();
-    let plane = |spec: FastSpec| spec.for_plane(p);
+    // Where the plan's sums never leave the output range, the f32 kernels of narrow planes
+    // leave the clamp out (`SAT_FREE_MAX_CHANNELS`).
+    let saturation_free = tuning().sat_free.unwrap_or(ch <= SAT_FREE_MAX_CHANNELS)
+        && plan.saturation_free(l.depth.largest_stored(), l.depth.max());
+    let plane = |spec: FastSpec| FastSpec {
+        saturation_free: saturation_free && spec.int.is_none(),
+        ..spec.for_plane(p)
+    };
     // Small kernels: the register kernel, unless a block shape was asked for, which only the
     // tiled kernels take, or the separable tiled kernel measured faster (tests asking for the
     // large planes' rules reach the integer and register kernels wherever they can run).
