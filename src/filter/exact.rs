@@ -300,24 +300,16 @@ impl IntegerForm {
 mod tests {
     use super::*;
     use crate::filter::test_plan as plan;
-    use crate::filter::{finish, Mode};
+    use crate::filter::{finish, test_rng, test_window_sum, Mode};
 
     /// The contract on one window of samples (row-major, kernel-sized), as cpu-seq computes it.
     fn contract(plan: &Plan, s: &[u16], max: u16) -> u16 {
-        let k = &plan.kernel;
-        let (w, h) = (k.width(), k.height());
-        let acc = match &plan.decomposition {
-            Decomposition::Full => k
-                .weights()
-                .iter()
-                .zip(s)
-                .fold(0f32, |a, (&w, &s)| w.mul_add(s as f32, a)),
-            Decomposition::Separable { col, row } => (0..h).fold(0f32, |a, y| {
-                let hs = (0..w).fold(0f32, |b, x| row[x].mul_add(s[y * w + x] as f32, b));
-                col[y].mul_add(hs, a)
-            }),
-        };
-        finish(acc, k.offset(), plan.abs, max)
+        finish(
+            test_window_sum(plan, s),
+            plan.kernel.offset(),
+            plan.abs,
+            max,
+        )
     }
 
     fn integer(form: &IntegerForm, plan: &Plan, s: &[u16], max: u16) -> u16 {
@@ -494,13 +486,7 @@ mod tests {
     /// separable, 8-bit and 16-bit.
     #[test]
     fn integer_forms_agree_with_the_contract_on_extreme_and_random_windows() {
-        let mut rng = 0x9e3779b97f4a7c15u64;
-        let mut next = move || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        let mut next = test_rng(0x9e37_79b9_7f4a_7c15);
         let mut checked = 0;
         for spec in [
             "box:3",

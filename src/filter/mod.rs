@@ -392,6 +392,36 @@ pub fn finish(acc: f32, offset: f32, abs: bool, max: u16) -> u16 {
     unsafe { r.to_int_unchecked::<i32>() as u16 }
 }
 
+/// The contract's sum `acc` on one window of samples (row-major, kernel-sized), as cpu-seq
+/// computes it: every fused multiply-add in contract order (for unit tests).
+#[cfg(test)]
+pub(crate) fn test_window_sum(plan: &Plan, s: &[u16]) -> f32 {
+    let k = &plan.kernel;
+    let (w, h) = (k.width(), k.height());
+    match &plan.decomposition {
+        Decomposition::Full => k
+            .weights()
+            .iter()
+            .zip(s)
+            .fold(0f32, |a, (&w, &s)| w.mul_add(f32::from(s), a)),
+        Decomposition::Separable { col, row } => (0..h).fold(0f32, |a, y| {
+            let hs = (0..w).fold(0f32, |b, x| row[x].mul_add(f32::from(s[y * w + x]), b));
+            col[y].mul_add(hs, a)
+        }),
+    }
+}
+
+/// A deterministic xorshift generator from `seed` (nonzero), for unit tests.
+#[cfg(test)]
+pub(crate) fn test_rng(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}
+
 /// The plan of kernel spec `spec` in `mode`, other settings default (for unit tests).
 #[cfg(test)]
 pub(crate) fn test_plan(spec: &str, mode: Mode) -> Plan {

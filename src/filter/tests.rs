@@ -8,20 +8,7 @@ use super::*;
 /// The contract's `v` on one window (row-major, kernel-sized): the sum, offset and `|v|`, before
 /// rounding and saturation, as cpu-seq computes it.
 fn value(plan: &Plan, s: &[u16]) -> f32 {
-    let k = &plan.kernel;
-    let (w, h) = (k.width(), k.height());
-    let acc = match &plan.decomposition {
-        Decomposition::Full => k
-            .weights()
-            .iter()
-            .zip(s)
-            .fold(0f32, |a, (&w, &s)| w.mul_add(f32::from(s), a)),
-        Decomposition::Separable { col, row } => (0..h).fold(0f32, |a, y| {
-            let hs = (0..w).fold(0f32, |b, x| row[x].mul_add(f32::from(s[y * w + x]), b));
-            col[y].mul_add(hs, a)
-        }),
-    };
-    let v = acc + k.offset();
+    let v = test_window_sum(plan, s) + plan.kernel.offset();
     if plan.abs {
         v.abs()
     } else {
@@ -79,13 +66,7 @@ fn three_tap_plans_that_are_saturation_free_round_every_window_in_range() {
 
 #[test]
 fn saturation_free_plans_stay_in_range_at_the_extremes_and_at_random() {
-    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = test_rng(0x9E37_79B9_7F4A_7C15);
     let depths = [
         (255u16, 255u16),
         (1023, 1023),
