@@ -59,9 +59,10 @@ fn three_tap_plans_that_are_saturation_free_round_every_window_in_range() {
             }
         }
     }
-    // box, gaussian and 1/3 plain; the second-difference kernel under --abs with offset 0 is
-    // not (|v| up to 510), with 127.5 neither; -0.25/0.5/0.25 with offset 127.5.
-    assert!(free >= 4, "only {free} plans were saturation-free");
+    // Offset 0, with and without --abs: box, gaussian, 1/3 and 0.5/0.5/0.0001 (sums up to
+    // 255.03); -0.25/0.5/0.25 only under --abs (|v| ≤ 191.25). Not: any of them with an offset
+    // of 127.5 or 255, the second difference (|v| up to 510).
+    assert_eq!(free, 9, "saturation-free plans");
 }
 
 #[test]
