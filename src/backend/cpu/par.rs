@@ -1,4 +1,6 @@
 //! `cpu-par`: rayon over row bands (shared out as `bands.rs` says), bit-identical to `cpu-seq`.
+//! A full plan runs as its separable plan where the two are proven to give the same bytes
+//! (`same_separable`, as `fast` does).
 //!
 //! Each band keeps a ring of `kh + GROUP − 1` rows: for the full path, source rows converted to
 //! f32 and padded horizontally by the border rule; for the separable path, horizontal-pass
@@ -150,6 +152,8 @@ impl PlaneFilter for CpuPar {
         dst: PlaneMut<'_>,
         mask: u8,
     ) -> Result<(), BackendError> {
+        let separable = same_separable(plan, src.layout.depth);
+        let plan = separable.as_ref().unwrap_or(plan);
         let k = &plan.kernel;
         let (ax, ay) = k.anchor();
         let factors = match &plan.decomposition {
@@ -193,6 +197,23 @@ impl PlaneFilter for CpuPar {
         });
         Ok(())
     }
+}
+
+/// The separable plan a full plan runs as where both give the same bytes for every input
+/// ([`Plan::same_separable`]: 2k taps a sample instead of k²), but 16-bit 3 × 3 kernels, whose
+/// full loop was the faster (4K gray16 `gaussian:3` 11.3 ms against 14.0 as separable). 2 AVX2
+/// threads (the development VM, Zen 3), `bench kernels --backend cpu-par --threads 2 --modes
+/// full`, best of two passes alternating with the build before, ms, before → after: 4K gray
+/// `gaussian:3` / `:5` / `:7` / `:9` 2.90 / 5.84 / 9.45 / 15.74 → 2.52 / 2.59 / 4.73 / 5.98,
+/// RGB 12.72 / 22.39 / 38.26 / 56.74 → 7.09 / 8.16 / 12.58 / 13.75, RGBA 60.1 / 76.6 / 89.0 /
+/// 108.7 → 62.9 / 67.0 / 77.7 / 78.9 (RGBA's passes spread by up to 40 % on this VM); 1080p
+/// 1.5–4.3× for gray and RGB (docs/PERFORMANCE.md, "twenty-third round").
+fn same_separable(plan: &Plan, depth: Depth) -> Option<Plan> {
+    let k = &plan.kernel;
+    if depth.bytes() > 1 && k.width().max(k.height()) <= 3 {
+        return None;
+    }
+    plan.same_separable(depth.largest_stored())
 }
 
 /// One band with the band code `simd` names, which must not be wider than [`widest`].
