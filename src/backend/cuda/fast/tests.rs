@@ -367,44 +367,37 @@ fn separable_shapes_of_small_planes_follow_the_measured_rules() {
         row_threads,
     };
     assert!(p720 < SEP_SMALLER_PLANE && hd > SEP_SMALLER_PLANE);
-    // 8-bit RGBA taller than 9: 4 × 32, 2 rows, items of 4; up to 9 taps its rules.
-    assert_eq!(
-        sep_small_shape(4, 1, 25, hd),
-        Some(shape(SEP_BLOCK_TALL_RGBA, 2, 4))
-    );
-    assert_eq!(sep_small_shape(4, 1, 9, hd), None);
-    // rgb48: 8 × 16, one row (two taller than 9 from SEP_SMALLER_PLANE), 4 × 32 taller than
-    // 15 below it.
-    assert_eq!(sep_small_shape(3, 2, 7, hd), Some(shape(SEP_BLOCK, 1, 2)));
-    assert_eq!(sep_small_shape(3, 2, 15, hd), Some(shape(SEP_BLOCK, 2, 2)));
-    assert_eq!(
-        sep_small_shape(3, 2, 15, p720),
-        Some(shape(SEP_BLOCK, 1, 2))
-    );
-    assert_eq!(
-        sep_small_shape(3, 2, 25, p720),
-        Some(shape(SEP_BLOCK_TALL_RGBA, 1, 2))
-    );
-    // RGBA64: one row up to 15 taps below SEP_SMALLER_PLANE, none above it; taller than 15,
-    // 4 × 32 with one row below SEP_RGBA64_ONE_ROW_BELOW, two from it.
-    assert_eq!(
-        sep_small_shape(4, 2, 15, p720),
-        Some(shape(SEP_BLOCK, 1, 2))
-    );
-    assert_eq!(sep_small_shape(4, 2, 15, hd), None);
-    assert_eq!(
-        sep_small_shape(4, 2, 25, p480),
-        Some(shape(SEP_BLOCK_TALL_RGBA, 1, 2))
-    );
-    assert_eq!(
-        sep_small_shape(4, 2, 25, p720),
-        Some(shape(SEP_BLOCK_TALL_RGBA, 2, 2))
-    );
-    // Other formats, short kernels and large planes: the rules before.
-    assert_eq!(sep_small_shape(1, 1, 25, p480), None);
-    assert_eq!(sep_small_shape(3, 1, 25, p480), None);
-    assert_eq!(sep_small_shape(4, 1, 5, p480), None);
-    assert_eq!(sep_small_shape(4, 1, 25, SEP_SMALL_PLANE), None);
+    let (tall, one, two) = (SEP_BLOCK_TALL_RGBA, 1, 2);
+    // (channels, bytes per sample, taps high, pixels) and the shape expected.
+    let cases = [
+        // 8-bit RGBA taller than 9: 4 × 32, 2 rows, items of 4; up to 9 taps its rules.
+        ((4, 1, 25, hd), Some(shape(tall, two, 4))),
+        ((4, 1, 9, hd), None),
+        // rgb48: 8 × 16, one row (two taller than 9 from SEP_SMALLER_PLANE), 4 × 32 taller
+        // than 15 below it.
+        ((3, 2, 7, hd), Some(shape(SEP_BLOCK, one, 2))),
+        ((3, 2, 15, hd), Some(shape(SEP_BLOCK, two, 2))),
+        ((3, 2, 15, p720), Some(shape(SEP_BLOCK, one, 2))),
+        ((3, 2, 25, p720), Some(shape(tall, one, 2))),
+        // RGBA64: one row up to 15 taps below SEP_SMALLER_PLANE, none above it; taller than
+        // 15, 4 × 32 with one row below SEP_RGBA64_ONE_ROW_BELOW, two from it.
+        ((4, 2, 15, p720), Some(shape(SEP_BLOCK, one, 2))),
+        ((4, 2, 15, hd), None),
+        ((4, 2, 25, p480), Some(shape(tall, one, 2))),
+        ((4, 2, 25, p720), Some(shape(tall, two, 2))),
+        // Other formats, short kernels and large planes: the rules before.
+        ((1, 1, 25, p480), None),
+        ((3, 1, 25, p480), None),
+        ((4, 1, 5, p480), None),
+        ((4, 1, 25, SEP_SMALL_PLANE), None),
+    ];
+    for ((ch, sb, kh, pixels), want) in cases {
+        assert_eq!(
+            sep_small_shape(ch, sb, kh, pixels),
+            want,
+            "{ch} channels, {sb}-byte samples, {kh} taps, {pixels} pixels"
+        );
+    }
     // The specialization takes them: rows, first block, bounds and row items.
     let spec = FastSpec::separable(25, 25, 4, Border::Clamp).with_sample_bytes(2);
     let small = spec.clone().for_pixels(p480);
