@@ -278,10 +278,10 @@ impl Plan {
     /// up to 9, binomial, box and Sobel kernels on 8-bit samples; fewer on deeper ones), so a
     /// backend may run the separable plan's 2k taps in place of the k² of the full one, and
     /// the bytes stay those of the full contract (`fast` and `cpu-par` do; the literature's
-    /// variants and `cpu-seq` run the plan as it is). `max` is the largest value a sample can take as
-    /// stored ([`crate::frame::Depth::largest_stored`]). The plan returned takes this plan's
-    /// border, `--abs`, planes and alpha as they are now; none if the kernel's offset changed
-    /// since the proof.
+    /// variants and `cpu-seq` run the plan as it is). `max` is the largest value a sample can
+    /// take as stored ([`crate::frame::Depth::largest_stored`]). The plan returned takes this
+    /// plan's border, `--abs`, planes and alpha as they are now; none if the kernel's offset
+    /// changed since the proof.
     pub fn same_separable(&self, max: u16) -> Option<Plan> {
         match &self.same_separable {
             Some((plan, up_to, offset))
