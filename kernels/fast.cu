@@ -220,6 +220,44 @@ __device__ __forceinline__ void load_tile(const PlaneParams& p, float* tile, int
     const int n = p.width * CH, tc = tile_cols(tw);
     const int tid = threadIdx.y * blockDim.x + threadIdx.x, nthreads = blockDim.x * blockDim.y;
     const bool interior = y0 >= 0 && y0 + th <= p.height && s0 >= 0 && s0 + tw <= n;
+    // Inside the plane, on 16-byte aligned rows: aligned 16-byte loads from s0 rounded down
+    // to 16 bytes, 4 words each, so a thread waits on a quarter of the loads of the 4-byte
+    // path below, spread over all the block's threads (the host's
+    // FAST_TILE_RGB_WORD_LOADS_FROM says where the 4-byte path stays). The last load may end
+    // up to 15 bytes past the tile: inside the row's stride or the host's
+    // CONVFLOW_DEVICE_SLACK.
+    constexpr bool wide_loads = CH != 3 || (!SEPARABLE && KW < CONVFLOW_TILE_RGB_WORD_LOADS_FROM);
+    if (wide_loads && interior && (p.src_stride & 15) == 0 && (p.src & 15) == 0) {
+        constexpr int SPQ = 16 / SB;  // samples per 16-byte load
+        const int a0 = s0 & ~(SPQ - 1), shift = s0 - a0, nq = (shift + tw + SPQ - 1) / SPQ;
+        const u8* base = (const u8*)row_of<sample_t>(p.src, y0, p.src_stride) + (size_t)a0 * SB;
+        // Load i = tid, tid + nthreads, … of the th x nq, row by row: load qi of row r, both
+        // stepped without a division.
+        const int dr = nthreads / nq, dq = nthreads - dr * nq;
+        int r = tid / nq, qi = tid - r * nq;
+#pragma unroll 2
+        while (r < th) {
+            const uint4 q = __ldg((const uint4*)(base + (size_t)r * p.src_stride) + qi);
+            const int j = SPQ * qi - shift;
+            tile_word(tile + r * ts, tw, j, q.x);
+            tile_word(tile + r * ts, tw, j + SPW, q.y);
+            tile_word(tile + r * ts, tw, j + 2 * SPW, q.z);
+            tile_word(tile + r * ts, tw, j + 3 * SPW, q.w);
+            qi += dq;
+            r += dr;
+            if (qi >= nq) {
+                qi -= nq;
+                ++r;
+            }
+        }
+        // Padding columns past the last load (at most 6 per row).
+        const int pad0 = SPQ * nq - shift, padn = tc - pad0;
+        for (int i = tid; i < th * padn; i += nthreads) {
+            const int r = i / padn;
+            tile[r * ts + tcol(pad0 + (i - r * padn))] = 0.0f;
+        }
+        return;
+    }
     if ((p.src_stride & 3) == 0 && (p.src & 3) == 0) {
         // Aligned 4-byte words from a0 = s0 rounded down to a whole word (SPW samples). When
         // the tile ends inside the row, the last word may end up to 3 bytes past it (its

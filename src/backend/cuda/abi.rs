@@ -174,6 +174,17 @@ pub const DEVICE_SLACK: usize = 64;
 /// Samples of one `fast` row segment that are still kept in registers.
 pub const FAST_MAX_SEG: usize = 128;
 
+/// `fast`'s tiled kernels load the interior of their input tile in aligned 16-byte words
+/// (fast.cu's `load_tile`), but on planes of three channels the separable kernel's tile, and
+/// the full kernel's from this kernel width, keep 4-byte words, which measured faster there.
+/// H100, held clock, gaussian, µs, 4-byte against 16-byte loads (docs/PERFORMANCE.md,
+/// "twenty-fourth round"): full 15×15 on 1080p / 4K RGB 80.6 / 280.2 against 86.2 / 292.2,
+/// rgb48 86.1 / 307.5 against 89.0 / 325.4; at 7 and 9 rgb48 gained 7–11 % with 16-byte loads
+/// (4K 9×9 146.8 against 135.8), and 11–13 were not measured. Elsewhere the 16-byte loads won:
+/// 4K RGBA64 9×9 201.4 against 166.2, gray16 9×9 56.5 against 49.3, gray 15×15 104.4 against
+/// 98.9.
+pub const FAST_TILE_RGB_WORD_LOADS_FROM: usize = 11;
+
 /// Padded rows of `fast`'s shared tiles ([`FastSpec::tile_pad`](super::fast::FastSpec::tile_pad)):
 /// [`FAST_TILE_PAD_FLOATS`] floats (one float4) after every [`FAST_TILE_PAD_PERIOD`] (a power
 /// of two, a multiple of 4), fast.cu's `tcol`.
@@ -195,6 +206,7 @@ pub fn prelude() -> String {
     s += &format!("#define CONVFLOW_MAX_CONST_TAPS {MAX_CONST_TAPS}\n");
     s += &format!("#define CONVFLOW_DEVICE_SLACK {DEVICE_SLACK}\n");
     s += &format!("#define CONVFLOW_FAST_MAX_SEG {FAST_MAX_SEG}\n");
+    s += &format!("#define CONVFLOW_TILE_RGB_WORD_LOADS_FROM {FAST_TILE_RGB_WORD_LOADS_FROM}\n");
     s += &format!("#define CONVFLOW_TILE_PAD_PERIOD {FAST_TILE_PAD_PERIOD}\n");
     s += &format!("#define CONVFLOW_TILE_PAD_FLOATS {FAST_TILE_PAD_FLOATS}\n");
     s += &format!("#define CONVFLOW_MAX_PLANES {MAX_PLANES}\n");

@@ -150,7 +150,8 @@ impl FastSpec {
 
     /// The register specialization (`fast_reg`) where it measured faster than the tiled
     /// kernels (docs/PERFORMANCE.md, "Small kernels" and "sixth round"): full kernels up to
-    /// [`REG_MAX_FULL`] ([`REG_MAX_FULL_8BIT`] for 8-bit gray, RGB and RGBA) and separable ones
+    /// [`REG_MAX_FULL`] ([`REG_MAX_FULL_8BIT`] for 8-bit gray, RGB and RGBA,
+    /// [`REG_MAX_FULL_GRAY16`] for one channel of 16-bit samples) and separable ones
     /// up to [`REG_MAX_SEP`] on a side; else None. `sb`
     /// is the bytes per sample (a thread's outputs are 16 bytes, or `CONVFLOW_FAST_REG_PX`
     /// 8-bit samples); each thread takes [`REG_ROWS`] rows. Small launches take fewer of both
@@ -167,6 +168,7 @@ impl FastSpec {
         let max = match (separable, sb, ch) {
             (true, ..) => REG_MAX_SEP,
             (false, 1, 1 | 3 | 4) => REG_MAX_FULL_8BIT,
+            (false, 2, 1) => REG_MAX_FULL_GRAY16,
             (false, ..) => REG_MAX_FULL,
         };
         if kw > tune.reg_max.unwrap_or(max) || kh > tune.reg_max.unwrap_or(max) {
@@ -176,12 +178,14 @@ impl FastSpec {
             1 => tune.reg_px.unwrap_or(16),
             _ => 16 / sb,
         };
-        // Full 16-bit kernels of side 4-5: more rows per thread, and for one channel more
-        // blocks.
+        // Full 16-bit kernels from side 4: for one channel more blocks, and at sides 4-5 more
+        // rows per thread.
         let wide16 = sb == 2 && !separable && kw.max(kh) >= 4;
-        let py = tune
-            .py
-            .unwrap_or(if wide16 { REG_ROWS_16BIT_5 } else { REG_ROWS });
+        let py = tune.py.unwrap_or(if wide16 && kw.max(kh) <= 5 {
+            REG_ROWS_16BIT_5
+        } else {
+            REG_ROWS
+        });
         let min_blocks = match (sb, ch) {
             (2, 1) if wide16 => REG_MIN_BLOCKS_GRAY16_5,
             _ if wide16 => REG_MIN_BLOCKS,

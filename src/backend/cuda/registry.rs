@@ -153,6 +153,7 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                 (3, 3, false),
                 (1, 3, false),
                 (4, 5, false),
+                (7, 6, false),
                 (3, 2, true),
                 (7, 7, true),
             ] {

@@ -11,6 +11,18 @@ pub const REG_MAX_FULL: usize = 5;
 /// against 15.5/43.5/156.4 tiled, RGB 36.9/112.9/405.3 against 43.1/122.4/403.3; 1080p/4K
 /// RGBA 61.0/176.1 against 61.2/204.6; two channels not measured).
 pub const REG_MAX_FULL_8BIT: usize = 7;
+/// … and for 16-bit samples of one channel (gray16, the planes of YUV 10-bit, P016's luma) on
+/// launches of at least [`REG16_FULL_MIN_SAMPLES`] samples, with [`REG_ROWS`] rows at sides 6–7
+/// (H100, held clock, gaussian:7 full, µs, against the tiled kernel: gray16 1080p / 4K / 8K 15.6
+/// / 37.7 / 108.5 against 16.9 / 48.9 / 161.5, YUV 4:2:0 10-bit 720p / 1080p / 4K / 8K 13.5 /
+/// 21.0 / 58.7 / 176.3 against 15.7 / 27.7 / 71.0 / 249.8; at 9 the tiled kernel won, 4K gray16
+/// 56.3 against 65.5, and on 3–4 channels at 7, rgb48 1080p 38.2 against 43.9;
+/// docs/PERFORMANCE.md, "twenty-fourth round").
+pub const REG_MAX_FULL_GRAY16: usize = 7;
+/// See [`REG_MAX_FULL_GRAY16`]: below this many samples in the launch the tiled kernel keeps
+/// those sides (gray16 640×360 / 720p 6.9 / 9.6 µs against 8.5 / 10.9 with one or two rows,
+/// YUV 4:2:0 10-bit 640×360, 0.35 M samples, 7.4 against 8.9).
+pub const REG16_FULL_MIN_SAMPLES: usize = 1_000_000;
 /// Largest separable kernel side `fast_reg` takes (measured: at 7 the tiled kernel wins for
 /// RGB by 1.3× and for gray by 1.1×).
 pub const REG_MAX_SEP: usize = 5;
@@ -132,8 +144,8 @@ pub const REG_MIN_BLOCKS_WIDE16: usize = 8;
 /// fast with 2, which it keeps) …
 pub const REG_ROWS_16BIT_5: usize = 4;
 /// … with these blocks resident per multiprocessor for one channel (gray16 4K / 8K 23.5 / 67.3
-/// µs against 22.0 / 70.8 with 4), and [`REG_MIN_BLOCKS`] for 3–4 (with 8, rgb48 171.5 µs on
-/// 8K: spills).
+/// µs against 22.0 / 70.8 with 4; at side 7, 4K / 8K 37.7 / 108.7 against 37.4 / 111.2), and
+/// [`REG_MIN_BLOCKS`] for 3–4 (with 8, rgb48 171.5 µs on 8K: spills).
 pub const REG_MIN_BLOCKS_GRAY16_5: usize = 8;
 
 /// Most interleaved channels of the planes whose f32 kernels leave the output rule's clamp out
@@ -479,12 +491,19 @@ pub const FULL_TILED_5_MAX_PLANE: usize = 600_000;
 /// `pixels` pixels takes the tiled kernel ([`FULL_TILED_RGB_MAX_PLANE`] and the constants after
 /// it: on small planes the other kernels have too few threads): at sides 4–5 in place of the
 /// integer kernel (8-bit) or the register kernel (16-bit), at 6–7 (8-bit) in place of the (f32)
-/// register kernel, the ones measured; an integer kernel at 6–7 and the 8-bit register kernel
-/// at 4–5 keep their planes. Never while `CONVFLOW_FAST_REG_MAX` or `CONVFLOW_FAST_INT_MAX`
-/// sets their reach.
-pub fn full_tiled_first(side: usize, ch: usize, sb: usize, pixels: usize) -> bool {
+/// register kernel, the ones measured, and for one channel of 16-bit samples at 6–7 on launches
+/// of fewer than [`REG16_FULL_MIN_SAMPLES`] samples (`samples`; [`REG_MAX_FULL_GRAY16`]); an
+/// integer kernel at 6–7 and the 8-bit register kernel at 4–5 keep their planes. Never while
+/// `CONVFLOW_FAST_REG_MAX` or `CONVFLOW_FAST_INT_MAX` sets their reach.
+pub fn full_tiled_first(side: usize, ch: usize, sb: usize, pixels: usize, samples: usize) -> bool {
     let t = tuning();
-    if t.reg_max.is_some() || t.int_max.is_some() || sb != 1 && !(4..=5).contains(&side) {
+    if t.reg_max.is_some() || t.int_max.is_some() {
+        return false;
+    }
+    if (sb, ch) == (2, 1) && (6..=REG_MAX_FULL_GRAY16).contains(&side) {
+        return samples < REG16_FULL_MIN_SAMPLES;
+    }
+    if sb != 1 && !(4..=5).contains(&side) {
         return false;
     }
     match side {

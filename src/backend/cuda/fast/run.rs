@@ -217,7 +217,8 @@ fn choose(
     // Small planes: the tiled full kernel where it measured faster, in place of the integer
     // kernel (8-bit) or the register kernel (16-bit) at sides 4–5 and of the register kernel at
     // 6–7 (`full_tiled_first`).
-    let full_tiled = !separable && !b.large_rules && full_tiled_first(side, ch, sb, pixels);
+    let full_tiled =
+        !separable && !b.large_rules && full_tiled_first(side, ch, sb, pixels, launch_samples);
     if b.block_override().is_none() && l.depth == Depth::U8 && !tiled_first {
         // Tests may ask for the large planes' rules on every plane.
         let samples = if b.large_rules {

@@ -130,8 +130,8 @@ fn register_kernel_takes_small_kernels_only() {
                     REG_ROWS
                 };
                 assert!(spec.reg && spec.px * sb == 16 && spec.py == rows);
-                // 7 wide for full 8-bit gray, RGB and RGBA.
-                let wide = sb == 1 && !separable && ch != 2;
+                // 7 wide for full 8-bit gray, RGB and RGBA and one channel of 16-bit samples.
+                let wide = !separable && if sb == 1 { ch != 2 } else { ch == 1 };
                 for (kw, kh) in [(7, 3), (3, 7)] {
                     let reg = FastSpec::register(kw, kh, ch, Border::Zero, separable, sb);
                     assert_eq!(reg.is_some(), wide, "{kw}x{kh} ch {ch} sb {sb}");
@@ -152,6 +152,12 @@ fn register_kernel_takes_small_kernels_only() {
     );
     let gray16_5 = FastSpec::register(5, 5, 1, Border::Clamp, false, 2).unwrap();
     assert_eq!(gray16_5.min_blocks, REG_MIN_BLOCKS_GRAY16_5);
+    // gray16 at 7: the blocks of 5, the rows of 3.
+    let gray16_7 = FastSpec::register(7, 7, 1, Border::Clamp, false, 2).unwrap();
+    assert_eq!(
+        (gray16_7.min_blocks, gray16_7.py),
+        (REG_MIN_BLOCKS_GRAY16_5, REG_ROWS)
+    );
     let gray = FastSpec::register(3, 3, 1, Border::Clamp, false, 1).unwrap();
     assert_eq!(gray.min_blocks, REG_MIN_BLOCKS);
     assert!(gray.defines().contains(&"-DREG=1".to_string()));
@@ -322,38 +328,41 @@ fn large_rgba_planes_take_more_separable_rows_and_blocks() {
 }
 
 #[test]
-fn small_8bit_planes_take_the_tiled_kernel_at_5_to_7() {
+fn small_planes_take_the_tiled_kernel_at_4_to_7() {
     let (small, p720, hd, uhd) = (853 * 480, 1280 * 720, 1920 * 1080, 3840 * 2160);
-    assert!(full_tiled_first(7, 3, 1, uhd) && !full_tiled_first(7, 3, 1, 4 * uhd));
-    assert!(!full_tiled_first(7, 4, 1, uhd));
+    // One plane a launch.
+    let first = |side, ch, sb, pixels| full_tiled_first(side, ch, sb, pixels, pixels * ch);
+    assert!(first(7, 3, 1, uhd) && !first(7, 3, 1, 4 * uhd));
+    assert!(!first(7, 4, 1, uhd));
     for ch in [3, 4] {
-        assert!(full_tiled_first(7, ch, 1, hd) && full_tiled_first(6, ch, 1, hd));
-        assert!(full_tiled_first(5, ch, 1, small) && full_tiled_first(4, ch, 1, small));
-        assert!(
-            !full_tiled_first(5, ch, 1, p720),
-            "the integer kernel from 720p"
-        );
+        assert!(first(7, ch, 1, hd) && first(6, ch, 1, hd));
+        assert!(first(5, ch, 1, small) && first(4, ch, 1, small));
+        assert!(!first(5, ch, 1, p720), "the integer kernel from 720p");
     }
     for ch in [1, 2] {
-        assert!(full_tiled_first(7, ch, 1, p720) && !full_tiled_first(7, ch, 1, hd));
-        assert!(
-            !full_tiled_first(5, ch, 1, small),
-            "1–2 channels: never at 5"
-        );
+        assert!(first(7, ch, 1, p720) && !first(7, ch, 1, hd));
+        assert!(!first(5, ch, 1, small), "1–2 channels: never at 5");
     }
-    for (side, ch, sb) in [(3, 3, 1), (9, 3, 1), (7, 1, 2), (7, 4, 2), (3, 3, 2)] {
+    for (side, ch, sb) in [(3, 3, 1), (9, 3, 1), (9, 1, 2), (7, 4, 2), (3, 3, 2)] {
         assert!(
-            !full_tiled_first(side, ch, sb, small),
+            !first(side, ch, sb, small),
             "side {side}, {ch} channels, {sb}-byte samples"
         );
     }
     // 16-bit samples of 3–4 channels at sides 4–5 take it on the same small planes, in place
     // of the register kernel; one channel never does.
     for (side, ch) in [(5, 3), (4, 4)] {
-        assert!(full_tiled_first(side, ch, 2, small));
-        assert!(!full_tiled_first(side, ch, 2, p720));
+        assert!(first(side, ch, 2, small));
+        assert!(!first(side, ch, 2, p720));
     }
-    assert!(!full_tiled_first(5, 1, 2, small));
+    assert!(!first(5, 1, 2, small));
+    // One channel of 16-bit samples at 6–7: the tiled kernel on launches under
+    // REG16_FULL_MIN_SAMPLES samples, counted over the launch's planes (720p YUV 4:2:0 10-bit's
+    // three planes take the register kernel, 720p gray16 does not).
+    for side in [6, 7] {
+        assert!(first(side, 1, 2, p720) && !first(side, 1, 2, hd));
+        assert!(!full_tiled_first(side, 1, 2, p720, p720 * 3 / 2));
+    }
 }
 
 #[test]
