@@ -10,7 +10,8 @@
 // shared-memory-free kernel for small kernels, launched with 128-thread blocks, at least
 // REG_MINB of them resident per multiprocessor; 0: the tiled fast_full / fast_sep), SEPG (with
 // SEPARABLE and not REG: fast_sep's row pass reads its windows from global memory, no input
-// tile; PXH: the samples of one of its row-pass items, a multiple of PX), TILE_PAD (1: the
+// tile; PXH: the samples of one of its row-pass items, a multiple of PX; SEPA: blocks inside
+// the plane first copy their input rows to shared memory, raw_rows), TILE_PAD (1: the
 // tiled kernels' shared rows are padded, see tcol), INT (with REG: build fast_int instead,
 // the exact integer kernel for 8-bit samples, whose divisor and offset numerator are IDIV and
 // IOFF; DEIL 1: fast_int deinterleaves the channels of each window row before its dot
@@ -621,9 +622,98 @@ __device__ __forceinline__ void keep_from_words(const unsigned w[NWR], unsigned 
 #endif  // REG || SEPG
 
 #if SEPARABLE && !REG
+#if SEPG
+// A row-pass item of fast_sep: the PXH horizontal sums of the window words w (NWRP(PXH) of
+// them, the first HWL words left of the item's first sample) into columns c.. of the shared
+// row hrow.
+__device__ __forceinline__ void row_item(const unsigned w[NWRP(PXH)], float* hrow, int c) {
+    const float* roww = c_w + KH;
+    float v[SEGP(PXH)];
+#pragma unroll
+    for (int j = 0; j < SEGP(PXH); ++j) v[j] = word_value(w[(j + OFF) / SPW], (j + OFF) % SPW);
+    float acc[PXH];
+#pragma unroll
+    for (int i = 0; i < PXH; ++i) acc[i] = 0.0f;
+#pragma unroll
+    for (int kx = 0; kx < KW; ++kx)
+#pragma unroll
+        for (int i = 0; i < PXH; ++i)
+            if (FILTERED(i)) acc[i] = fmaf(roww[kx], v[i + kx * CH], acc[i]);
+#pragma unroll
+    for (int i = 0; i < PXH; i += 4)
+        *(float4*)(hrow + tcol(c + i)) = make_float4(acc[i], acc[i + 1], acc[i + 2], acc[i + 3]);
+}
+
+// The window words of an item whose words start at word w of a raw shared row (SEPA).
+__device__ __forceinline__ void shared_words(const unsigned* w, unsigned words[1][NWRP(PXH)]) {
+#pragma unroll
+    for (int k = 0; k < NWRP(PXH); ++k) words[0][k] = w[k];
+}
+
+// One 16-byte copy from global to shared memory, asynchronous where the device has cp.async
+// (sm_80 on): it holds no register while in flight. async_wait waits for a thread's copies.
+__device__ __forceinline__ void async_copy16(void* dst, const void* src) {
+#if __CUDA_ARCH__ >= 800
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+#else
+    *(uint4*)dst = __ldg((const uint4*)src);
+#endif
+}
+__device__ __forceinline__ void async_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
+// SEPA: whether this block's row pass reads its windows from a raw copy of its input rows in
+// shared memory, and if so that copy made. A block whose windows all lie inside the plane,
+// on 16-byte aligned rows, copies its th input rows' bytes from its first window word
+// (rounded down to 16 bytes) in 16-byte asynchronous copies spread over all its threads,
+// ts words a shared row (the host's FastSpec::tile: an odd number of 16-byte units, so that
+// the rows of a warp's items fall on different banks), and returns the word of its first
+// window word in the row (w0). The copies are in flight together and hold no registers (in
+// two groups, the row pass starting on the first while the second came, they were slower), and
+// the row pass then maps no row through the border rule; other blocks (the plane's edges)
+// read global memory as window_words does. The last copy may end up to 15 bytes past the
+// last window word: inside the row's stride or the host's CONVFLOW_DEVICE_SLACK.
+__device__ __forceinline__ bool raw_rows(const PlaneParams& p, unsigned* raw, int ts, int e0, int bw, int y0, int th, int& w0) {
+#if SEPA
+    constexpr int SPQ = 16 / SB;  // samples per 16-byte copy
+    const int ws0 = e0 - HWL * SPW, a0 = ws0 & ~(SPQ - 1);
+    const unsigned long long a = p.src | (unsigned long long)(unsigned)p.src_stride;
+    if ((a & 15) != 0 || a0 < 0 || e0 - AX * CH < 0 || e0 + bw + (KW - 1 - AX) * CH > p.width * CH ||
+        y0 - AY < 0 || y0 - AY + th > p.height)
+        return false;
+    w0 = (ws0 - a0) / SPW;
+    const int nq = (ws0 - a0 + (HWL + HWR) * SPW + bw + SPQ - 1) / SPQ;
+    const u8* base = (const u8*)row_of<sample_t>(p.src, y0 - AY, p.src_stride) + (size_t)a0 * SB;
+    const int tid = threadIdx.y * blockDim.x + threadIdx.x, nthreads = blockDim.x * blockDim.y;
+    // Copy i = tid, tid + nthreads, … of the th x nq, row by row: copy q of row r, both
+    // stepped without a division.
+    const int dr = nthreads / nq, dq = nthreads - dr * nq;
+    int r = tid / nq, q = tid - r * nq;
+    while (r < th) {
+        async_copy16(raw + r * ts + 4 * q, base + (size_t)r * p.src_stride + 16 * q);
+        q += dq;
+        r += dr;
+        if (q >= nq) {
+            q -= nq;
+            ++r;
+        }
+    }
+    async_wait();
+    return true;
+#else
+    return false;
+#endif
+}
+#endif  // SEPG
+
 // Separable, fused: horizontal results for blockDim.y*PY + KH - 1 rows go to shared memory
-// (after the input tile, or with SEPG computed from global memory); each thread then runs the
-// vertical pass for PY rows x PX samples.
+// (after the input tile, or with SEPG computed from global memory or, SEPA, from a raw copy
+// of the block's input rows); each thread then runs the vertical pass for PY rows x PX
+// samples.
 extern "C" __global__ void TILED_BOUNDS fast_sep(FAST_PLANES_PARAM, int ts) {
     extern __shared__ float smem[];
     FAST_PLANE
@@ -632,16 +722,20 @@ extern "C" __global__ void TILED_BOUNDS fast_sep(FAST_PLANES_PARAM, int ts) {
     const int hsw = padded_row(bw);
     const int e0 = bx * bw, y0 = by * rows;
     const int ex = threadIdx.x * PX;
-    const float* roww = c_w + KH;
 #if SEPG
     // The row pass reads each window from global memory as the register kernel does
     // (window_words: whole words, the row ends and borders built sample by sample), so no
-    // input tile: shared memory holds only the horizontal sums. Its work items are PXH
-    // consecutive sums of one row (a multiple of PX; the host keeps bw a multiple of PXH):
-    // the window's halo is loaded and converted once per item, so wider items convert fewer
-    // samples per sum. An item's sums feed only its own columns of the vertical pass, so
-    // items past the row end have nothing to compute.
+    // input tile: shared memory holds only the horizontal sums, and with SEPA a raw copy of
+    // the block's input rows after them (raw_rows). Its work items are PXH consecutive sums
+    // of one row (a multiple of PX; the host keeps bw a multiple of PXH): the window's halo
+    // is loaded and converted once per item, so wider items convert fewer samples per sum. An
+    // item's sums feed only its own columns of the vertical pass, so items past the row end
+    // have nothing to compute.
     float* hs = smem;  // th rows of bw columns, hsw floats apart
+    unsigned* raw = (unsigned*)(smem + th * hsw);
+    int w0 = 0;
+    const bool staged = raw_rows(p, raw, ts, e0, bw, y0, th, w0);
+    if (staged) __syncthreads();
 #if CH == 1
     // One channel: thread (x, y) takes the item of column x / M of rows y * M + x % M, then
     // every blockDim.y * M-th row after it (M threads of a block row share an item column),
@@ -651,32 +745,41 @@ extern "C" __global__ void TILED_BOUNDS fast_sep(FAST_PLANES_PARAM, int ts) {
     // 28.9), so they keep the loop below (docs/PERFORMANCE.md, "twenty-third round").
     constexpr int M = PXH / PX;  // the host keeps blockDim.x a multiple of M
     const int c = threadIdx.x / M * PXH;
-    for (int r = threadIdx.y * M + threadIdx.x % M; r < th; r += blockDim.y * M) {
-        if (e0 + c >= p.width * CH) break;
+    const int r0 = threadIdx.y * M + threadIdx.x % M, dr = blockDim.y * M;
+    if (staged) {
+        for (int r = r0; r < th; r += dr) {
+            unsigned words[1][NWRP(PXH)];
+            shared_words(raw + r * ts + w0 + c / SPW, words);
+            row_item(words[0], hs + r * hsw, c);
+        }
+    } else {
+        for (int r = r0; r < th; r += dr) {
+            if (e0 + c >= p.width * CH) break;
+            unsigned words[1][NWRP(PXH)];
+            window_words<1, PXH>(p, e0 + c, y0 + r, words);
+            row_item(words[0], hs + r * hsw, c);
+        }
+    }
 #else
     const int nh = bw / PXH, items = th * nh;
     const int tid = threadIdx.y * blockDim.x + threadIdx.x, nthreads = blockDim.x * blockDim.y;
-    for (int it = tid; it < items; it += nthreads) {
-        const int r = it / nh, c = (it - r * nh) * PXH;
-        if (e0 + c >= p.width * CH) continue;
-#endif
-        unsigned words[1][NWRP(PXH)];
-        window_words<1, PXH>(p, e0 + c, y0 + r, words);
-        float v[SEGP(PXH)];
-#pragma unroll
-        for (int j = 0; j < SEGP(PXH); ++j) v[j] = word_value(words[0][(j + OFF) / SPW], (j + OFF) % SPW);
-        float acc[PXH];
-#pragma unroll
-        for (int i = 0; i < PXH; ++i) acc[i] = 0.0f;
-#pragma unroll
-        for (int kx = 0; kx < KW; ++kx)
-#pragma unroll
-            for (int i = 0; i < PXH; ++i)
-                if (FILTERED(i)) acc[i] = fmaf(roww[kx], v[i + kx * CH], acc[i]);
-#pragma unroll
-        for (int i = 0; i < PXH; i += 4)
-            *(float4*)(hs + r * hsw + tcol(c + i)) = make_float4(acc[i], acc[i + 1], acc[i + 2], acc[i + 3]);
+    if (staged) {
+        for (int it = tid; it < items; it += nthreads) {
+            const int r = it / nh, c = (it - r * nh) * PXH;
+            unsigned words[1][NWRP(PXH)];
+            shared_words(raw + r * ts + w0 + c / SPW, words);
+            row_item(words[0], hs + r * hsw, c);
+        }
+    } else {
+        for (int it = tid; it < items; it += nthreads) {
+            const int r = it / nh, c = (it - r * nh) * PXH;
+            if (e0 + c >= p.width * CH) continue;
+            unsigned words[1][NWRP(PXH)];
+            window_words<1, PXH>(p, e0 + c, y0 + r, words);
+            row_item(words[0], hs + r * hsw, c);
+        }
     }
+#endif
 #else
     const int tw = bw + (KW - 1) * CH;
     float* tile = smem;
@@ -687,7 +790,7 @@ extern "C" __global__ void TILED_BOUNDS fast_sep(FAST_PLANES_PARAM, int ts) {
         float acc[PX];
 #pragma unroll
         for (int i = 0; i < PX; ++i) acc[i] = 0.0f;
-        row_taps(tile + r * ts, ex, roww, acc);
+        row_taps(tile + r * ts, ex, c_w + KH, acc);
 #pragma unroll
         for (int i = 0; i < PX; i += 4)
             *(float4*)(hs + r * hsw + tcol(ex + i)) = make_float4(acc[i], acc[i + 1], acc[i + 2], acc[i + 3]);

@@ -68,6 +68,11 @@ pub struct FastSpec {
     /// loads) instead of an input tile in shared memory, which then holds only the horizontal
     /// sums.
     pub row_global: bool,
+    /// With [`FastSpec::row_global`]: blocks whose windows lie inside the plane first copy
+    /// their input rows' bytes to shared memory (fast.cu's `SEPA`, `raw_rows`: asynchronous
+    /// copies that hold no registers) and read their windows there. Set where the launch is
+    /// chosen, by [`sep_staged`] (`CONVFLOW_FAST_SEPA=0` / `1`: never / always).
+    pub row_staged: bool,
     /// Samples of one of `fast_sep`'s row-pass items with [`FastSpec::row_global`] (fast.cu's
     /// `PXH`): a multiple of `px` that divides the block's row, `px` unless
     /// [`FastSpec::for_block`] widens it.
@@ -123,6 +128,7 @@ impl FastSpec {
             int: None,
             deinterleave: false,
             row_global: false,
+            row_staged: false,
             row_px: px,
             mask: all_channels(ch),
             shift: 0,
@@ -207,6 +213,7 @@ impl FastSpec {
             int: None,
             deinterleave: false,
             row_global: false,
+            row_staged: false,
             row_px: px,
             mask: all_channels(ch),
             shift: 0,
@@ -453,6 +460,7 @@ impl FastSpec {
             format!("-DDEIL={}", self.deinterleave as u8),
             format!("-DSEPG={}", self.row_global as u8),
             format!("-DPXH={}", self.row_px),
+            format!("-DSEPA={}", self.row_staged as u8),
             format!("-DTILE_PAD={}", self.tile_pad() as u8),
             format!("-DCMASK={}", self.mask),
             format!("-DSHIFT={}", self.shift),
@@ -524,6 +532,17 @@ impl FastSpec {
         let ts = padded((tw + 3 + 3) & !3);
         let th = by as usize * self.py + self.kh - 1;
         let floats = match (self.separable, self.row_global) {
+            (true, true) if self.row_staged => {
+                // fast.cu's raw_rows: from the first window word rounded down to 16 bytes to
+                // past the last, in an odd number of 16-byte units.
+                let spw = 4 / self.sb;
+                let ax = self.kw / 2;
+                let halo =
+                    (ax * self.ch).div_ceil(spw) + ((self.kw - 1 - ax) * self.ch).div_ceil(spw);
+                let per_q = 16 / self.sb;
+                let words = 4 * ((per_q - 1 + bw + halo * spw).div_ceil(per_q) | 1);
+                return (words, th * padded(bw) * 4 + th * words * 4);
+            }
             (true, true) => return (0, th * padded(bw) * 4),
             (true, false) => ts * th + th * padded(bw),
             (false, _) => ts * th,

@@ -136,10 +136,16 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                     saturation_free: i % 3 == 0,
                     ..spec.with_sample_bytes(1 + i / 2 % 2)
                 };
-                // The separable kernel with an input tile too (CONVFLOW_FAST_SEPG=0).
+                // The separable kernel with an input tile too (CONVFLOW_FAST_SEPG=0), and
+                // with its row pass from global memory on every block (CONVFLOW_FAST_SEPA=0).
                 if separable {
                     keys.push(ModuleKey::Fast(FastSpec {
                         row_global: !spec.row_global,
+                        row_staged: false,
+                        ..spec.clone()
+                    }));
+                    keys.push(ModuleKey::Fast(FastSpec {
+                        row_staged: !spec.row_staged,
                         ..spec.clone()
                     }));
                 }

@@ -188,6 +188,7 @@ pub(super) struct Tuning {
     pub(super) int_pixels: Option<usize>,
     pub(super) int_sep_min: Option<usize>,
     pub(super) sep_global: Option<bool>,
+    pub(super) sep_staged: Option<bool>,
     pub(super) sep_tiled_min: Option<usize>,
     pub(super) sep_minb: Option<usize>,
     pub(super) sep_hpx: Option<usize>,
@@ -210,6 +211,7 @@ pub(super) fn tuning() -> Tuning {
             int_pixels: var("CONVFLOW_FAST_INT_PIXELS").filter(|n| [4, 8].contains(n)),
             int_sep_min: var("CONVFLOW_FAST_INT_SEP_MIN"),
             sep_global: var("CONVFLOW_FAST_SEPG").map(|v: usize| v != 0),
+            sep_staged: var("CONVFLOW_FAST_SEPA").map(|v: usize| v != 0),
             sep_tiled_min: var("CONVFLOW_FAST_SEP_TILED_MIN"),
             sep_minb: var("CONVFLOW_FAST_SEP_MINB").filter(|b| (0..=16).contains(b)),
             sep_hpx: var("CONVFLOW_FAST_SEP_HPX").filter(|m| [1, 2, 4].contains(m)),
@@ -275,6 +277,34 @@ pub const SEP_BLOCK_WIDE_RGB48: (u32, u32) = (16, 16);
 /// [`SEP_BLOCK_WIDE_RGB48`] (where [`sep_small_shape`] has none).
 pub fn sep_rgb48_wide(ch: usize, sb: usize, kh: usize) -> bool {
     (ch, sb) == (3, 2) && (SEP_TILED_MIN_SIDE..=9).contains(&kh)
+}
+
+/// Launches of one-channel planes from this many samples stage their input rows
+/// ([`sep_staged`]; a 1080p plane has 2.1 M, a 1080p YUV 4:2:0 frame's three 3.1 M).
+pub const SEP_STAGED_MIN_SAMPLES: usize = 3_000_000;
+
+/// Whether `fast_sep` (row pass from global memory) on `ch` channels of `sb`-byte samples,
+/// `kh` taps high, in a launch of `launch_samples` samples, first copies each inner block's
+/// input rows to shared memory ([`FastSpec::row_staged`](super::FastSpec::row_staged)):
+/// - 8-bit RGB to 9 taps high;
+/// - one channel of 8-bit samples to 7 and of 16-bit samples to 9, on launches of
+///   [`SEP_STAGED_MIN_SAMPLES`] and more.
+///
+/// H100, held clock, gaussian, against the same build with `CONVFLOW_FAST_SEPA=0`, two passes
+/// alternating (docs/PERFORMANCE.md, "twenty-fifth round"), 1080p / 4K / 8K: RGB :7 1.09 /
+/// 1.15 / 1.20× (4K 48.6 → 42.2 µs), :9 1.01 / 1.08 / 1.11×, 1080p :5 1.09×; gray :7 on 4K /
+/// 8K 1.05 / 1.09×; gray16 :5–:9 on 4K and 8K 1.01–1.04×; YUV 4:2:0 10-bit :5–:9 1.01–1.06×
+/// (1080p too). One-channel launches of 1080p planes lost 5–6 %; every format lost from 15
+/// taps (gray 8K :25 0.91×), and 4-channel and 16-bit RGB planes everywhere (RGBA 4K :25
+/// 0.62×, rgb48 8K :7 0.78×).
+pub fn sep_staged(ch: usize, sb: usize, kh: usize, launch_samples: usize) -> bool {
+    let large = launch_samples >= SEP_STAGED_MIN_SAMPLES;
+    match (ch, sb) {
+        (3, 1) => kh <= 9,
+        (1, 1) => kh <= 7 && large,
+        (1, 2) => kh <= 9 && large,
+        _ => false,
+    }
 }
 
 /// Planes under this many pixels take the smallest planes' separable shapes of 16-bit RGB and

@@ -8,8 +8,8 @@
 use cudarc::driver::{CudaFunction, LaunchConfig};
 
 use super::rules::{
-    full_rows_by_side, full_tiled_first, register_thread_shape, tiled_rows, tuning, BLOCKS,
-    FULL_TILE_PREFERRED, SAT_FREE_MAX_CHANNELS, SEP_TILE_PREFERRED, TALL_TILE_PREFERRED,
+    full_rows_by_side, full_tiled_first, register_thread_shape, sep_staged, tiled_rows, tuning,
+    BLOCKS, FULL_TILE_PREFERRED, SAT_FREE_MAX_CHANNELS, SEP_TILE_PREFERRED, TALL_TILE_PREFERRED,
 };
 use super::{pack_int_weights, FastSpec};
 use crate::backend::cuda::abi::{launch, FastPlanes, PlaneParams, MAX_CONST_TAPS};
@@ -271,6 +271,17 @@ fn choose(
         .with_sample_bytes(sb)
         .for_pixels(pixels),
     );
+    // Separable: inner blocks stage their input rows where that measured faster.
+    if spec.separable && spec.row_global {
+        let samples = if b.large_rules {
+            usize::MAX
+        } else {
+            launch_samples
+        };
+        spec.row_staged = tuning()
+            .sep_staged
+            .unwrap_or_else(|| sep_staged(ch, sb, kh, samples));
+    }
     // Full 8-bit kernels of the sides measured to want other rows (`full_rows_by_side`).
     if !separable && sb == 1 && kw == kh && !b.large_rules && b.block_override().is_none() {
         if let Some(rows) = full_rows_by_side(ch, kh, pixels, (launch_samples, spec.px)) {

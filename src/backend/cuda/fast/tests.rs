@@ -616,3 +616,71 @@ fn planes_of_one_launch_number_their_blocks_in_turn() {
         assert!(seen.insert((k, bx, by)));
     }
 }
+
+#[test]
+fn staged_row_copies_fit_their_shared_rows() {
+    // fast.cu's raw_rows copies, per row, the 16-byte units from the block's first window
+    // word (bw samples wide, halo words either side) rounded down to 16 bytes; the shared row
+    // must hold them at every alignment of that word, in an odd number of 16-byte units.
+    for (ch, sb, k, block) in [
+        (1, 1, 7, SEP_BLOCK),
+        (1, 1, 25, SEP_BLOCK),
+        (1, 2, 9, SEP_BLOCK),
+        (3, 1, 15, SEP_BLOCK),
+        (3, 2, 7, SEP_BLOCK_WIDE_RGB48),
+        (4, 1, 25, SEP_BLOCK_RGBA_LARGE),
+        (4, 2, 31, SEP_BLOCK_TALL_RGBA),
+        (2, 1, 6, (32, 4)),
+    ] {
+        let spec = FastSpec {
+            row_staged: true,
+            ..FastSpec::separable(k, k, ch, Border::Clamp).with_sample_bytes(sb)
+        };
+        let (words, bytes) = spec.tile(block);
+        assert_eq!(words % 8, 4, "odd 16-byte units: {ch} ch, {sb} B, k {k}");
+        let (spw, ax) = (4 / sb, k / 2);
+        let (hwl, hwr) = ((ax * ch).div_ceil(spw), ((k - 1 - ax) * ch).div_ceil(spw));
+        let bw = block.0 as usize * spec.px;
+        for shift_words in 0..16 / 4 {
+            let needed = 4 * shift_words + (hwl + bw / spw + hwr) * 4;
+            assert!(
+                words * 4 >= needed.next_multiple_of(16),
+                "{ch} ch, {sb} B, k {k}"
+            );
+        }
+        let th = block.1 as usize * spec.py + k - 1;
+        let sums = th * bw * 4;
+        assert!(bytes >= sums + th * words * 4);
+        let unstaged = FastSpec {
+            row_staged: false,
+            ..spec.clone()
+        };
+        assert_eq!(unstaged.tile(block).0, 0);
+        assert!(spec.defines().contains(&"-DSEPA=1".to_string()));
+        assert!(unstaged.defines().contains(&"-DSEPA=0".to_string()));
+    }
+}
+
+#[test]
+fn staged_rows_follow_the_measured_rules() {
+    use super::rules::{sep_staged, SEP_STAGED_MIN_SAMPLES};
+    let large = SEP_STAGED_MIN_SAMPLES;
+    // 8-bit RGB to 9 taps high, on every launch.
+    assert!(sep_staged(3, 1, 7, HD * 3));
+    assert!(sep_staged(3, 1, 9, 1000));
+    assert!(!sep_staged(3, 1, 11, UHD * 3));
+    // One channel: 8-bit to 7, 16-bit to 9, on large launches only.
+    assert!(sep_staged(1, 1, 7, large));
+    assert!(!sep_staged(1, 1, 7, large - 1));
+    assert!(!sep_staged(1, 1, 9, UHD));
+    assert!(sep_staged(1, 2, 9, UHD));
+    assert!(!sep_staged(1, 2, 9, HD));
+    assert!(!sep_staged(1, 2, 15, UHD));
+    // Never for 2 and 4 channels or 16-bit RGB.
+    for (ch, sb) in [(2, 1), (4, 1), (3, 2), (4, 2), (2, 2)] {
+        assert!(
+            !sep_staged(ch, sb, 7, UHD * ch),
+            "{ch} channels of {sb} bytes"
+        );
+    }
+}
