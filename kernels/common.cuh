@@ -49,9 +49,10 @@ extern "C" __global__ void convflow_plane_params_layout(long long* out) {
 #undef CONVFLOW_OFF
 }
 
-// Kernels may read whole aligned 4-byte words that end up to 3 bytes past the last row; the
-// host allocates CONVFLOW_DEVICE_SLACK bytes after every frame for that.
-static_assert(CONVFLOW_DEVICE_SLACK >= 4, "device frames need 4 bytes of slack for word reads");
+// Kernels may read whole aligned 4-byte words that end up to 3 bytes past the last row, and
+// aligned 16-byte loads and copies (fast.cu's load_tile, raw_rows) that end up to 15 bytes past
+// it; the host allocates CONVFLOW_DEVICE_SLACK bytes after every frame for that.
+static_assert(CONVFLOW_DEVICE_SLACK >= 16, "device frames need 16 bytes of slack for 16-byte reads");
 
 // Maps coordinate i on an axis of length n to 0..n-1, or -1 for the constant zero.
 // Reflect-101 has period 2(n-1) (n = 1 maps everything to 0); wrap has period n.

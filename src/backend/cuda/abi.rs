@@ -358,7 +358,8 @@ pub mod launch {
     }
 
     /// `(PlaneParams p, int ts)`: fast_full, fast_sep of one plane (ts: the shared tile's row
-    /// stride in floats).
+    /// stride in floats; for fast_sep with its row pass from global memory, the staged input
+    /// rows' stride in 4-byte words, or 0).
     pub fn plane_stride(
         s: &Arc<CudaStream>,
         f: &CudaFunction,
@@ -373,8 +374,8 @@ pub mod launch {
         unsafe { b.launch(cfg) }.map(|_| ()).map_err(err)
     }
 
-    /// `(FastPlanes planes, int ts)`: fast_full, fast_sep of several planes (ts: the shared
-    /// tile's row stride in floats).
+    /// `(FastPlanes planes, int ts)`: fast_full, fast_sep of several planes (ts as for
+    /// [`plane_stride`]).
     pub fn planes_stride(
         s: &Arc<CudaStream>,
         f: &CudaFunction,

@@ -514,7 +514,9 @@ impl FastSpec {
         self.ch == 2 || self.ch == 4
     }
 
-    /// The tiled kernels' shared tile for `block`: (row stride in floats, bytes). A row holds
+    /// The tiled kernels' shared tile for `block`: (row stride, bytes). The stride is in floats
+    /// for an input tile; `fast_sep` with its row pass from global memory has none (0), or
+    /// with [`FastSpec::row_staged`] the staged input rows' stride in 4-byte words. A row holds
     /// a multiple of 4 columns (float4 reads) with room for the last thread's over-read,
     /// padded where [`FastSpec::tile_pad`] says; the separable kernel keeps its horizontal sums
     /// after the tile.

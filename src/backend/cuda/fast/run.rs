@@ -45,7 +45,7 @@ struct Launch {
     planes: Vec<usize>,
     /// Several planes: their parameter block as prepared, each frame's addresses put in.
     set: Option<FastPlanes>,
-    /// The shared tile's row stride in floats: the tiled kernels' second argument.
+    /// The tiled kernels' second argument ([`FastSpec::tile`]'s stride).
     tile_stride: Option<i32>,
 }
 
