@@ -213,6 +213,8 @@ fn choose(
     // large planes' rules reach the integer and register kernels wherever they can run).
     let sb = l.depth.bytes();
     let (side, pixels) = (kw.max(kh), l.width * l.height);
+    // Tests may ask for the large planes' rules on every plane: any size then counts as large.
+    let sized = |n: usize| if b.large_rules { usize::MAX } else { n };
     let mut tiled_first = separable && !b.large_rules && FastSpec::tiled_first(side, sb, pixels);
     // Small planes: the tiled full kernel where it measured faster, in place of the integer
     // kernel (8-bit) or the register kernel (16-bit) at sides 4–5 and of the register kernel at
@@ -220,12 +222,7 @@ fn choose(
     let full_tiled =
         !separable && !b.large_rules && full_tiled_first(side, ch, sb, pixels, launch_samples);
     if b.block_override().is_none() && l.depth == Depth::U8 && !tiled_first {
-        // Tests may ask for the large planes' rules on every plane.
-        let samples = if b.large_rules {
-            usize::MAX
-        } else {
-            l.width * ch * l.height
-        };
+        let samples = sized(l.width * ch * l.height);
         if let Some(form) = IntegerForm::of(plan, l.depth.max()) {
             match FastSpec::integer(&form, ch, plan.border, separable, samples) {
                 Some(_) if full_tiled && side <= 5 => tiled_first = true,
@@ -256,12 +253,7 @@ fn choose(
             form: None,
         });
     }
-    // Tests may ask for the large planes' rules on every plane.
-    let pixels = if b.large_rules {
-        usize::MAX
-    } else {
-        l.width * l.height
-    };
+    let pixels = sized(pixels);
     let mut spec = plane(
         if separable {
             FastSpec::separable(kw, kh, ch, plan.border)
@@ -273,14 +265,9 @@ fn choose(
     );
     // Separable: inner blocks stage their input rows where that measured faster.
     if spec.separable && spec.row_global {
-        let samples = if b.large_rules {
-            usize::MAX
-        } else {
-            launch_samples
-        };
         spec.row_staged = tuning()
             .sep_staged
-            .unwrap_or_else(|| sep_staged(ch, sb, kh, samples));
+            .unwrap_or_else(|| sep_staged(ch, sb, kh, sized(launch_samples)));
     }
     // Full 8-bit kernels of the sides measured to want other rows (`full_rows_by_side`).
     if !separable && sb == 1 && kw == kh && !b.large_rules && b.block_override().is_none() {
