@@ -12,11 +12,12 @@
 // SEPARABLE and not REG: fast_sep's row pass reads its windows from global memory, no input
 // tile; PXH: the samples of one of its row-pass items, a multiple of PX; SEPA: blocks inside
 // the plane first copy their input rows to shared memory, raw_rows), TILE_PAD (1: the
-// tiled kernels' shared rows are padded, see tcol), INT (with REG: build fast_int instead,
-// the exact integer kernel for 8-bit samples, whose divisor and offset numerator are IDIV and
-// IOFF; DEIL 1: fast_int deinterleaves the channels of each window row before its dot
-// products, PX / CH pixels per thread), CMASK (bit c set: channel c
-// is filtered; the others, such as RGBA's alpha under --alpha keep, are neither computed nor
+// tiled kernels' shared rows are padded, see tcol), SEPI (with SEPG: fast_sep's row pass in
+// exact integers, its row factor n / RDIV in c_wr; see row_item), INT (with REG: build
+// fast_int instead, the exact integer kernel for 8-bit samples, whose divisor and offset
+// numerator are IDIV and IOFF; DEIL 1: fast_int deinterleaves the channels of each window row
+// before its dot products, PX / CH pixels per thread), CMASK (bit c set: channel c is
+// filtered; the others, such as RGBA's alpha under --alpha keep, are neither computed nor
 // converted, and take the source's stored samples), SHIFT (a sample's value is its stored
 // word shifted right by this: MSB-aligned formats such as P010; 0 otherwise), ABS (--abs) and
 // ZERO_OFFSET (the kernel's offset is 0: nothing to add; both for the register kernels only),
@@ -487,6 +488,15 @@ extern "C" __global__ void TILED_BOUNDS fast_full(FAST_PLANES_PARAM, int ts) {
 #endif  // !SEPARABLE && !REG
 
 
+#if INT || SEPI
+// Four unsigned bytes of a times four signed bytes of b, added to c: exact in 32 bits.
+__device__ __forceinline__ int dp4a_us(unsigned a, int b, int c) {
+    int d;
+    asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+}
+#endif
+
 #if REG || SEPG
 // Register kernel for small kernels: no shared memory and no barriers. Each thread owns PX
 // consecutive samples (16 bytes) of PY consecutive output rows. For each of the PY + KH - 1
@@ -623,15 +633,47 @@ __device__ __forceinline__ void keep_from_words(const unsigned w[NWR], unsigned 
 
 #if SEPARABLE && !REG
 #if SEPG
+#if SEPI
+// SEPI, the exact integer row pass (8-bit samples): the host proved the row factor n / RDIV
+// exact (filter::IntegerForm::row_pass: RDIV a power of two, every partial sum of the
+// contract's row pass exact in f32), so the contract's horizontal sum is (sum n*s) / RDIV
+// however it is computed. row_item takes the sum by __dp4a on the window words as loaded
+// (unsigned samples times the signed weights packed for the output's byte offset b: c_wr[b *
+// RWIN + t] as fast_int's c_wp for one kernel row, taps CH bytes apart; no sample converted),
+// starting from 0x4B400000, the bits of 1.5 * 2^23: the word read as a float is then
+// 1.5 * 2^23 + sum (|sum| < 2^22), and one FMA scales it by 1 / RDIV and takes 1.5 * 2^23 /
+// RDIV away. The product is exact (a power of two) and the difference, sum / RDIV, is
+// representable, so the FMA's one rounding leaves it exact: the f32 row pass's value, bit for
+// bit; the column pass is the f32 one.
+#if SB != 1
+#error "the integer row pass takes 8-bit samples"
+#endif
+#define RWIN ((3 + (KW - 1) * CH + 1 + 3) / 4)  // words one output's taps span at most
+__constant__ int c_wr[4 * RWIN];
+#endif
+
 // A row-pass item of fast_sep: the PXH horizontal sums of the window words w (NWRP(PXH) of
 // them, the first HWL words left of the item's first sample) into columns c.. of the shared
-// row hrow.
+// row hrow. Output i's tap kx is sample i + kx * CH of the window, at lane (i + OFF + kx * CH)
+// of the words.
 __device__ __forceinline__ void row_item(const unsigned w[NWRP(PXH)], float* hrow, int c) {
+    float acc[PXH];
+#if SEPI
+    constexpr float inv = 1.0f / RDIV, bias = -12582912.0f / RDIV;
+#pragma unroll
+    for (int i = 0; i < PXH; ++i) {
+        const int b = (i + OFF) % 4, q = (i + OFF) / 4;
+        int h = 0x4B400000;
+#pragma unroll
+        for (int t = 0; t * 4 < b + (KW - 1) * CH + 1; ++t)
+            if (FILTERED(i)) h = dp4a_us(w[q + t], c_wr[b * RWIN + t], h);
+        acc[i] = fmaf(__int_as_float(h), inv, bias);
+    }
+#else
     const float* roww = c_w + KH;
     float v[SEGP(PXH)];
 #pragma unroll
     for (int j = 0; j < SEGP(PXH); ++j) v[j] = word_value(w[(j + OFF) / SPW], (j + OFF) % SPW);
-    float acc[PXH];
 #pragma unroll
     for (int i = 0; i < PXH; ++i) acc[i] = 0.0f;
 #pragma unroll
@@ -639,6 +681,7 @@ __device__ __forceinline__ void row_item(const unsigned w[NWRP(PXH)], float* hro
 #pragma unroll
         for (int i = 0; i < PXH; ++i)
             if (FILTERED(i)) acc[i] = fmaf(roww[kx], v[i + kx * CH], acc[i]);
+#endif
 #pragma unroll
     for (int i = 0; i < PXH; i += 4)
         *(float4*)(hrow + tcol(c + i)) = make_float4(acc[i], acc[i + 1], acc[i + 2], acc[i + 3]);

@@ -36,12 +36,6 @@ __constant__ int c_wc[KH];
 __constant__ int c_wp[KH * 4 * IWIN];
 #endif
 
-__device__ __forceinline__ int dp4a_us(unsigned a, int b, int c) {
-    int d;
-    asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-    return d;
-}
-
 #if DEIL
 // Deinterleaved windows (DEIL, for 2-4 channels): with the taps of a channel CH bytes apart,
 // a 5-tap row of RGB spreads over 4 words and most dp4a lanes would carry zero weights. So a

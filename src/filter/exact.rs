@@ -233,6 +233,38 @@ impl IntegerForm {
         (exact || bounded).then_some(form)
     }
 
+    /// The row factor of a separable plan as integers over a power of two, where the
+    /// contract's row pass (its horizontal sums, before the column pass) is exact for samples in
+    /// `0…max`: every f32 row weight is exactly `n / d` with `d` a power of two, and
+    /// `Σ|n| · max < 2^22`. Every partial sum of the row pass's fused multiply-adds is then a
+    /// multiple of `1/d` whose numerator stays below 2^22 in magnitude, so each step is exact
+    /// and the contract's horizontal sum is the rational `Σ n·s / d` itself: computed in any
+    /// order, in integers say, and scaled by `1/d` (a power of two, exact), it is the same f32
+    /// value bit for bit, and the column pass that follows is the contract's own. No proof is
+    /// needed of the column factor or the offset. (2^22 rather than the 2^24 that exactness
+    /// alone needs: `fast_sep` turns the integer sum into a float by adding it to 1.5 · 2^23.)
+    /// The form has height 1, the row's numerators as weights, `d` as divisor and no offset;
+    /// `None` for a full plan or where the proof fails (irrational Gaussians, `box:3`'s thirds).
+    pub fn row_pass(plan: &Plan, max: u16) -> Option<IntegerForm> {
+        let (Decomposition::Separable { row, .. }, [_, (n, d)]) =
+            (&plan.decomposition, &plan.ratios()?.parts[..])
+        else {
+            return None;
+        };
+        let exact = d.is_power_of_two()
+            && n.iter()
+                .zip(row)
+                .all(|(&n, &w)| n as f64 / *d as f64 == w as f64);
+        let reach = n.iter().map(|n| n.abs()).sum::<i64>() * max as i64;
+        (exact && reach < 1 << 22).then(|| IntegerForm {
+            width: row.len(),
+            height: 1,
+            weights: n.iter().map(|&n| n as i32).collect(),
+            divisor: *d,
+            offset: 0,
+        })
+    }
+
     /// Whether `other` computes the same outputs: the same shape, and weights and offset over
     /// its divisor equal to these over this one (`n·D' = n'·D`: the same rationals, so the
     /// same rounding of every sum).
@@ -479,6 +511,87 @@ mod tests {
             assert_eq!(col.len() * row.len(), f.weights.len());
             assert!(row.iter().all(|n| n.abs() <= 127), "{k}: {row:?}");
         }
+    }
+
+    /// The exact row pass: for every row factor with a form, the contract's horizontal sum
+    /// (its fused multiply-adds in tap order) equals the integer sum over the divisor, as f32
+    /// bits, on every window of samples 0 and max, ramps and random windows; kernels without an
+    /// exact row (irrational Gaussians, thirds, deep samples past the bound) have none.
+    #[test]
+    fn exact_row_passes_give_the_contracts_horizontal_sums() {
+        let mut next = test_rng(0x2545_f491_4f6c_dd1d);
+        let mut checked = 0;
+        for spec in [
+            "gaussian:3",
+            "gaussian:5",
+            "gaussian:7",
+            "gaussian:9",
+            "binomial:7",
+            "box:4",
+            "box:16",
+            "sobel-x",
+            "sobel-y",
+            "custom:3x3:1,-2,1,2,-4,2,1,-2,1",
+        ] {
+            for max in [255u16, 1023, 65535] {
+                let p = plan(spec, Mode::Separable);
+                let Some(form) = IntegerForm::row_pass(&p, max) else {
+                    assert!(max > 255, "{spec} has an exact row pass on 8-bit samples");
+                    continue;
+                };
+                let Decomposition::Separable { row, .. } = &p.decomposition else {
+                    unreachable!()
+                };
+                assert_eq!((form.height, form.width, form.offset), (1, row.len(), 0));
+                assert!(form.divisor.is_power_of_two());
+                let n = row.len();
+                let mut windows: Vec<Vec<u16>> = (0..1u32 << n.min(12))
+                    .map(|bits| {
+                        (0..n)
+                            .map(|i| (bits >> (i % 12) & 1) as u16 * max)
+                            .collect()
+                    })
+                    .collect();
+                windows.push((0..n).map(|i| (i * max as usize / n) as u16).collect());
+                for _ in 0..20_000 {
+                    windows.push((0..n).map(|_| (next() % (max as u64 + 1)) as u16).collect());
+                }
+                for s in &windows {
+                    let contract = row
+                        .iter()
+                        .zip(s)
+                        .fold(0f32, |a, (&w, &s)| w.mul_add(f32::from(s), a));
+                    let sum: i64 = form
+                        .weights
+                        .iter()
+                        .zip(s)
+                        .map(|(&w, &s)| w as i64 * s as i64)
+                        .sum();
+                    assert!(sum.abs() < 1 << 22);
+                    // The kernel's conversion: 1.5·2^23 + sum as a float, scaled and offset.
+                    let biased = f32::from_bits((0x4B40_0000_i64 + sum) as u32);
+                    let inv = 1.0 / form.divisor as f32;
+                    let h = biased.mul_add(inv, -12_582_912.0 * inv);
+                    assert_eq!(h.to_bits(), contract.to_bits(), "{spec} max {max} {s:?}");
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked >= 14, "only {checked} row factors had exact forms");
+        for spec in [
+            "gaussian:15",
+            "gaussian:25",
+            "box:3",
+            "box:7",
+            "gaussian:7:2.5",
+        ] {
+            let p = plan(spec, Mode::Separable);
+            assert_eq!(IntegerForm::row_pass(&p, 255), None, "{spec}");
+        }
+        assert_eq!(
+            IntegerForm::row_pass(&plan("gaussian:7", Mode::Full), 255),
+            None
+        );
     }
 
     /// Windows that maximize the contract's rounding error (every sample 0 or max, in every

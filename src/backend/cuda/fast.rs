@@ -10,9 +10,10 @@
 //! wider kernels, two integer factors for separable one-channel 7×7; [`FastSpec::integer`]);
 //! others the tiled kernels, whose block shrinks (unless given) until
 //! the tile fits 48 KB (80 KB for separable kernels taller than 9, 112 KB for the taller blocks
-//! of RGB ones; never more than the device allows). A kernel beyond constant
-//! memory or any tile is handed to the baseline kernels of the same decomposition — same
-//! results, slower — and the backend's name says so. What a plane compiles in besides: the
+//! of RGB ones; never more than the device allows); the separable one takes its row pass in
+//! exact integers where the row factor allows it on 8-bit samples ([`FastSpec::row_int`]). A
+//! kernel beyond constant memory or any tile is handed to the baseline kernels of the same
+//! decomposition — same results, slower — and the backend's name says so. What a plane compiles in besides: the
 //! channels it filters (RGBA's alpha under `--alpha keep` is neither computed nor converted),
 //! how its samples are stored, and for register kernels `--abs` and a zero offset. The planes
 //! of a frame that choose the same specialization (a YUV frame's three) run in one launch
@@ -73,6 +74,13 @@ pub struct FastSpec {
     /// copies that hold no registers) and read their windows there. Set where the launch is
     /// chosen, by [`sep_staged`] (`CONVFLOW_FAST_SEPA=0` / `1`: never / always).
     pub row_staged: bool,
+    /// With [`FastSpec::row_global`] on 8-bit samples: `fast_sep`'s row pass takes its sums in
+    /// exact integers (fast.cu's `SEPI`: `__dp4a` on the window bytes as loaded, no sample
+    /// converted) over this power-of-two divisor of the row factor, whose weights go to `c_wr`
+    /// packed by [`pack_int_weights`], where [`IntegerForm::row_pass`] proves the f32 row
+    /// pass exact, so the horizontal sums are its bits. Set where the launch is chosen, by
+    /// [`sep_int_rows`] (`CONVFLOW_FAST_SEPI=0` / `1`: never / wherever proven).
+    pub row_int: Option<u32>,
     /// Samples of one of `fast_sep`'s row-pass items with [`FastSpec::row_global`] (fast.cu's
     /// `PXH`): a multiple of `px` that divides the block's row, `px` unless
     /// [`FastSpec::for_block`] widens it.
@@ -129,6 +137,7 @@ impl FastSpec {
             deinterleave: false,
             row_global: false,
             row_staged: false,
+            row_int: None,
             row_px: px,
             mask: all_channels(ch),
             shift: 0,
@@ -214,6 +223,7 @@ impl FastSpec {
             deinterleave: false,
             row_global: false,
             row_staged: false,
+            row_int: None,
             row_px: px,
             mask: all_channels(ch),
             shift: 0,
@@ -461,6 +471,8 @@ impl FastSpec {
             format!("-DSEPG={}", self.row_global as u8),
             format!("-DPXH={}", self.row_px),
             format!("-DSEPA={}", self.row_staged as u8),
+            format!("-DSEPI={}", self.row_int.is_some() as u8),
+            format!("-DRDIV={}", self.row_int.unwrap_or(1)),
             format!("-DTILE_PAD={}", self.tile_pad() as u8),
             format!("-DCMASK={}", self.mask),
             format!("-DSHIFT={}", self.shift),

@@ -148,6 +148,16 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                         row_staged: !spec.row_staged,
                         ..spec.clone()
                     }));
+                    // The exact integer row pass (8-bit samples), staged and not.
+                    if spec.sb == 1 && spec.row_global {
+                        for row_staged in [false, true] {
+                            keys.push(ModuleKey::Fast(FastSpec {
+                                row_int: Some(1 << (i % 9)),
+                                row_staged,
+                                ..spec.clone()
+                            }));
+                        }
+                    }
                 }
                 keys.push(ModuleKey::Fast(spec));
                 i += 1;

@@ -168,10 +168,12 @@ pub const SAT_FREE_MAX_CHANNELS: usize = 2;
 /// (least kernel width it deinterleaves), `CONVFLOW_FAST_INT_PIXELS` (pixels per deinterleaving
 /// thread: 4 or 8), `CONVFLOW_FAST_INT_SEP_MIN` (least side of its two-factor kernel),
 /// `CONVFLOW_FAST_SEPG` (1: the tiled separable kernel's row pass reads global memory; 0: an
-/// input tile), `CONVFLOW_FAST_SEP_TILED_MIN` (least side of the separable plans the tiled
-/// kernel takes first, on every plane), `CONVFLOW_FAST_SEP_MINB` (blocks of 128 threads of the
-/// tiled separable kernel resident per multiprocessor at least, [`sep_min_blocks`]; 0: no
-/// bound), `CONVFLOW_FAST_SEP_HPX` (threads' outputs per row-pass item of that kernel, 1, 2 or
+/// input tile), `CONVFLOW_FAST_SEPA` (1 / 0: inner blocks of that kernel stage their input
+/// rows everywhere / nowhere, [`sep_staged`]), `CONVFLOW_FAST_SEPI` (1 / 0: its row pass in
+/// exact integers wherever proven / nowhere, [`sep_int_rows`]), `CONVFLOW_FAST_SEP_TILED_MIN`
+/// (least side of the separable plans the tiled kernel takes first, on every plane),
+/// `CONVFLOW_FAST_SEP_MINB` (blocks of 128 threads of the tiled separable kernel resident per
+/// multiprocessor at least, [`sep_min_blocks`]; 0: no bound), `CONVFLOW_FAST_SEP_HPX` (threads' outputs per row-pass item of that kernel, 1, 2 or
 /// 4, [`sep_row_threads`]), `CONVFLOW_FAST_SAT_FREE` (0: the f32 kernels keep the
 /// output rule's clamp where the plan proves it idle; 1: they leave it out on planes of any
 /// channel count, [`SAT_FREE_MAX_CHANNELS`]). Read once per process.
@@ -189,6 +191,7 @@ pub(super) struct Tuning {
     pub(super) int_sep_min: Option<usize>,
     pub(super) sep_global: Option<bool>,
     pub(super) sep_staged: Option<bool>,
+    pub(super) sep_int: Option<bool>,
     pub(super) sep_tiled_min: Option<usize>,
     pub(super) sep_minb: Option<usize>,
     pub(super) sep_hpx: Option<usize>,
@@ -212,6 +215,7 @@ pub(super) fn tuning() -> Tuning {
             int_sep_min: var("CONVFLOW_FAST_INT_SEP_MIN"),
             sep_global: var("CONVFLOW_FAST_SEPG").map(|v: usize| v != 0),
             sep_staged: var("CONVFLOW_FAST_SEPA").map(|v: usize| v != 0),
+            sep_int: var("CONVFLOW_FAST_SEPI").map(|v: usize| v != 0),
             sep_tiled_min: var("CONVFLOW_FAST_SEP_TILED_MIN"),
             sep_minb: var("CONVFLOW_FAST_SEP_MINB").filter(|b| (0..=16).contains(b)),
             sep_hpx: var("CONVFLOW_FAST_SEP_HPX").filter(|m| [1, 2, 4].contains(m)),
@@ -284,11 +288,18 @@ pub fn sep_rgb48_wide(ch: usize, sb: usize, kh: usize) -> bool {
 pub const SEP_STAGED_MIN_SAMPLES: usize = 3_000_000;
 
 /// Whether `fast_sep` (row pass from global memory) on `ch` channels of `sb`-byte samples,
-/// `kh` taps high, in a launch of `launch_samples` samples, first copies each inner block's
-/// input rows to shared memory ([`FastSpec::row_staged`](super::FastSpec::row_staged)):
+/// `kh` taps high, in a launch of `launch_samples` samples, its row pass in exact integers
+/// (`int`, [`sep_int_rows`]) or not, first copies each inner block's input rows to shared
+/// memory ([`FastSpec::row_staged`](super::FastSpec::row_staged)):
 /// - 8-bit RGB to 9 taps high;
-/// - one channel of 8-bit samples to 7 and of 16-bit samples to 9, on launches of
-///   [`SEP_STAGED_MIN_SAMPLES`] and more.
+/// - one channel of 8-bit samples to 7 (to 9 with the integer row pass) and of 16-bit samples
+///   to 9, on launches of [`SEP_STAGED_MIN_SAMPLES`] and more.
+///
+/// With the integer row pass, one channel at 9 taps (H100, held clock, gaussian:9, staged
+/// against not, best of two passes; docs/PERFORMANCE.md, "twenty-sixth round"): 4K / 8K gray
+/// 1.13 / 1.16×, NV12 1.05 / 1.08×, YUV 4:2:0 1.15 / 1.18× (1080p's three planes, 3.1 M
+/// samples, 1.12×); 1080p gray and NV12 lost 3 %, and 4-channel planes still lose (RGBA 0.86–
+/// 0.93×).
 ///
 /// H100, held clock, gaussian, against the same build with `CONVFLOW_FAST_SEPA=0`, two passes
 /// alternating (docs/PERFORMANCE.md, "twenty-fifth round"), 1080p / 4K / 8K: RGB :7 1.09 /
@@ -297,15 +308,34 @@ pub const SEP_STAGED_MIN_SAMPLES: usize = 3_000_000;
 /// (1080p too). One-channel launches of 1080p planes lost 5–6 %; every format lost from 15
 /// taps (gray 8K :25 0.91×), and 4-channel and 16-bit RGB planes everywhere (RGBA 4K :25
 /// 0.62×, rgb48 8K :7 0.78×).
-pub fn sep_staged(ch: usize, sb: usize, kh: usize, launch_samples: usize) -> bool {
+pub fn sep_staged(ch: usize, sb: usize, kh: usize, launch_samples: usize, int: bool) -> bool {
     let large = launch_samples >= SEP_STAGED_MIN_SAMPLES;
     match (ch, sb) {
         (3, 1) => kh <= 9,
-        (1, 1) => kh <= 7 && large,
+        (1, 1) => kh <= if int { 9 } else { 7 } && large,
         (1, 2) => kh <= 9 && large,
         _ => false,
     }
 }
+
+/// Whether `fast_sep` (row pass from global memory) on `ch` channels of 8-bit samples, a
+/// plane of `pixels` pixels, takes its row pass in exact integers where the row factor allows
+/// it ([`FastSpec::row_int`](super::FastSpec::row_int)): one to three channels everywhere,
+/// four on planes under [`SEP_SMALL_PLANE`] pixels. H100, held clock, gaussian:5–9 separable,
+/// against the f32 row pass in the same build (`CONVFLOW_FAST_SEPI=0`), best of two passes
+/// alternating (docs/PERFORMANCE.md, "twenty-sixth round"), 1080p / 4K / 8K: gaussian:7 gray
+/// 0.98 / 1.08 / 1.09×, NV12 0.99 / 1.06 / 1.07×, YUV 4:2:0 1.08 / 1.12 / 1.15×, RGB 1.05 /
+/// 1.06 / 1.06×; gaussian:9 1.00–1.06×; box:4–16 on 1080p and 4K 0.97–1.09×; RGBA 1.02–1.05×
+/// on 1080p, 0.98–1.00× on 4K and 8K (one useful byte in four of each dot product).
+pub fn sep_int_rows(ch: usize, pixels: usize) -> bool {
+    ch <= 3 || ch == 4 && pixels < SEP_SMALL_PLANE
+}
+
+/// Output rows per thread of `fast_sep` for 8-bit RGB with the integer row pass on planes
+/// under [`SEP_SMALL_PLANE`] pixels, taps up to 9 high: with the row pass cheaper, more threads
+/// beat fewer halo rows (H100, gaussian:7 / 9 on 1080p: 15.9 / 17.6 µs against 17.6 / 19.5
+/// with [`SEP_ROWS`]; on 4K they lost 5–7 %; docs/PERFORMANCE.md, "twenty-sixth round").
+pub const SEP_ROWS_RGB_INT_SMALL: usize = 2;
 
 /// Planes under this many pixels take the smallest planes' separable shapes of 16-bit RGB and
 /// RGBA ([`sep_small_shape`]; a 720p plane has 0.92 M pixels, a 1080p one 2.1 M) …

@@ -8,8 +8,9 @@
 use cudarc::driver::{CudaFunction, LaunchConfig};
 
 use super::rules::{
-    full_rows_by_side, full_tiled_first, register_thread_shape, sep_staged, tiled_rows, tuning,
-    BLOCKS, FULL_TILE_PREFERRED, SAT_FREE_MAX_CHANNELS, SEP_TILE_PREFERRED, TALL_TILE_PREFERRED,
+    full_rows_by_side, full_tiled_first, register_thread_shape, sep_int_rows, sep_staged,
+    tiled_rows, tuning, BLOCKS, FULL_TILE_PREFERRED, SAT_FREE_MAX_CHANNELS, SEP_ROWS_RGB_INT_SMALL,
+    SEP_SMALL_PLANE, SEP_TILE_PREFERRED, TALL_TILE_PREFERRED,
 };
 use super::{pack_int_weights, FastSpec};
 use crate::backend::cuda::abi::{launch, FastPlanes, PlaneParams, MAX_CONST_TAPS};
@@ -32,6 +33,8 @@ enum Choice {
     Tiled {
         spec: FastSpec,
         block: (u32, u32),
+        /// The exact integer row factor of `fast_sep`'s row pass ([`FastSpec::row_int`]).
+        row: Option<IntegerForm>,
     },
     Baseline,
 }
@@ -180,9 +183,10 @@ impl Choice {
                 name,
                 form,
             },
-            Choice::Tiled { spec, block } => Choice::Tiled {
+            Choice::Tiled { spec, block, row } => Choice::Tiled {
                 spec: FastSpec { planes: n, ..spec },
                 block,
+                row,
             },
             Choice::Baseline => Choice::Baseline,
         }
@@ -263,11 +267,22 @@ fn choose(
         .with_sample_bytes(sb)
         .for_pixels(pixels),
     );
-    // Separable: inner blocks stage their input rows where that measured faster.
+    // Separable: inner blocks stage their input rows where that measured faster, and 8-bit
+    // row passes are taken in exact integers where proven (the weights within a signed byte
+    // for `__dp4a`).
+    let mut row = None;
     if spec.separable && spec.row_global {
-        spec.row_staged = tuning()
-            .sep_staged
-            .unwrap_or_else(|| sep_staged(ch, sb, kh, sized(launch_samples)));
+        if l.depth == Depth::U8 && tuning().sep_int.unwrap_or_else(|| sep_int_rows(ch, pixels)) {
+            row = IntegerForm::row_pass(plan, l.depth.max()).filter(|f| f.max_weight() <= 127);
+            spec.row_int = row.as_ref().map(|f| f.divisor);
+        }
+        spec.row_staged = tuning().sep_staged.unwrap_or_else(|| {
+            sep_staged(ch, sb, kh, sized(launch_samples), spec.row_int.is_some())
+        });
+        let rgb_small = ch == 3 && kh <= 9 && pixels < SEP_SMALL_PLANE;
+        if spec.row_int.is_some() && rgb_small && b.block_override().is_none() {
+            spec.py = spec.py.min(SEP_ROWS_RGB_INT_SMALL);
+        }
     }
     // Full 8-bit kernels of the sides measured to want other rows (`full_rows_by_side`).
     if !separable && sb == 1 && kw == kh && !b.large_rules && b.block_override().is_none() {
@@ -321,7 +336,7 @@ fn choose(
                 ..spec
             }
             .for_block(block, pixels);
-            Ok(Choice::Tiled { spec, block })
+            Ok(Choice::Tiled { spec, block, row })
         }
         (None, Some(block)) if fits_constant => Err(CudaError::Unsupported(format!(
             "variant 'fast' with block {}x{} needs {} bytes of shared memory for this \
@@ -365,8 +380,12 @@ fn prepare(
             let block = spec.register_block(planes[which[0]].1.row_samples());
             (spec, *name, block, (0, 0))
         }
-        Choice::Tiled { spec, block } => {
-            b.constant_weights(&ModuleKey::Fast(spec.clone()), "c_w", plan)?;
+        Choice::Tiled { spec, block, row } => {
+            let key = ModuleKey::Fast(spec.clone());
+            b.constant_weights(&key, "c_w", plan)?;
+            if let Some(row) = row {
+                b.constant_words(&key, "c_wr", &pack_int_weights(row, spec.ch))?;
+            }
             let name = if spec.separable {
                 "fast_sep"
             } else {

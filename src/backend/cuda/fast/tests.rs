@@ -666,21 +666,50 @@ fn staged_rows_follow_the_measured_rules() {
     use super::rules::{sep_staged, SEP_STAGED_MIN_SAMPLES};
     let large = SEP_STAGED_MIN_SAMPLES;
     // 8-bit RGB to 9 taps high, on every launch.
-    assert!(sep_staged(3, 1, 7, HD * 3));
-    assert!(sep_staged(3, 1, 9, 1000));
-    assert!(!sep_staged(3, 1, 11, UHD * 3));
+    assert!(sep_staged(3, 1, 7, HD * 3, false));
+    assert!(sep_staged(3, 1, 9, 1000, false));
+    assert!(!sep_staged(3, 1, 11, UHD * 3, false));
     // One channel: 8-bit to 7, 16-bit to 9, on large launches only.
-    assert!(sep_staged(1, 1, 7, large));
-    assert!(!sep_staged(1, 1, 7, large - 1));
-    assert!(!sep_staged(1, 1, 9, UHD));
-    assert!(sep_staged(1, 2, 9, UHD));
-    assert!(!sep_staged(1, 2, 9, HD));
-    assert!(!sep_staged(1, 2, 15, UHD));
+    assert!(sep_staged(1, 1, 7, large, false));
+    assert!(!sep_staged(1, 1, 7, large - 1, false));
+    assert!(!sep_staged(1, 1, 9, UHD, false));
+    assert!(sep_staged(1, 2, 9, UHD, false));
+    assert!(!sep_staged(1, 2, 9, HD, false));
+    assert!(!sep_staged(1, 2, 15, UHD, false));
+    // With the integer row pass, one 8-bit channel to 9 taps, on large launches only.
+    assert!(sep_staged(1, 1, 9, large, true));
+    assert!(!sep_staged(1, 1, 9, large - 1, true));
+    assert!(!sep_staged(1, 1, 11, UHD, true));
+    assert!(sep_staged(3, 1, 9, HD * 3, true) && !sep_staged(4, 1, 7, UHD * 4, true));
     // Never for 2 and 4 channels or 16-bit RGB.
     for (ch, sb) in [(2, 1), (4, 1), (3, 2), (4, 2), (2, 2)] {
         assert!(
-            !sep_staged(ch, sb, 7, UHD * ch),
+            !sep_staged(ch, sb, 7, UHD * ch, false),
             "{ch} channels of {sb} bytes"
         );
     }
+}
+
+#[test]
+fn integer_row_passes_follow_the_measured_rules() {
+    use super::rules::{sep_int_rows, SEP_SMALL_PLANE};
+    // One to three channels on every plane, four on small planes only.
+    for ch in 1..=3 {
+        assert!(
+            sep_int_rows(ch, 1) && sep_int_rows(ch, usize::MAX),
+            "{ch} channels"
+        );
+    }
+    assert!(sep_int_rows(4, SEP_SMALL_PLANE - 1));
+    assert!(!sep_int_rows(4, SEP_SMALL_PLANE));
+    // The specialization compiles the pass in with its divisor; without it, the f32 pass.
+    let spec = FastSpec::separable(7, 7, 1, Border::Clamp);
+    assert!(spec.defines().contains(&"-DSEPI=0".to_string()));
+    let int = FastSpec {
+        row_int: Some(64),
+        ..spec
+    };
+    let defines = int.defines();
+    assert!(defines.contains(&"-DSEPI=1".to_string()));
+    assert!(defines.contains(&"-DRDIV=64".to_string()));
 }
