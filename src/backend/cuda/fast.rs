@@ -13,11 +13,12 @@
 //! of RGB ones; never more than the device allows); the separable one takes its row pass in
 //! exact integers where the row factor allows it on 8-bit samples ([`FastSpec::row_int`]). A
 //! kernel beyond constant memory or any tile is handed to the baseline kernels of the same
-//! decomposition — same results, slower — and the backend's name says so. What a plane compiles in besides: the
-//! channels it filters (RGBA's alpha under `--alpha keep` is neither computed nor converted),
-//! how its samples are stored, and for register kernels `--abs` and a zero offset. The planes
-//! of a frame that choose the same specialization (a YUV frame's three) run in one launch
-//! (`run`: the choice per plane and the launch; `rules`: the measured constants).
+//! decomposition — same results, slower — and the backend's name says so. What a plane
+//! compiles in besides: the channels it filters (RGBA's alpha under `--alpha keep` is neither
+//! computed nor converted), how its samples are stored, and for register kernels `--abs` and a
+//! zero offset. The planes of a frame that choose the same specialization (a YUV frame's three)
+//! run in one launch (`run`: the choice per plane and the launch; `rules`: the measured
+//! constants).
 
 mod rules;
 mod run;

@@ -173,10 +173,11 @@ pub const SAT_FREE_MAX_CHANNELS: usize = 2;
 /// exact integers wherever proven / nowhere, [`sep_int_rows`]), `CONVFLOW_FAST_SEP_TILED_MIN`
 /// (least side of the separable plans the tiled kernel takes first, on every plane),
 /// `CONVFLOW_FAST_SEP_MINB` (blocks of 128 threads of the tiled separable kernel resident per
-/// multiprocessor at least, [`sep_min_blocks`]; 0: no bound), `CONVFLOW_FAST_SEP_HPX` (threads' outputs per row-pass item of that kernel, 1, 2 or
-/// 4, [`sep_row_threads`]), `CONVFLOW_FAST_SAT_FREE` (0: the f32 kernels keep the
-/// output rule's clamp where the plan proves it idle; 1: they leave it out on planes of any
-/// channel count, [`SAT_FREE_MAX_CHANNELS`]). Read once per process.
+/// multiprocessor at least, [`sep_min_blocks`]; 0: no bound), `CONVFLOW_FAST_SEP_HPX`
+/// (threads' outputs per row-pass item of that kernel, 1, 2 or 4, [`sep_row_threads`]),
+/// `CONVFLOW_FAST_SAT_FREE` (0: the f32 kernels keep the output rule's clamp where the plan
+/// proves it idle; 1: they leave it out on planes of any channel count,
+/// [`SAT_FREE_MAX_CHANNELS`]). Read once per process.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Tuning {
     pub(super) reg_max: Option<usize>,
