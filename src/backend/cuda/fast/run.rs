@@ -308,6 +308,11 @@ fn choose(
         Some(block) => vec![block],
         None => first.into_iter().chain(BLOCKS).collect(),
     };
+    // Staged rows take more shared memory: a block asked for (`--block`) that fits only
+    // without them reads its rows from global memory instead (same bytes).
+    if spec.row_staged && candidates.iter().all(|&c| spec.tile(c).1 > b.max_shared()) {
+        spec.row_staged = false;
+    }
     let fits_constant = plan.weights().len() <= MAX_CONST_TAPS;
     // Prefer a block whose tile fits the preferred size (several blocks per multiprocessor),
     // else the largest that fits at all.
