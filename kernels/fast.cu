@@ -12,7 +12,8 @@
 // SEPARABLE and not REG: fast_sep's row pass reads its windows from global memory, no input
 // tile; PXH: the samples of one of its row-pass items, a multiple of PX; SEPA: blocks inside
 // the plane first copy their input rows to shared memory, raw_rows), TILE_PAD (1: the
-// tiled kernels' shared rows are padded, see tcol), SEPI (with SEPG: fast_sep's row pass in
+// tiled kernels' shared rows are padded, see tcol), HS_PAD (fast_sep's horizontal-sum rows an
+// odd number of float4s apart, sums_row), SEPI (with SEPG: fast_sep's row pass in
 // exact integers, its row factor n / RDIV in c_wr; see row_item), INT (with REG: build
 // fast_int instead, the exact integer kernel for 8-bit samples, whose divisor and offset
 // numerator are IDIV and IOFF; DEIL 1: fast_int deinterleaves the channels of each window row
@@ -188,6 +189,18 @@ __device__ __forceinline__ int tcol(int j) {
 // FastSpec::tile computes the same.
 __device__ __forceinline__ int padded_row(int n) {
     return TILE_PAD ? n + (int)((unsigned)(n - 1) / CONVFLOW_TILE_PAD_PERIOD) * CONVFLOW_TILE_PAD_FLOATS : n;
+}
+
+// Floats between rows of fast_sep's horizontal sums (bw columns, padded_row): with HS_PAD an
+// odd number of float4s, one added where padded_row gives an even number. The row pass
+// stores float4s of items in up to 8 consecutive rows at once (a warp of 8 x 4 threads); rows
+// a multiple of 32 floats apart put them all on the same four-bank groups (ncu, 4K gray
+// gaussian:7: 8.5 wavefronts per store where 4 carry its bytes); an odd number of float4s
+// apart, consecutive rows start on different groups. The host's FastSpec::sums_row computes
+// the same.
+__device__ __forceinline__ int sums_row(int bw) {
+    const int n = padded_row(bw);
+    return HS_PAD && (n / 4) % 2 == 0 ? n + 4 : n;
 }
 
 // The logical width of a tile row of tw samples: a multiple of 4 (float4 reads) with room for
@@ -762,7 +775,7 @@ extern "C" __global__ void TILED_BOUNDS fast_sep(FAST_PLANES_PARAM, int ts) {
     FAST_PLANE
     const int bw = blockDim.x * PX;
     const int rows = blockDim.y * PY, th = rows + KH - 1;
-    const int hsw = padded_row(bw);
+    const int hsw = sums_row(bw);
     const int e0 = bx * bw, y0 = by * rows;
     const int ex = threadIdx.x * PX;
 #if SEPG

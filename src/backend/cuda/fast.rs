@@ -75,6 +75,10 @@ pub struct FastSpec {
     /// copies that hold no registers) and read their windows there. Set where the launch is
     /// chosen, by [`sep_staged`] (`CONVFLOW_FAST_SEPA=0` / `1`: never / always).
     pub row_staged: bool,
+    /// `fast_sep`'s rows of horizontal sums lie an odd number of float4s apart (fast.cu's
+    /// `HS_PAD`, [`FastSpec::sums_row`]). Set where the launch is chosen, by [`sums_padded`]
+    /// (`CONVFLOW_FAST_HS_PAD=0` / `1`: never / always).
+    pub sums_pad: bool,
     /// With [`FastSpec::row_global`] on 8-bit samples: `fast_sep`'s row pass takes its sums in
     /// exact integers (fast.cu's `SEPI`: `__dp4a` on the window bytes as loaded, no sample
     /// converted) over this power-of-two divisor of the row factor, whose weights go to `c_wr`
@@ -138,6 +142,7 @@ impl FastSpec {
             deinterleave: false,
             row_global: false,
             row_staged: false,
+            sums_pad: false,
             row_int: None,
             row_px: px,
             mask: all_channels(ch),
@@ -224,6 +229,7 @@ impl FastSpec {
             deinterleave: false,
             row_global: false,
             row_staged: false,
+            sums_pad: false,
             row_int: None,
             row_px: px,
             mask: all_channels(ch),
@@ -307,17 +313,23 @@ impl FastSpec {
         (spec.window_words() <= INT_MAX_WORDS).then_some(spec)
     }
 
-    /// Whether a separable plan whose larger side is `side`, of `sb`-byte samples on a plane of
-    /// `pixels`, takes the tiled kernel before the register and integer kernels: from
-    /// [`SEP_TILED_MIN_SIDE`], and from [`SEP_TILED_MIN_SIDE_SMALL`] for 16-bit samples or
-    /// planes under [`SEP_SMALL_PLANE`] pixels (`CONVFLOW_FAST_SEP_TILED_MIN`: from that side,
+    /// Whether a separable plan whose larger side is `side`, of `ch` channels of `sb`-byte
+    /// samples on planes whose largest (of the frame's with `ch` channels) has `pixels`, takes
+    /// the tiled kernel before the register and integer kernels: from [`SEP_TILED_MIN_SIDE`],
+    /// and from [`SEP_TILED_MIN_SIDE_SMALL`] for 16-bit samples, planes under
+    /// [`SEP_SMALL_PLANE`] pixels, 8-bit RGB, and one or two 8-bit channels on planes under
+    /// [`SEP_SMALL_SIDE_MAX_PLANE`] pixels (`CONVFLOW_FAST_SEP_TILED_MIN`: from that side,
     /// whatever the plane).
-    pub fn tiled_first(side: usize, sb: usize, pixels: usize) -> bool {
+    pub fn tiled_first(side: usize, ch: usize, sb: usize, pixels: usize) -> bool {
         match tuning().sep_tiled_min {
             Some(min) => side >= min,
             None => {
                 side >= SEP_TILED_MIN_SIDE
-                    || side >= SEP_TILED_MIN_SIDE_SMALL && (sb == 2 || pixels < SEP_SMALL_PLANE)
+                    || side >= SEP_TILED_MIN_SIDE_SMALL
+                        && (sb == 2
+                            || pixels < SEP_SMALL_PLANE
+                            || ch == 3
+                            || ch < 3 && pixels < SEP_SMALL_SIDE_MAX_PLANE)
             }
         }
     }
@@ -472,6 +484,7 @@ impl FastSpec {
             format!("-DSEPG={}", self.row_global as u8),
             format!("-DPXH={}", self.row_px),
             format!("-DSEPA={}", self.row_staged as u8),
+            format!("-DHS_PAD={}", self.sums_pad as u8),
             format!("-DSEPI={}", self.row_int.is_some() as u8),
             format!("-DRDIV={}", self.row_int.unwrap_or(1)),
             format!("-DTILE_PAD={}", self.tile_pad() as u8),
@@ -527,6 +540,27 @@ impl FastSpec {
         self.ch == 2 || self.ch == 4
     }
 
+    /// Floats between `fast_sep`'s rows of `bw` horizontal sums (fast.cu's `sums_row`): the
+    /// padded row ([`FastSpec::tile_pad`]), with [`FastSpec::sums_pad`] one float4 more where
+    /// that is an even number of float4s.
+    pub fn sums_row(&self, bw: usize) -> usize {
+        let n = self.padded_row(bw);
+        if self.sums_pad && (n / 4).is_multiple_of(2) {
+            n + 4
+        } else {
+            n
+        }
+    }
+
+    /// Floats of a logical shared row of `n` columns (fast.cu's `padded_row`).
+    fn padded_row(&self, n: usize) -> usize {
+        if self.tile_pad() {
+            n + (n - 1) / FAST_TILE_PAD_PERIOD * FAST_TILE_PAD_FLOATS
+        } else {
+            n
+        }
+    }
+
     /// The tiled kernels' shared tile for `block`: (row stride, bytes). The stride is in floats
     /// for an input tile; `fast_sep` with its row pass from global memory has none (0), or
     /// with [`FastSpec::row_staged`] the staged input rows' stride in 4-byte words. A row holds
@@ -534,17 +568,10 @@ impl FastSpec {
     /// padded where [`FastSpec::tile_pad`] says; the separable kernel keeps its horizontal sums
     /// after the tile.
     fn tile(&self, (bx, by): (u32, u32)) -> (usize, usize) {
-        // fast.cu's padded_row.
-        let padded = |n: usize| {
-            if self.tile_pad() {
-                n + (n - 1) / FAST_TILE_PAD_PERIOD * FAST_TILE_PAD_FLOATS
-            } else {
-                n
-            }
-        };
         let bw = bx as usize * self.px;
         let tw = bw + (self.kw - 1) * self.ch;
-        let ts = padded((tw + 3 + 3) & !3);
+        let ts = self.padded_row((tw + 3 + 3) & !3);
+        let sums = self.sums_row(bw);
         let th = by as usize * self.py + self.kh - 1;
         let floats = match (self.separable, self.row_global) {
             (true, true) if self.row_staged => {
@@ -556,10 +583,10 @@ impl FastSpec {
                     (ax * self.ch).div_ceil(spw) + ((self.kw - 1 - ax) * self.ch).div_ceil(spw);
                 let per_q = 16 / self.sb;
                 let words = 4 * ((per_q - 1 + bw + halo * spw).div_ceil(per_q) | 1);
-                return (words, th * padded(bw) * 4 + th * words * 4);
+                return (words, th * sums * 4 + th * words * 4);
             }
-            (true, true) => return (0, th * padded(bw) * 4),
-            (true, false) => ts * th + th * padded(bw),
+            (true, true) => return (0, th * sums * 4),
+            (true, false) => ts * th + th * sums,
             (false, _) => ts * th,
         };
         (ts, floats * 4)

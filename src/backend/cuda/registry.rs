@@ -146,6 +146,7 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                     }));
                     keys.push(ModuleKey::Fast(FastSpec {
                         row_staged: !spec.row_staged,
+                        sums_pad: i % 2 == 0,
                         ..spec.clone()
                     }));
                     // The exact integer row pass (8-bit samples), staged and not.
@@ -154,6 +155,7 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                             keys.push(ModuleKey::Fast(FastSpec {
                                 row_int: Some(1 << (i % 9)),
                                 row_staged,
+                                sums_pad: i % 2 == 1,
                                 ..spec.clone()
                             }));
                         }

@@ -175,6 +175,8 @@ pub const SAT_FREE_MAX_CHANNELS: usize = 2;
 /// `CONVFLOW_FAST_SEP_MINB` (blocks of 128 threads of the tiled separable kernel resident per
 /// multiprocessor at least, [`sep_min_blocks`]; 0: no bound), `CONVFLOW_FAST_SEP_HPX`
 /// (threads' outputs per row-pass item of that kernel, 1, 2 or 4, [`sep_row_threads`]),
+/// `CONVFLOW_FAST_HS_PAD` (1 / 0: its rows of horizontal sums padded everywhere / nowhere,
+/// [`sums_padded`]),
 /// `CONVFLOW_FAST_SAT_FREE` (0: the f32 kernels keep the output rule's clamp where the plan
 /// proves it idle; 1: they leave it out on planes of any channel count,
 /// [`SAT_FREE_MAX_CHANNELS`]). Read once per process.
@@ -193,6 +195,7 @@ pub(super) struct Tuning {
     pub(super) sep_global: Option<bool>,
     pub(super) sep_staged: Option<bool>,
     pub(super) sep_int: Option<bool>,
+    pub(super) sums_pad: Option<bool>,
     pub(super) sep_tiled_min: Option<usize>,
     pub(super) sep_minb: Option<usize>,
     pub(super) sep_hpx: Option<usize>,
@@ -217,6 +220,7 @@ pub(super) fn tuning() -> Tuning {
             sep_global: var("CONVFLOW_FAST_SEPG").map(|v: usize| v != 0),
             sep_staged: var("CONVFLOW_FAST_SEPA").map(|v: usize| v != 0),
             sep_int: var("CONVFLOW_FAST_SEPI").map(|v: usize| v != 0),
+            sums_pad: var("CONVFLOW_FAST_HS_PAD").map(|v: usize| v != 0),
             sep_tiled_min: var("CONVFLOW_FAST_SEP_TILED_MIN"),
             sep_minb: var("CONVFLOW_FAST_SEP_MINB").filter(|b| (0..=16).contains(b)),
             sep_hpx: var("CONVFLOW_FAST_SEP_HPX").filter(|m| [1, 2, 4].contains(m)),
@@ -239,6 +243,17 @@ pub const SEP_TILED_MIN_SIDE: usize = 6;
 pub const SEP_TILED_MIN_SIDE_SMALL: usize = 4;
 /// See [`SEP_TILED_MIN_SIDE_SMALL`] (a 1080p plane has 2.1 M pixels, a 4K one 8.3 M).
 pub const SEP_SMALL_PLANE: usize = 4_000_000;
+/// … and, with the integer row pass and padded rows of sums, for 8-bit RGB on every plane and
+/// for one and two 8-bit channels on planes under this many pixels (4K but not 8K). H100, held
+/// clock, gaussian:4 / :5, µs, the integer and register kernels against `fast_sep`
+/// (docs/PERFORMANCE.md, "twenty-seventh round"): 4K RGB 43.5 / 42.4 against 35.7 / 35.3, 8K RGB
+/// 143.6 / 128.9 against 111.4 / 111.2, 4K gray 17.6 / 15.6 against 15.5 / 15.0, 4K YUV 4:2:0
+/// 27.7 / 25.7 against 21.5 / 20.7, 4K NV12 26.9 / 26.4 against 24.6 / 25.7; on 8K the integer
+/// kernel keeps one channel (gray :5 41.3 against 47.9, YUV 4:2:0 64.2 against 70.3), and RGBA
+/// keeps it everywhere (4K :5 51.2 against 56.5). The rule goes by the frame's largest plane
+/// of as many channels, so that YUV's three planes stay in one launch (8K YUV 4:2:0 :5 with
+/// its 8.3 M-pixel chroma planes alone on `fast_sep`: 67.8 µs against 64.0).
+pub const SEP_SMALL_SIDE_MAX_PLANE: usize = 16_000_000;
 /// Output rows per thread of the separable tiled kernel `fast_sep` with its row pass from global
 /// memory ([`FastSpec::row_global`](super::FastSpec::row_global)) … (H100, 1080p and 4K,
 /// gaussian:7…25: RGB 1.0–1.27× faster than 2 rows, e.g. 4K gaussian:9 57.7 against 66.6 µs)
@@ -253,6 +268,36 @@ pub const SEP_ROWS_RGBA: usize = 2;
 /// 3 blocks: 186.7 / 673.3). On 1080p the rule before stays best (25: 58.6 µs; 4 rows 61.5).
 /// Only square kernels were measured; the rule goes by the height, as the block does.
 pub const SEP_ROWS_RGBA_LARGE: usize = 4;
+
+/// Output rows per thread of `fast_sep` on one-channel planes (gray, the planes of YUV, P016's
+/// luma) from [`SEP_ROWS_TALL_MIN_SIDE`] taps high on launches of at least
+/// [`SEP_ROWS_TALL_MIN_SAMPLES`] samples: 8 for 8-bit samples …
+pub const SEP_ROWS_TALL: usize = 8;
+/// … 6 for 16-bit ones. H100, held clock, gaussian:11 / :15 / :25 separable against 4 rows, µs
+/// (docs/PERFORMANCE.md, "twenty-seventh round"): 8K gray 57.5 / 66.0 / 101.4 → 52.5 / 60.2 /
+/// 89.3, 8K YUV 4:2:0 88.1 / 101.2 / 152.6 → 81.3 / 91.3 / 134.5, 4K gray 1.03–1.05×, 4K YUV
+/// 4:2:0 1.05–1.07×; 16-bit with 6 rows: 8K gray16 1.05–1.09×, YUV 4:2:0 10-bit 1.06–1.08×, 4K
+/// 1.00–1.03×. Below 7–9 taps, and at 1080p (gray 0.86–0.91× with 8 rows), 4 rows stay; NV12
+/// lost with either count on its two-channel plane, which keeps 4.
+pub const SEP_ROWS_TALL_16: usize = 6;
+/// See [`SEP_ROWS_TALL`].
+pub const SEP_ROWS_TALL_MIN_SIDE: usize = 11;
+/// See [`SEP_ROWS_TALL`] (a 4K one-channel plane has 8.3 M samples, 4K YUV 4:2:0 12.4 M, 1080p
+/// YUV 4:2:0 3.1 M).
+pub const SEP_ROWS_TALL_MIN_SAMPLES: usize = 4_000_000;
+
+/// The rows per thread [`SEP_ROWS_TALL`] gives a separable launch of `samples` samples on
+/// planes of `ch` channels of `sb`-byte samples, `kh` taps high; None where the rule before
+/// stays.
+pub fn sep_rows_tall(ch: usize, sb: usize, kh: usize, samples: usize) -> Option<usize> {
+    (ch == 1 && kh >= SEP_ROWS_TALL_MIN_SIDE && samples >= SEP_ROWS_TALL_MIN_SAMPLES).then_some(
+        if sb == 1 {
+            SEP_ROWS_TALL
+        } else {
+            SEP_ROWS_TALL_16
+        },
+    )
+}
 
 /// Whether a separable plan on a plane of `ch` channels of `sb`-byte samples and `pixels`
 /// pixels takes the large planes' RGBA rules ([`SEP_ROWS_RGBA_LARGE`], [`sep_min_blocks`]).
@@ -272,6 +317,18 @@ pub const SEP_BLOCK_TALL_RGBA: (u32, u32) = (4, 32);
 /// round"): 4K 69.1 / 74.5 / 92.7 / 113.4 against 76.6 / 82.5 / 110.3 / 135.8, 8K 250.4 / 265.4
 /// / 320.2 / 381.6 against 265.2 / 284.5 / 390.5 / 482.3. On 1080p and 1440p it lost 1–7 %.
 pub const SEP_BLOCK_RGBA_LARGE: (u32, u32) = (8, 32);
+/// … and 16 × 8 for one to three channels of 16-bit samples 4–5 taps high where the frame's
+/// largest plane of that many channels has at least [`SEP_SMALL_PLANE`] pixels, its smaller
+/// planes alike so that they stay in one launch (4K YUV 4:2:0 10-bit with the luma alone in
+/// 16 × 8 blocks ran 0.87–0.89× as fast, in two launches). H100, held clock, gaussian:4 / :5,
+/// µs, against 8 × 16 (docs/PERFORMANCE.md, "twenty-seventh round"): 4K rgb48 67.7 / 67.4 →
+/// 49.3 / 50.7, 8K rgb48 244.0 / 236.3 → 164.9 / 167.1, 4K gray16 18.5 / 19.0 → 17.8 / 18.1,
+/// 8K gray16 60.8 / 62.5 → 55.0 / 56.4 …
+pub const SEP_BLOCK_SHORT16: (u32, u32) = (16, 8);
+/// Whether [`SEP_BLOCK_SHORT16`] applies (`pixels`: the largest plane's).
+pub fn sep_short16(ch: usize, sb: usize, kh: usize, pixels: usize) -> bool {
+    sb == 2 && ch <= 3 && (4..=5).contains(&kh) && pixels >= SEP_SMALL_PLANE
+}
 /// … and 16 × 16 for 16-bit RGB (rgb48) from [`SEP_TILED_MIN_SIDE`] to 9 taps high
 /// ([`sep_rgb48_wide`]; smaller planes take [`sep_small_shape`]'s): H100, gaussian:7 / 9, µs, 4K
 /// 58.9 / 63.3 against 65.1 / 68.7 for 8 × 16, 8K 185.3 / 197.7 against 212.9 / 220.7. On 4K
@@ -317,6 +374,23 @@ pub fn sep_staged(ch: usize, sb: usize, kh: usize, launch_samples: usize, int: b
         (1, 2) => kh <= 9 && large,
         _ => false,
     }
+}
+
+/// Whether `fast_sep`'s rows of horizontal sums lie an odd number of float4s apart
+/// ([`FastSpec::sums_pad`](super::FastSpec::sums_pad)) for a plane of `ch` channels of `sb`-byte
+/// samples and a kernel `kh` taps high: one or two channels always, 8-bit RGB and RGBA from 11
+/// taps. ncu on 4K gray `gaussian:7` counted 8.5 shared-memory wavefronts per row-pass store
+/// where 4 carry the bytes: the rows were a multiple of 32 floats apart, and a warp's items in 8
+/// consecutive rows stored to the same four-bank groups. Padded against unpadded (H100, held
+/// clock, gaussian separable 5–25 on gray, gray16, NV12, YUV 4:2:0, RGB and RGBA, two passes
+/// alternating, best of each; docs/PERFORMANCE.md, "twenty-seventh round"): geomean 1.022 /
+/// 1.018 / 1.011× on 1080p / 4K / 8K, 1.05–1.14× at 15 taps on one-channel planes (4K gray
+/// 23.1 → 20.3 µs, 4K YUV 4:2:0 33.7 → 29.5), RGB and RGBA at 15 1.02–1.04×. Where the
+/// padding did not pay it is left out: 8-bit RGB at 7 taps lost 2–3 % on 4K and 8K (39.3 →
+/// 40.2 µs, 124.1 → 128.1), RGBA at 4–9 taps tied but for 1080p `gaussian:4` (16.9 → 18.2),
+/// and rgb48 lost 1–3 % at 7–25 (4K 25: 127.5 → 131.0).
+pub fn sums_padded(ch: usize, sb: usize, kh: usize) -> bool {
+    ch <= 2 || sb == 1 && kh >= 11
 }
 
 /// Whether `fast_sep` (row pass from global memory) on `ch` channels of 8-bit samples, a

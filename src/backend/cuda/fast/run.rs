@@ -8,9 +8,10 @@
 use cudarc::driver::{CudaFunction, LaunchConfig};
 
 use super::rules::{
-    full_rows_by_side, full_tiled_first, register_thread_shape, sep_int_rows, sep_staged,
-    tiled_rows, tuning, BLOCKS, FULL_TILE_PREFERRED, SAT_FREE_MAX_CHANNELS, SEP_ROWS_RGB_INT_SMALL,
-    SEP_SMALL_PLANE, SEP_TILE_PREFERRED, TALL_TILE_PREFERRED,
+    full_rows_by_side, full_tiled_first, register_thread_shape, sep_int_rows, sep_rows_tall,
+    sep_short16, sep_staged, sums_padded, tiled_rows, tuning, BLOCKS, FULL_TILE_PREFERRED,
+    SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16, SEP_ROWS_RGB_INT_SMALL, SEP_SMALL_PLANE,
+    SEP_TILE_PREFERRED, TALL_TILE_PREFERRED,
 };
 use super::{pack_int_weights, FastSpec};
 use crate::backend::cuda::abi::{launch, FastPlanes, PlaneParams, MAX_CONST_TAPS};
@@ -136,12 +137,12 @@ pub(in crate::backend::cuda) fn run_planes(
     let mut groups: Vec<(Choice, Vec<usize>)> = Vec::new();
     for (i, &(p, l)) in planes.iter().enumerate() {
         // The samples of the planes with as many channels: one launch, mostly.
-        let launch_samples = planes
-            .iter()
-            .filter(|(_, m)| m.channels == l.channels)
-            .map(|(_, m)| m.row_samples() * m.height)
-            .sum();
-        let choice = choose(b, plan, &p, l, launch_samples)?;
+        let same = || planes.iter().filter(|(_, m)| m.channels == l.channels);
+        let launch_samples = same().map(|(_, m)| m.row_samples() * m.height).sum();
+        // The largest of them: rules that would part a frame's planes of one kind into two
+        // launches (a launch costs more than the rule gains on the smaller planes) go by it.
+        let group_pixels = same().map(|(_, m)| m.width * m.height).max().unwrap_or(0);
+        let choice = choose(b, plan, &p, l, (launch_samples, group_pixels))?;
         match groups.iter_mut().find(|(c, _)| *c == choice) {
             Some((_, same)) => same.push(i),
             None => groups.push((choice, vec![i])),
@@ -194,13 +195,14 @@ impl Choice {
 }
 
 /// The kernel and specialization for plane `l`, with what it compiles in of `p`; the frame's
-/// planes with as many channels have `launch_samples` samples.
+/// planes with as many channels have `launch_samples` samples, the largest of them
+/// `group_pixels` pixels.
 fn choose(
     b: &CudaBackend,
     plan: &Plan,
     p: &PlaneParams,
     l: PlaneLayout,
-    launch_samples: usize,
+    (launch_samples, group_pixels): (usize, usize),
 ) -> Result<Choice, CudaError> {
     let (kw, kh, ch) = (plan.kernel.width(), plan.kernel.height(), l.channels);
     let separable = plan.is_separable();
@@ -219,7 +221,8 @@ fn choose(
     let (side, pixels) = (kw.max(kh), l.width * l.height);
     // Tests may ask for the large planes' rules on every plane: any size then counts as large.
     let sized = |n: usize| if b.large_rules { usize::MAX } else { n };
-    let mut tiled_first = separable && !b.large_rules && FastSpec::tiled_first(side, sb, pixels);
+    let mut tiled_first =
+        separable && !b.large_rules && FastSpec::tiled_first(side, ch, sb, sized(group_pixels));
     // Small planes: the tiled full kernel where it measured faster, in place of the integer
     // kernel (8-bit) or the register kernel (16-bit) at sides 4–5 and of the register kernel at
     // 6–7 (`full_tiled_first`).
@@ -279,6 +282,13 @@ fn choose(
         spec.row_staged = tuning().sep_staged.unwrap_or_else(|| {
             sep_staged(ch, sb, kh, sized(launch_samples), spec.row_int.is_some())
         });
+        spec.sums_pad = tuning().sums_pad.unwrap_or_else(|| sums_padded(ch, sb, kh));
+        // One-channel planes from 11 taps high on large launches: more rows per thread.
+        if let Some(rows) = sep_rows_tall(ch, sb, kh, sized(launch_samples)) {
+            if b.block_override().is_none() {
+                spec.py = rows;
+            }
+        }
         let rgb_small = ch == 3 && kh <= 9 && pixels < SEP_SMALL_PLANE;
         if spec.row_int.is_some() && rgb_small && b.block_override().is_none() {
             spec.py = spec.py.min(SEP_ROWS_RGB_INT_SMALL);
@@ -303,7 +313,12 @@ fn choose(
         }
         None => {}
     }
-    let first = spec.first_block(pixels);
+    // 16-bit planes 4–5 taps high take 16 × 8 blocks, all of a frame's planes of one kind alike.
+    let first = if spec.row_global && sep_short16(ch, sb, kh, sized(group_pixels)) {
+        Some(SEP_BLOCK_SHORT16)
+    } else {
+        spec.first_block(pixels)
+    };
     let candidates: Vec<(u32, u32)> = match b.block_override() {
         Some(block) => vec![block],
         None => first.into_iter().chain(BLOCKS).collect(),

@@ -202,8 +202,9 @@ fn separable_blocks_follow_the_measured_rules() {
     assert_eq!(rgba.clone().first_block(HD), Some(SEP_BLOCK_TALL_RGBA));
     let large = rgba.for_pixels(UHD);
     assert!(large.tile(SEP_BLOCK_RGBA_LARGE).1 <= TALL_TILE_PREFERRED);
-    // rgb48 on large planes: 16 × 16 from 6 to 9 taps high; smaller planes take
-    // `sep_small_shape`'s blocks (separable_shapes_of_small_planes_follow_the_measured_rules).
+    // rgb48 on large planes: 16 × 16 from 6 to 9 taps high (16 × 8 at 4–5 from the launch's
+    // rule, `sep_short16`); smaller planes take `sep_small_shape`'s blocks
+    // (separable_shapes_of_small_planes_follow_the_measured_rules).
     assert_eq!(block(5, 3, 2, true), Some(SEP_BLOCK));
     assert_eq!(block(7, 3, 2, true), Some(SEP_BLOCK_WIDE_RGB48));
     assert_eq!(block(9, 3, 2, true), Some(SEP_BLOCK_WIDE_RGB48));
@@ -634,6 +635,7 @@ fn staged_row_copies_fit_their_shared_rows() {
     ] {
         let spec = FastSpec {
             row_staged: true,
+            sums_pad: true,
             ..FastSpec::separable(k, k, ch, Border::Clamp).with_sample_bytes(sb)
         };
         let (words, bytes) = spec.tile(block);
@@ -649,8 +651,21 @@ fn staged_row_copies_fit_their_shared_rows() {
             );
         }
         let th = block.1 as usize * spec.py + k - 1;
-        let sums = th * bw * 4;
-        assert!(bytes >= sums + th * words * 4);
+        // The rows of horizontal sums hold the padded row, an odd number of float4s apart
+        // (HS_PAD), one float4 more than without the padding at most.
+        let hsw = spec.sums_row(bw);
+        assert!(
+            hsw >= bw && hsw.is_multiple_of(4) && !(hsw / 4).is_multiple_of(2),
+            "{ch} ch, {sb} B, k {k}"
+        );
+        assert_eq!(bytes, th * hsw * 4 + th * words * 4);
+        let plain = FastSpec {
+            sums_pad: false,
+            ..spec.clone()
+        };
+        assert!(plain.sums_row(bw) + 4 >= hsw && plain.sums_row(bw) <= hsw);
+        assert!(spec.defines().contains(&"-DHS_PAD=1".to_string()));
+        assert!(plain.defines().contains(&"-DHS_PAD=0".to_string()));
         let unstaged = FastSpec {
             row_staged: false,
             ..spec.clone()
@@ -712,4 +727,69 @@ fn integer_row_passes_follow_the_measured_rules() {
     let defines = int.defines();
     assert!(defines.contains(&"-DSEPI=1".to_string()));
     assert!(defines.contains(&"-DRDIV=64".to_string()));
+}
+
+#[test]
+fn padded_sums_follow_the_measured_rules() {
+    use super::rules::sums_padded;
+    // One and two channels always; 8-bit RGB and RGBA from 11 taps; 16-bit RGB never.
+    for (ch, sb) in [(1, 1), (1, 2), (2, 1), (2, 2)] {
+        assert!(
+            sums_padded(ch, sb, 4) && sums_padded(ch, sb, 25),
+            "{ch} ch, {sb} B"
+        );
+    }
+    for ch in [3, 4] {
+        assert!(
+            !sums_padded(ch, 1, 9) && sums_padded(ch, 1, 11),
+            "{ch} channels"
+        );
+        assert!(
+            !sums_padded(ch, 2, 7) && !sums_padded(ch, 2, 25),
+            "{ch} channels"
+        );
+    }
+    // The padding makes an even number of float4s odd and leaves an odd one as it is.
+    let spec = FastSpec {
+        sums_pad: true,
+        ..FastSpec::separable(7, 7, 1, Border::Clamp)
+    };
+    assert_eq!(
+        (spec.sums_row(32), spec.sums_row(36), spec.sums_row(64)),
+        (36, 36, 68)
+    );
+}
+
+#[test]
+fn short_and_tall_separable_rules_follow_the_measurements() {
+    use super::rules::{
+        sep_rows_tall, sep_short16, SEP_ROWS_TALL_MIN_SAMPLES, SEP_SMALL_PLANE,
+        SEP_SMALL_SIDE_MAX_PLANE,
+    };
+    if std::env::var_os("CONVFLOW_FAST_SEP_TILED_MIN").is_some() {
+        return; // the override decides
+    }
+    let (qhd, uhd8k) = (SEP_SMALL_PLANE - 1, 7680 * 4320);
+    // 4–5 taps: the tiled kernel for 8-bit RGB everywhere, one or two 8-bit channels below
+    // 8K-sized planes, 16-bit samples and small planes always; 8-bit RGBA keeps the integer
+    // and register kernels on large planes; 3 taps never.
+    for side in [4, 5] {
+        assert!(FastSpec::tiled_first(side, 3, 1, uhd8k));
+        assert!(FastSpec::tiled_first(side, 1, 1, UHD) && FastSpec::tiled_first(side, 2, 1, UHD));
+        assert!(!FastSpec::tiled_first(side, 1, 1, SEP_SMALL_SIDE_MAX_PLANE));
+        assert!(!FastSpec::tiled_first(side, 4, 1, UHD));
+        assert!(FastSpec::tiled_first(side, 4, 1, qhd) && FastSpec::tiled_first(side, 4, 2, uhd8k));
+    }
+    assert!(!FastSpec::tiled_first(3, 3, 1, HD) && FastSpec::tiled_first(6, 4, 1, uhd8k));
+    // 16 × 8 blocks for one to three 16-bit channels 4–5 taps high on large planes.
+    assert!(sep_short16(3, 2, 5, UHD) && sep_short16(1, 2, 4, UHD));
+    assert!(!sep_short16(4, 2, 5, UHD) && !sep_short16(3, 1, 5, UHD));
+    assert!(!sep_short16(3, 2, 6, UHD) && !sep_short16(3, 2, 5, qhd));
+    // One channel from 11 taps on large launches: 8 rows for 8-bit, 6 for 16-bit.
+    let large = SEP_ROWS_TALL_MIN_SAMPLES;
+    assert_eq!(sep_rows_tall(1, 1, 11, large), Some(SEP_ROWS_TALL));
+    assert_eq!(sep_rows_tall(1, 2, 25, UHD), Some(SEP_ROWS_TALL_16));
+    assert_eq!(sep_rows_tall(1, 1, 9, UHD), None);
+    assert_eq!(sep_rows_tall(1, 1, 15, large - 1), None);
+    assert_eq!(sep_rows_tall(2, 1, 15, UHD), None);
 }
