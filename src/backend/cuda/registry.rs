@@ -14,7 +14,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use cudarc::nvrtc::Ptx;
 
-use super::fast::FastSpec;
+use super::fast::{FastSpec, SEP_ROWS_TALL, SEP_ROWS_TALL_16};
 use super::{abi, raw, CudaError};
 use crate::border::Border;
 use crate::filter::IntegerForm;
@@ -146,7 +146,7 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                     }));
                     keys.push(ModuleKey::Fast(FastSpec {
                         row_staged: !spec.row_staged,
-                        sums_pad: i % 2 == 0,
+                        sums_pad: i / 2 % 2 == 0,
                         ..spec.clone()
                     }));
                     // The exact integer row pass (8-bit samples), staged and not.
@@ -155,11 +155,23 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                             keys.push(ModuleKey::Fast(FastSpec {
                                 row_int: Some(1 << (i % 9)),
                                 row_staged,
-                                sums_pad: i % 2 == 1,
+                                sums_pad: i / 2 % 2 == 1,
                                 ..spec.clone()
                             }));
                         }
                     }
+                }
+                // One channel from 11 taps: 8 rows per thread (6 for 16-bit samples).
+                if separable && ch == 1 {
+                    keys.push(ModuleKey::Fast(FastSpec {
+                        py: if spec.sb == 1 {
+                            SEP_ROWS_TALL
+                        } else {
+                            SEP_ROWS_TALL_16
+                        },
+                        sums_pad: true,
+                        ..spec.clone()
+                    }));
                 }
                 keys.push(ModuleKey::Fast(spec));
                 i += 1;

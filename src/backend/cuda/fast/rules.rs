@@ -243,8 +243,9 @@ pub const SEP_TILED_MIN_SIDE: usize = 6;
 pub const SEP_TILED_MIN_SIDE_SMALL: usize = 4;
 /// See [`SEP_TILED_MIN_SIDE_SMALL`] (a 1080p plane has 2.1 M pixels, a 4K one 8.3 M).
 pub const SEP_SMALL_PLANE: usize = 4_000_000;
-/// … and, with the integer row pass and padded rows of sums, for 8-bit RGB on every plane and
-/// for one and two 8-bit channels on planes under this many pixels (4K but not 8K). H100, held
+/// … and, with padded rows of sums, for 8-bit RGB on every plane and for one and two 8-bit
+/// channels on planes under this many pixels (4K but not 8K); measured with both row passes
+/// (`gaussian:4`'s factor is irrational and takes the f32 one, `gaussian:5`'s the integer one). H100, held
 /// clock, gaussian:4 / :5, µs, the integer and register kernels against `fast_sep`
 /// (docs/PERFORMANCE.md, "twenty-seventh round"): 4K RGB 43.5 / 42.4 against 35.7 / 35.3, 8K RGB
 /// 143.6 / 128.9 against 111.4 / 111.2, 4K gray 17.6 / 15.6 against 15.5 / 15.0, 4K YUV 4:2:0
@@ -317,7 +318,8 @@ pub const SEP_BLOCK_TALL_RGBA: (u32, u32) = (4, 32);
 /// round"): 4K 69.1 / 74.5 / 92.7 / 113.4 against 76.6 / 82.5 / 110.3 / 135.8, 8K 250.4 / 265.4
 /// / 320.2 / 381.6 against 265.2 / 284.5 / 390.5 / 482.3. On 1080p and 1440p it lost 1–7 %.
 pub const SEP_BLOCK_RGBA_LARGE: (u32, u32) = (8, 32);
-/// … and 16 × 8 for one to three channels of 16-bit samples 4–5 taps high where the frame's
+/// … and 16 × 8 for one to three channels of 16-bit samples under kernels of 4–5 taps a side
+/// (measured square) where the frame's
 /// largest plane of that many channels has at least [`SEP_SMALL_PLANE`] pixels, its smaller
 /// planes alike so that they stay in one launch (4K YUV 4:2:0 10-bit with the luma alone in
 /// 16 × 8 blocks ran 0.87–0.89× as fast, in two launches). H100, held clock, gaussian:4 / :5,
@@ -325,9 +327,10 @@ pub const SEP_BLOCK_RGBA_LARGE: (u32, u32) = (8, 32);
 /// 49.3 / 50.7, 8K rgb48 244.0 / 236.3 → 164.9 / 167.1, 4K gray16 18.5 / 19.0 → 17.8 / 18.1,
 /// 8K gray16 60.8 / 62.5 → 55.0 / 56.4 …
 pub const SEP_BLOCK_SHORT16: (u32, u32) = (16, 8);
-/// Whether [`SEP_BLOCK_SHORT16`] applies (`pixels`: the largest plane's).
-pub fn sep_short16(ch: usize, sb: usize, kh: usize, pixels: usize) -> bool {
-    sb == 2 && ch <= 3 && (4..=5).contains(&kh) && pixels >= SEP_SMALL_PLANE
+/// Whether [`SEP_BLOCK_SHORT16`] applies to a kernel whose larger side is `side` (`pixels`:
+/// the largest plane's).
+pub fn sep_short16(ch: usize, sb: usize, side: usize, pixels: usize) -> bool {
+    sb == 2 && ch <= 3 && (4..=5).contains(&side) && pixels >= SEP_SMALL_PLANE
 }
 /// … and 16 × 16 for 16-bit RGB (rgb48) from [`SEP_TILED_MIN_SIDE`] to 9 taps high
 /// ([`sep_rgb48_wide`]; smaller planes take [`sep_small_shape`]'s): H100, gaussian:7 / 9, µs, 4K

@@ -314,7 +314,7 @@ fn choose(
         None => {}
     }
     // 16-bit planes 4–5 taps high take 16 × 8 blocks, all of a frame's planes of one kind alike.
-    let first = if spec.row_global && sep_short16(ch, sb, kh, sized(group_pixels)) {
+    let first = if spec.row_global && sep_short16(ch, sb, side, sized(group_pixels)) {
         Some(SEP_BLOCK_SHORT16)
     } else {
         spec.first_block(pixels)

@@ -773,18 +773,20 @@ fn short_and_tall_separable_rules_follow_the_measurements() {
     // 4–5 taps: the tiled kernel for 8-bit RGB everywhere, one or two 8-bit channels below
     // 8K-sized planes, 16-bit samples and small planes always; 8-bit RGBA keeps the integer
     // and register kernels on large planes; 3 taps never.
+    let tiled = FastSpec::tiled_first;
     for side in [4, 5] {
-        assert!(FastSpec::tiled_first(side, 3, 1, uhd8k));
-        assert!(FastSpec::tiled_first(side, 1, 1, UHD) && FastSpec::tiled_first(side, 2, 1, UHD));
-        assert!(!FastSpec::tiled_first(side, 1, 1, SEP_SMALL_SIDE_MAX_PLANE));
-        assert!(!FastSpec::tiled_first(side, 4, 1, UHD));
-        assert!(FastSpec::tiled_first(side, 4, 1, qhd) && FastSpec::tiled_first(side, 4, 2, uhd8k));
+        assert!(tiled(side, 3, 1, uhd8k));
+        assert!(tiled(side, 1, 1, UHD) && tiled(side, 2, 1, UHD));
+        assert!(!tiled(side, 1, 1, SEP_SMALL_SIDE_MAX_PLANE));
+        assert!(!tiled(side, 4, 1, UHD));
+        assert!(tiled(side, 4, 1, qhd) && tiled(side, 4, 2, uhd8k));
     }
-    assert!(!FastSpec::tiled_first(3, 3, 1, HD) && FastSpec::tiled_first(6, 4, 1, uhd8k));
+    assert!(!tiled(3, 3, 1, HD) && tiled(6, 4, 1, uhd8k));
     // 16 × 8 blocks for one to three 16-bit channels 4–5 taps high on large planes.
     assert!(sep_short16(3, 2, 5, UHD) && sep_short16(1, 2, 4, UHD));
     assert!(!sep_short16(4, 2, 5, UHD) && !sep_short16(3, 1, 5, UHD));
     assert!(!sep_short16(3, 2, 6, UHD) && !sep_short16(3, 2, 5, qhd));
+    assert!(!sep_short16(1, 2, 9, UHD), "a kernel 9 wide and 4 high");
     // One channel from 11 taps on large launches: 8 rows for 8-bit, 6 for 16-bit.
     let large = SEP_ROWS_TALL_MIN_SAMPLES;
     assert_eq!(sep_rows_tall(1, 1, 11, large), Some(SEP_ROWS_TALL));
