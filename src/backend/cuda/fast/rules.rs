@@ -245,8 +245,8 @@ pub const SEP_TILED_MIN_SIDE_SMALL: usize = 4;
 pub const SEP_SMALL_PLANE: usize = 4_000_000;
 /// … and, with padded rows of sums, for 8-bit RGB on every plane and for one and two 8-bit
 /// channels on planes under this many pixels (4K but not 8K); measured with both row passes
-/// (`gaussian:4`'s factor is irrational and takes the f32 one, `gaussian:5`'s the integer one). H100, held
-/// clock, gaussian:4 / :5, µs, the integer and register kernels against `fast_sep`
+/// (`gaussian:4`'s factor is irrational and takes the f32 one, `gaussian:5`'s the integer
+/// one). H100, held clock, gaussian:4 / :5, µs, the integer and register kernels against `fast_sep`
 /// (docs/PERFORMANCE.md, "twenty-seventh round"): 4K RGB 43.5 / 42.4 against 35.7 / 35.3, 8K RGB
 /// 143.6 / 128.9 against 111.4 / 111.2, 4K gray 17.6 / 15.6 against 15.5 / 15.0, 4K YUV 4:2:0
 /// 27.7 / 25.7 against 21.5 / 20.7, 4K NV12 26.9 / 26.4 against 24.6 / 25.7; on 8K the integer
