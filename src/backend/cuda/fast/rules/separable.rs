@@ -1,0 +1,312 @@
+//! The measured rules of the separable tiled kernel `fast_sep`: which plans take it before the
+//! register and integer kernels, its blocks, rows per thread, staged and padded shared rows,
+//! integer row passes and launch bounds, by channels, sample size, kernel side and plane size.
+
+/// Separable plans from this side on take the tiled kernel `fast_sep`, its row pass from
+/// global memory, before the register and integer kernels (H100, gaussian:7 on 1080p / 4K /
+/// 8K: gray 7.9 / 17.4 / 66.2 µs against 10.9 / 21.3 / 68.1 for the two-factor integer kernel,
+/// NV12 15.6 / 29.6 / 97.8 against 18.2 / 33.3 / 100.0, box:7 gray 7.9 / 17.5 / 66.2 against
+/// 11.2 / 21.3 / 68.9 for the integer kernels; RGB, RGBA and 16-bit tie) …
+pub const SEP_TILED_MIN_SIDE: usize = 6;
+/// … and from this side for 16-bit samples, or on planes under [`SEP_SMALL_PLANE`] pixels
+/// (gaussian:5 on 1080p: gray 7.5 against 8.9 µs, RGB 14.2 against 17.9, RGBA 17.1 against 23.6,
+/// NV12 13.8 against 14.8; rgb48 20.0 / 67.4 / 227.7 against 31.2 / 86.9 / 303.5 on 1080p / 4K /
+/// 8K; on 4K and 8K the 8-bit integer kernels tie or win, gray 8K 42.1 against 61.5). At side 3
+/// the register and integer kernels win everywhere (4K gray 10.5 against 14.0 µs).
+pub const SEP_TILED_MIN_SIDE_SMALL: usize = 4;
+/// See [`SEP_TILED_MIN_SIDE_SMALL`] (a 1080p plane has 2.1 M pixels, a 4K one 8.3 M).
+pub const SEP_SMALL_PLANE: usize = 4_000_000;
+/// … and, with padded rows of sums, for 8-bit RGB on every plane and for one and two 8-bit
+/// channels on planes under this many pixels (4K but not 8K); measured with both row passes
+/// (`gaussian:4`'s factor is irrational and takes the f32 one, `gaussian:5`'s the integer
+/// one). H100, held clock, gaussian:4 / :5, µs, the integer and register kernels against `fast_sep`
+/// (docs/PERFORMANCE.md, "twenty-seventh round"): 4K RGB 43.5 / 42.4 against 35.7 / 35.3, 8K RGB
+/// 143.6 / 128.9 against 111.4 / 111.2, 4K gray 17.6 / 15.6 against 15.5 / 15.0, 4K YUV 4:2:0
+/// 27.7 / 25.7 against 21.5 / 20.7, 4K NV12 26.9 / 26.4 against 24.6 / 25.7; on 8K the integer
+/// kernel keeps one channel (gray :5 41.3 against 47.9, YUV 4:2:0 64.2 against 70.3), and RGBA
+/// keeps it everywhere (4K :5 51.2 against 56.5). The rule goes by the frame's largest plane
+/// of as many channels, so that YUV's three planes stay in one launch (8K YUV 4:2:0 :5 with
+/// its 8.3 M-pixel chroma planes alone on `fast_sep`: 67.8 µs against 64.0).
+pub const SEP_SMALL_SIDE_MAX_PLANE: usize = 16_000_000;
+/// Output rows per thread of the separable tiled kernel `fast_sep` with its row pass from global
+/// memory ([`FastSpec::row_global`](super::super::FastSpec::row_global)) … (H100, 1080p and 4K,
+/// gaussian:7…25: RGB 1.0–1.27× faster than 2 rows, e.g. 4K gaussian:9 57.7 against 66.6 µs)
+pub const SEP_ROWS: usize = 4;
+/// … and for 4 channels (RGBA 4K gaussian:9: 85.1 against 115 µs with 4 rows) …
+pub const SEP_ROWS_RGBA: usize = 2;
+/// … but for 8-bit RGBA taller than 9 on planes of at least [`SEP_SMALL_PLANE`] pixels
+/// ([`sep_rgba_large`]), with 3 blocks resident ([`sep_min_blocks`]). H100, gaussian, 4K / 8K,
+/// µs, against the rule before (2 rows; 3 blocks, 2 from 16 taps; docs/PERFORMANCE.md, "tenth
+/// round"): 11 103.7 / 376.8 against 108.5 / 409.9, 13 107.4 / 389.4 against 114.8 / 434.4,
+/// 15 113.6 / 406.8 against 121.1 / 455.7, 25 172.6 / 593.6 against 200.4 / 749.3 (2 rows with
+/// 3 blocks: 186.7 / 673.3). On 1080p the rule before stays best (25: 58.6 µs; 4 rows 61.5).
+/// Only square kernels were measured; the rule goes by the height, as the block does.
+pub const SEP_ROWS_RGBA_LARGE: usize = 4;
+
+/// Output rows per thread of `fast_sep` on one-channel planes (gray, the planes of YUV, P016's
+/// luma) from [`SEP_ROWS_TALL_MIN_SIDE`] taps high on launches of at least
+/// [`SEP_ROWS_TALL_MIN_SAMPLES`] samples: 8 for 8-bit samples …
+pub const SEP_ROWS_TALL: usize = 8;
+/// … 6 for 16-bit ones. H100, held clock, gaussian:11 / :15 / :25 separable against 4 rows, µs
+/// (docs/PERFORMANCE.md, "twenty-seventh round"): 8K gray 57.5 / 66.0 / 101.4 → 52.5 / 60.2 /
+/// 89.3, 8K YUV 4:2:0 88.1 / 101.2 / 152.6 → 81.3 / 91.3 / 134.5, 4K gray 1.03–1.05×, 4K YUV
+/// 4:2:0 1.05–1.07×; 16-bit with 6 rows: 8K gray16 1.05–1.09×, YUV 4:2:0 10-bit 1.06–1.08×, 4K
+/// 1.00–1.03×. Below 7–9 taps, and at 1080p (gray 0.86–0.91× with 8 rows), 4 rows stay; NV12
+/// lost with either count on its two-channel plane, which keeps 4.
+pub const SEP_ROWS_TALL_16: usize = 6;
+/// See [`SEP_ROWS_TALL`].
+pub const SEP_ROWS_TALL_MIN_SIDE: usize = 11;
+/// See [`SEP_ROWS_TALL`] (a 4K one-channel plane has 8.3 M samples, 4K YUV 4:2:0 12.4 M, 1080p
+/// YUV 4:2:0 3.1 M).
+pub const SEP_ROWS_TALL_MIN_SAMPLES: usize = 4_000_000;
+
+/// The rows per thread [`SEP_ROWS_TALL`] gives a separable launch of `samples` samples on
+/// planes of `ch` channels of `sb`-byte samples, `kh` taps high; None where the rule before
+/// stays.
+pub fn sep_rows_tall(ch: usize, sb: usize, kh: usize, samples: usize) -> Option<usize> {
+    (ch == 1 && kh >= SEP_ROWS_TALL_MIN_SIDE && samples >= SEP_ROWS_TALL_MIN_SAMPLES).then_some(
+        if sb == 1 {
+            SEP_ROWS_TALL
+        } else {
+            SEP_ROWS_TALL_16
+        },
+    )
+}
+
+/// Whether a separable plan on a plane of `ch` channels of `sb`-byte samples and `pixels`
+/// pixels takes the large planes' RGBA rules ([`SEP_ROWS_RGBA_LARGE`], [`sep_min_blocks`]).
+pub fn sep_rgba_large(ch: usize, sb: usize, pixels: usize) -> bool {
+    (ch, sb) == (4, 1) && pixels >= SEP_SMALL_PLANE
+}
+
+/// The block `fast_sep` tries first with its row pass from global memory: 8 × 16 threads was
+/// within 7 % of the best of 11 shapes at every measured point (gray, gray16, NV12, RGB, RGBA,
+/// RGBA64 on 1080p and 4K, gaussian:7…25; docs/PERFORMANCE.md, "seventh round") …
+pub const SEP_BLOCK: (u32, u32) = (8, 16);
+/// … but for 4 channels taller than 9, 4 × 32, within 9 % of the best there (RGBA gaussian:25
+/// 66.0 / 221 µs on 1080p / 4K against 76.6 / 252 for 8 × 16) …
+pub const SEP_BLOCK_TALL_RGBA: (u32, u32) = (4, 32);
+/// … and 8 × 32 where the large planes' RGBA rules apply ([`sep_rgba_large`], taller than 9):
+/// H100, gaussian:11 / 13 / 19 / 25, µs, against 4 × 32 (docs/PERFORMANCE.md, "fourteenth
+/// round"): 4K 69.1 / 74.5 / 92.7 / 113.4 against 76.6 / 82.5 / 110.3 / 135.8, 8K 250.4 / 265.4
+/// / 320.2 / 381.6 against 265.2 / 284.5 / 390.5 / 482.3. On 1080p and 1440p it lost 1–7 %.
+pub const SEP_BLOCK_RGBA_LARGE: (u32, u32) = (8, 32);
+/// … and 16 × 8 for one to three channels of 16-bit samples under kernels of 4–5 taps a side
+/// (measured square) where the frame's
+/// largest plane of that many channels has at least [`SEP_SMALL_PLANE`] pixels, its smaller
+/// planes alike so that they stay in one launch (4K YUV 4:2:0 10-bit with the luma alone in
+/// 16 × 8 blocks ran 0.87–0.89× as fast, in two launches). H100, held clock, gaussian:4 / :5,
+/// µs, against 8 × 16 (docs/PERFORMANCE.md, "twenty-seventh round"): 4K rgb48 67.7 / 67.4 →
+/// 49.3 / 50.7, 8K rgb48 244.0 / 236.3 → 164.9 / 167.1, 4K gray16 18.5 / 19.0 → 17.8 / 18.1,
+/// 8K gray16 60.8 / 62.5 → 55.0 / 56.4 …
+pub const SEP_BLOCK_SHORT16: (u32, u32) = (16, 8);
+/// Whether [`SEP_BLOCK_SHORT16`] applies to a kernel whose larger side is `side` (`pixels`:
+/// the largest plane's).
+pub fn sep_short16(ch: usize, sb: usize, side: usize, pixels: usize) -> bool {
+    sb == 2 && ch <= 3 && (4..=5).contains(&side) && pixels >= SEP_SMALL_PLANE
+}
+/// … and 16 × 16 for 16-bit RGB (rgb48) from [`SEP_TILED_MIN_SIDE`] to 9 taps high
+/// ([`sep_rgb48_wide`]; smaller planes take [`sep_small_shape`]'s): H100, gaussian:7 / 9, µs, 4K
+/// 58.9 / 63.3 against 65.1 / 68.7 for 8 × 16, 8K 185.3 / 197.7 against 212.9 / 220.7. On 4K
+/// and 8K it lost 4–14 % from 11 to 19.
+pub const SEP_BLOCK_WIDE_RGB48: (u32, u32) = (16, 16);
+
+/// Whether a separable plan `kh` taps high of `ch` channels of `sb`-byte samples takes
+/// [`SEP_BLOCK_WIDE_RGB48`] (where [`sep_small_shape`] has none).
+pub fn sep_rgb48_wide(ch: usize, sb: usize, kh: usize) -> bool {
+    (ch, sb) == (3, 2) && (SEP_TILED_MIN_SIDE..=9).contains(&kh)
+}
+
+/// Launches of one-channel planes from this many samples stage their input rows
+/// ([`sep_staged`]; a 1080p plane has 2.1 M, a 1080p YUV 4:2:0 frame's three 3.1 M).
+pub const SEP_STAGED_MIN_SAMPLES: usize = 3_000_000;
+
+/// Whether `fast_sep` (row pass from global memory) on `ch` channels of `sb`-byte samples,
+/// `kh` taps high, in a launch of `launch_samples` samples, its row pass in exact integers
+/// (`int`, [`sep_int_rows`]) or not, first copies each inner block's input rows to shared
+/// memory ([`FastSpec::row_staged`](super::super::FastSpec::row_staged)):
+/// - 8-bit RGB to 9 taps high;
+/// - one channel of 8-bit samples to 7 (to 9 with the integer row pass) and of 16-bit samples
+///   to 9, on launches of [`SEP_STAGED_MIN_SAMPLES`] and more.
+///
+/// With the integer row pass, one channel at 9 taps (H100, held clock, gaussian:9, staged
+/// against not, best of two passes; docs/PERFORMANCE.md, "twenty-sixth round"): 4K / 8K gray
+/// 1.13 / 1.16×, NV12 1.05 / 1.08×, YUV 4:2:0 1.15 / 1.18× (1080p's three planes, 3.1 M
+/// samples, 1.12×); 1080p gray and NV12 lost 3 %, and 4-channel planes still lose (RGBA 0.86–
+/// 0.93×).
+///
+/// H100, held clock, gaussian, against the same build with `CONVFLOW_FAST_SEPA=0`, two passes
+/// alternating (docs/PERFORMANCE.md, "twenty-fifth round"), 1080p / 4K / 8K: RGB :7 1.09 /
+/// 1.15 / 1.20× (4K 48.6 → 42.2 µs), :9 1.01 / 1.08 / 1.11×, 1080p :5 1.09×; gray :7 on 4K /
+/// 8K 1.05 / 1.09×; gray16 :5–:9 on 4K and 8K 1.01–1.04×; YUV 4:2:0 10-bit :5–:9 1.01–1.06×
+/// (1080p too). One-channel launches of 1080p planes lost 5–6 %; every format lost from 15
+/// taps (gray 8K :25 0.91×), and 4-channel and 16-bit RGB planes everywhere (RGBA 4K :25
+/// 0.62×, rgb48 8K :7 0.78×).
+pub fn sep_staged(ch: usize, sb: usize, kh: usize, launch_samples: usize, int: bool) -> bool {
+    let large = launch_samples >= SEP_STAGED_MIN_SAMPLES;
+    match (ch, sb) {
+        (3, 1) => kh <= 9,
+        (1, 1) => kh <= if int { 9 } else { 7 } && large,
+        (1, 2) => kh <= 9 && large,
+        _ => false,
+    }
+}
+
+/// Whether `fast_sep`'s rows of horizontal sums lie an odd number of float4s apart
+/// ([`FastSpec::sums_pad`](super::super::FastSpec::sums_pad)) for a plane of `ch` channels of
+/// `sb`-byte samples and a kernel `kh` taps high: one or two channels always, 8-bit RGB and RGBA
+/// from 11 taps. ncu on 4K gray `gaussian:7` counted 8.5 shared-memory wavefronts per row-pass
+/// store where 4 carry the bytes: the rows were a multiple of 32 floats apart, and a warp's items
+/// in 8 consecutive rows stored to the same four-bank groups. Padded against unpadded (H100, held
+/// clock, gaussian separable 5–25 on gray, gray16, NV12, YUV 4:2:0, RGB and RGBA, two passes
+/// alternating, best of each; docs/PERFORMANCE.md, "twenty-seventh round"): geomean 1.022 / 1.018 /
+/// 1.011× on 1080p / 4K / 8K, 1.05–1.14× at 15 taps on one-channel planes (4K gray 23.1 → 20.3 µs,
+/// 4K YUV 4:2:0 33.7 → 29.5), RGB and RGBA at 15 1.02–1.04×. Where the padding did not pay it is
+/// left out: 8-bit RGB at 7 taps lost 2–3 % on 4K and 8K (39.3 → 40.2 µs, 124.1 → 128.1), RGBA at
+/// 4–9 taps tied but for 1080p `gaussian:4` (16.9 → 18.2), and rgb48 lost 1–3 % at 7–25 (4K 25:
+/// 127.5 → 131.0).
+pub fn sums_padded(ch: usize, sb: usize, kh: usize) -> bool {
+    ch <= 2 || sb == 1 && kh >= 11
+}
+
+/// Whether `fast_sep` (row pass from global memory) on `ch` channels of 8-bit samples, a
+/// plane of `pixels` pixels, takes its row pass in exact integers where the row factor allows
+/// it ([`FastSpec::row_int`](super::super::FastSpec::row_int)): one to three channels everywhere,
+/// four on planes under [`SEP_SMALL_PLANE`] pixels. H100, held clock, gaussian:5–9 separable,
+/// against the f32 row pass in the same build (`CONVFLOW_FAST_SEPI=0`), best of two passes
+/// alternating (docs/PERFORMANCE.md, "twenty-sixth round"), 1080p / 4K / 8K: gaussian:7 gray
+/// 0.98 / 1.08 / 1.09×, NV12 0.99 / 1.06 / 1.07×, YUV 4:2:0 1.08 / 1.12 / 1.15×, RGB 1.05 /
+/// 1.06 / 1.06×; gaussian:9 1.00–1.06×; box:4–16 on 1080p and 4K 0.97–1.09×; RGBA 1.02–1.05×
+/// on 1080p, 0.98–1.00× on 4K and 8K (one useful byte in four of each dot product).
+pub fn sep_int_rows(ch: usize, pixels: usize) -> bool {
+    ch <= 3 || ch == 4 && pixels < SEP_SMALL_PLANE
+}
+
+/// Output rows per thread of `fast_sep` for 8-bit RGB with the integer row pass on planes
+/// under [`SEP_SMALL_PLANE`] pixels, taps up to 9 high: with the row pass cheaper, more threads
+/// beat fewer halo rows (H100, gaussian:7 / 9 on 1080p: 15.9 / 17.6 µs against 17.6 / 19.5
+/// with [`SEP_ROWS`]; on 4K they lost 5–7 %; docs/PERFORMANCE.md, "twenty-sixth round").
+pub const SEP_ROWS_RGB_INT_SMALL: usize = 2;
+
+/// Planes under this many pixels take the smallest planes' separable shapes of 16-bit RGB and
+/// RGBA ([`sep_small_shape`]; a 720p plane has 0.92 M pixels, a 1080p one 2.1 M) …
+pub const SEP_SMALLER_PLANE: usize = 1_000_000;
+/// … and RGBA64 kernels taller than 15 take one row per thread below this many (640×360 and
+/// 853×480, 0.23 M and 0.41 M pixels, gaussian:19 15.6 / 20.5 µs against 18.2 / 21.5 with two
+/// rows; on 720p two, 31.1 against 35.6).
+pub const SEP_RGBA64_ONE_ROW_BELOW: usize = 500_000;
+
+/// A launch shape of `fast_sep` with its row pass from global memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SepShape {
+    /// The block tried first.
+    pub block: (u32, u32),
+    /// Output rows per thread.
+    pub rows: usize,
+    /// Blocks of 128 threads resident per multiprocessor at least (as [`sep_min_blocks`]).
+    pub min_blocks: usize,
+    /// Threads' outputs per row-pass item (as [`sep_row_threads`]).
+    pub row_threads: usize,
+}
+
+/// The shape of a separable plan `kh` taps high over `ch` channels of `sb`-byte samples on a
+/// plane of `pixels` pixels under [`SEP_SMALL_PLANE`], where the measured shape differs from
+/// the rules made on 1080p and 4K: few threads per launch want more resident blocks (fewer
+/// registers) and wider row-pass items. None elsewhere (the rules of [`sep_min_blocks`],
+/// [`sep_row_threads`] and the blocks and rows of `FastSpec` apply).
+/// - 8-bit RGBA taller than 9: 4 × 32, 2 rows, 5 blocks, items of 4.
+/// - rgb48 from 6 taps high: 8 × 16 (4 × 32 taller than 15 under [`SEP_SMALLER_PLANE`]), one row
+///   (two taller than 9 from [`SEP_SMALLER_PLANE`]), 5 blocks, items of 2.
+/// - RGBA64 from 6 taps high under [`SEP_SMALLER_PLANE`]: 8 × 16 to 15 taps high, else 4 × 32;
+///   one row (two taller than 15 from [`SEP_RGBA64_ONE_ROW_BELOW`]); 5 blocks, items of 2. On
+///   larger planes, taller than 15 only: 4 × 32, 2 rows, 5 blocks, items of 2.
+///
+/// H100, gaussian:7…25, sizes 640×360, 853×480, 720p, 1080p and 1440p, 11–13 shapes swept,
+/// best of two passes (docs/PERFORMANCE.md, "twenty-second round"): against the rules before,
+/// 8-bit RGBA 1.04–1.33× faster (640×360 gaussian:25 14.9 against 19.9 µs, 1440p 66.3 against
+/// 70.6), rgb48 0.99–1.40× (853×480 :19 14.2 against 19.0, 1080p :7 18.4 against 22.5), RGBA64
+/// 1.00–1.48× (853×480 :15 14.7 against 21.0, 640×360 :25 19.0 against 27.5); geomean 1.07 /
+/// 1.13 / 1.13. Items of 4 for 8-bit RGBA on 4K and 8K lost up to 11 % from 19 taps; 8-bit RGBA
+/// to 9 taps high kept its rules (within 2 % of the best but at 1440p gaussian:5, 10 %).
+pub fn sep_small_shape(ch: usize, sb: usize, kh: usize, pixels: usize) -> Option<SepShape> {
+    if pixels >= SEP_SMALL_PLANE || kh < SEP_TILED_MIN_SIDE {
+        return None;
+    }
+    let smaller = pixels < SEP_SMALLER_PLANE;
+    let shape = |block, rows, row_threads| SepShape {
+        block,
+        rows,
+        min_blocks: 5,
+        row_threads,
+    };
+    match (ch, sb) {
+        (4, 1) if kh > 9 => Some(shape(SEP_BLOCK_TALL_RGBA, 2, 4)),
+        (3, 2) => {
+            let block = if kh > 15 && smaller {
+                SEP_BLOCK_TALL_RGBA
+            } else {
+                SEP_BLOCK
+            };
+            Some(shape(block, if smaller || kh <= 9 { 1 } else { 2 }, 2))
+        }
+        (4, 2) if smaller && kh <= 15 => Some(shape(SEP_BLOCK, 1, 2)),
+        (4, 2) if kh > 15 => {
+            let rows = if pixels < SEP_RGBA64_ONE_ROW_BELOW {
+                1
+            } else {
+                2
+            };
+            Some(shape(SEP_BLOCK_TALL_RGBA, rows, 2))
+        }
+        _ => None,
+    }
+}
+
+/// Blocks of 128 threads of `fast_sep` (row pass from global memory) resident per
+/// multiprocessor at least, its `__launch_bounds__`, which caps its registers at
+/// 65536 / (128 × this), by channels, bytes per sample and kernel side (≤ 7, ≤ 9, ≤ 15,
+/// larger). Left to itself the compiler took 80–96 registers for one to three channels and
+/// 167–225 for four; a sweep of 2–6 on 1080p and 4K (H100, gaussian:7…25, gray, gray16, NV12,
+/// RGB, rgb48, RGBA with its alpha kept and RGBA64; docs/PERFORMANCE.md, "eighth round") gave
+/// these, each within 3 % of the best at both sizes but 4K RGBA 25 (199.4 µs at 2 against
+/// 187.2 at 3, which loses 10 % on 1080p): gray 4K gaussian:25 37.0 µs against 41.2 unbounded,
+/// rgb48 183.0 against 213.9, RGBA64 gaussian:7 82.9 against 101.4. On large planes 8-bit RGBA
+/// taller than 15 takes 3 (`large`, [`sep_rgba_large`], with [`SEP_ROWS_RGBA_LARGE`] rows; 4K
+/// gaussian:25 172.6 µs against 182.9 with 2 and 201.4 with 4).
+/// Where [`sep_small_shape`] has a shape, its blocks.
+pub fn sep_min_blocks(ch: usize, sb: usize, side: usize, large: bool) -> usize {
+    let by_side = match (ch, sb) {
+        (1, _) => [6, 6, 6, 6],
+        (2, _) => [6, 6, 5, 3],
+        (3, _) => [6, 5, 4, 3],
+        (_, 1) if large => [4, 4, 3, 3],
+        (_, 1) => [4, 4, 3, 2],
+        _ => [5, 5, 4, 3],
+    };
+    by_side[match side {
+        0..=7 => 0,
+        8..=9 => 1,
+        10..=15 => 2,
+        _ => 3,
+    }]
+}
+
+/// Threads' outputs one row-pass item of `fast_sep` (row pass from global memory) computes,
+/// by channels, bytes per sample and kernel width. Each item loads and converts its window,
+/// `px + (kw − 1) · ch` samples, once for all its sums, so wider items convert fewer samples
+/// per sum, at the cost of registers. H100, gaussian:7…25, 1080p and 4K, two passes with the
+/// widths alternating (docs/PERFORMANCE.md, "fourteenth round"), against one thread's outputs:
+/// gray 1.16–1.38× faster (two to 9 taps, four from 15), NV12 1.16–1.36× (four only at 25),
+/// RGB 1.00–1.30× (two, four from 15), RGBA 1.07–1.16× (four to 9 taps, two beyond: four lost
+/// 7–12 % on 4K at 15 and 25), gray16 1.15–1.37× and rgb48 1.06–1.30× (two); RGBA64 lost
+/// 2–18 % with two or four on 4K, so it keeps one. Where [`sep_small_shape`] has a shape, its
+/// items.
+pub fn sep_row_threads(ch: usize, sb: usize, kw: usize) -> usize {
+    match (sb, ch) {
+        (1, 1 | 3) if kw > 9 => 4,
+        (1, 2) if kw > 15 => 4,
+        (1, 4) if kw <= 9 => 4,
+        (2, 4) => 1,
+        _ => 2,
+    }
+}

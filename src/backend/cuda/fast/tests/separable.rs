@@ -1,0 +1,390 @@
+//! Unit tests of the separable tiled kernel's rules and shapes: blocks, launch bounds, row-pass
+//! items, rows per thread, small planes' shapes, staged and padded shared rows, integer row
+//! passes.
+
+use super::*;
+
+#[test]
+fn separable_blocks_follow_the_measured_rules() {
+    let block = |k, ch, sb, row_global| {
+        FastSpec {
+            row_global,
+            ..FastSpec::separable(k, k, ch, Border::Clamp).with_sample_bytes(sb)
+        }
+        .first_block(UHD)
+    };
+    for (ch, sb) in [(1, 1), (2, 1), (3, 1), (1, 2)] {
+        assert_eq!(block(7, ch, sb, true), Some(SEP_BLOCK));
+        assert_eq!(block(25, ch, sb, true), Some(SEP_BLOCK));
+    }
+    assert_eq!(block(9, 4, 1, true), Some(SEP_BLOCK));
+    assert_eq!(block(15, 4, 2, true), Some(SEP_BLOCK_TALL_RGBA));
+    // Large planes' 8-bit RGBA taller than 9: 8 × 32; below 4 M pixels 4 × 32.
+    assert_eq!(block(15, 4, 1, true), Some(SEP_BLOCK_RGBA_LARGE));
+    let rgba = FastSpec::separable(25, 25, 4, Border::Clamp);
+    assert_eq!(rgba.clone().first_block(HD), Some(SEP_BLOCK_TALL_RGBA));
+    let large = rgba.for_pixels(UHD);
+    assert!(large.tile(SEP_BLOCK_RGBA_LARGE).1 <= TALL_TILE_PREFERRED);
+    // rgb48 on large planes: 16 × 16 from 6 to 9 taps high (16 × 8 at 4–5 from the launch's
+    // rule, `sep_short16`); smaller planes take `sep_small_shape`'s blocks
+    // (separable_shapes_of_small_planes_follow_the_measured_rules).
+    assert_eq!(block(5, 3, 2, true), Some(SEP_BLOCK));
+    assert_eq!(block(7, 3, 2, true), Some(SEP_BLOCK_WIDE_RGB48));
+    assert_eq!(block(9, 3, 2, true), Some(SEP_BLOCK_WIDE_RGB48));
+    assert_eq!(block(25, 3, 2, true), Some(SEP_BLOCK));
+    let rgb48 = FastSpec::separable(25, 25, 3, Border::Clamp).with_sample_bytes(2);
+    assert_eq!(rgb48.first_block(HD), Some(SEP_BLOCK));
+    // Its tile exceeds the 48 KB of full kernels' preferred size, not the tall one.
+    let rgb48 = FastSpec::separable(9, 9, 3, Border::Clamp).with_sample_bytes(2);
+    let bytes = rgb48.tile(SEP_BLOCK_WIDE_RGB48).1;
+    assert!(bytes > 48 * 1024 && bytes <= TALL_TILE_PREFERRED);
+    // With an input tile: the taller blocks of 8-bit RGB only.
+    assert_eq!(block(25, 3, 1, false), Some((16, 16)));
+    assert_eq!(block(15, 3, 1, false), Some((8, 16)));
+    assert_eq!(block(9, 3, 1, false), None);
+    assert_eq!(block(25, 1, 1, false), None);
+    assert_eq!(block(25, 3, 2, false), None);
+    assert_eq!(
+        FastSpec::new(25, 25, 3, Border::Clamp).first_block(HD),
+        None
+    );
+    assert_eq!(FastSpec::new(7, 7, 4, Border::Clamp).first_block(HD), None);
+    for k in [9, 25] {
+        let rgba = FastSpec::new(k, k, 4, Border::Clamp);
+        assert_eq!(rgba.first_block(HD), Some(FULL_BLOCK_RGBA));
+        assert!(rgba.tile(FULL_BLOCK_RGBA).1 <= TALL_TILE_PREFERRED);
+    }
+    // The 16 × 16 tile of RGB 25 fits the preferred size.
+    let spec = FastSpec {
+        row_global: false,
+        py: 2,
+        ..FastSpec::separable(25, 25, 3, Border::Clamp)
+    };
+    assert!(spec.tile((16, 16)).1 <= TALL_TILE_PREFERRED);
+    // Rows from global memory: shared memory holds only the horizontal sums.
+    let g = FastSpec::separable(25, 25, 4, Border::Clamp);
+    assert!(g.row_global);
+    assert_eq!(g.tile((4, 32)), (0, (32 * 2 + 24) * (64 + 4) * 4));
+}
+
+#[test]
+fn separable_launch_bounds_follow_the_measured_rules() {
+    let bounds = |k, ch, sb| {
+        FastSpec::separable(k, k, ch, Border::Clamp)
+            .with_sample_bytes(sb)
+            .sep_bounds(SEP_BLOCK, UHD)
+    };
+    assert_eq!(bounds(25, 1, 1), Some((128, 6)));
+    assert_eq!(bounds(7, 3, 1), Some((128, 6)));
+    assert_eq!(bounds(25, 3, 2), Some((128, 3)));
+    assert_eq!(bounds(9, 4, 1), Some((128, 4)));
+    assert_eq!(bounds(31, 4, 2), Some((128, 3)));
+    // Scaled to other blocks' threads; none for the input-tile kernel.
+    let spec = FastSpec::separable(9, 9, 1, Border::Clamp);
+    assert_eq!(spec.sep_bounds((16, 16), UHD), Some((256, 3)));
+    let tile = FastSpec {
+        row_global: false,
+        ..spec
+    };
+    assert_eq!(tile.sep_bounds(SEP_BLOCK, UHD), None);
+}
+
+#[test]
+fn separable_row_items_follow_the_measured_rules_and_the_block() {
+    let items = |k, ch, sb, block| {
+        let spec = FastSpec::separable(k, k, ch, Border::Clamp).with_sample_bytes(sb);
+        let px = spec.px;
+        spec.for_block(block, UHD).row_px / px
+    };
+    // Two threads' outputs, four for wide 8-bit one- and three-channel kernels, four for
+    // narrow 8-bit RGBA, one for RGBA64.
+    assert_eq!(items(7, 1, 1, SEP_BLOCK), 2);
+    assert_eq!(items(15, 1, 1, SEP_BLOCK), 4);
+    assert_eq!(items(15, 2, 1, SEP_BLOCK), 2);
+    assert_eq!(items(25, 2, 1, SEP_BLOCK), 4);
+    assert_eq!(items(25, 3, 1, SEP_BLOCK), 4);
+    assert_eq!(items(9, 4, 1, SEP_BLOCK), 4);
+    assert_eq!(items(25, 4, 1, SEP_BLOCK_TALL_RGBA), 2);
+    assert_eq!(items(25, 1, 2, SEP_BLOCK), 2);
+    assert_eq!(items(25, 4, 2, SEP_BLOCK), 1);
+    // Never more threads' outputs than a whole number of them fills the block's row.
+    assert_eq!(items(25, 1, 1, (2, 64)), 2);
+    assert_eq!(items(25, 1, 1, (1, 128)), 1);
+    // Only the separable kernel with its row pass from global memory has row-pass items.
+    let tile = FastSpec {
+        row_global: false,
+        ..FastSpec::separable(25, 25, 1, Border::Clamp)
+    };
+    assert_eq!(tile.clone().for_block(SEP_BLOCK, HD).row_px, tile.px);
+    let full = FastSpec::new(25, 25, 1, Border::Clamp);
+    assert_eq!(full.clone().for_block(SEP_BLOCK, HD).row_px, full.px);
+    // It is compiled in.
+    let spec = FastSpec::separable(25, 25, 1, Border::Clamp).for_block(SEP_BLOCK, HD);
+    assert!(spec.defines().contains(&"-DPXH=16".to_string()));
+}
+
+#[test]
+fn large_rgba_planes_take_more_separable_rows_and_blocks() {
+    let spec = |k, ch, sb, pixels| {
+        FastSpec::separable(k, k, ch, Border::Clamp)
+            .with_sample_bytes(sb)
+            .for_pixels(pixels)
+    };
+    let (small, large) = (SEP_SMALL_PLANE - 1, SEP_SMALL_PLANE);
+    // Below SEP_SMALL_PLANE, `sep_small_shape`'s rows and blocks.
+    assert_eq!(spec(25, 4, 1, small).py, 2);
+    assert_eq!(spec(25, 4, 1, large).py, SEP_ROWS_RGBA_LARGE);
+    assert_eq!(spec(11, 4, 1, large).py, SEP_ROWS_RGBA_LARGE);
+    // 9 and below, 16-bit RGBA and other channel counts keep their rows.
+    assert_eq!(spec(9, 4, 1, large).py, SEP_ROWS_RGBA);
+    assert_eq!(spec(25, 4, 2, large).py, SEP_ROWS_RGBA);
+    assert_eq!(spec(25, 3, 1, large).py, SEP_ROWS);
+    // The height decides: a wide, short kernel keeps the rule before.
+    let wide = FastSpec::separable(25, 3, 4, Border::Clamp).for_pixels(large);
+    assert_eq!(wide.py, SEP_ROWS_RGBA);
+    assert_eq!(wide.sep_bounds(SEP_BLOCK, large), Some((128, 2)));
+    let bounds = |k, pixels| spec(k, 4, 1, pixels).sep_bounds(SEP_BLOCK_TALL_RGBA, pixels);
+    assert_eq!(bounds(25, small), Some((128, 5)));
+    assert_eq!(bounds(25, large), Some((128, 3)));
+    assert_eq!(bounds(15, small), Some((128, 5)));
+    assert_eq!(bounds(15, large), Some((128, 3)));
+    assert_eq!(bounds(9, large), Some((128, 4)));
+}
+
+#[test]
+fn separable_shapes_of_small_planes_follow_the_measured_rules() {
+    use super::rules::{sep_small_shape, SepShape, SEP_SMALLER_PLANE};
+    let (p480, p720, hd) = (853 * 480, 1280 * 720, 1920 * 1080);
+    let shape = |block, rows, row_threads| SepShape {
+        block,
+        rows,
+        min_blocks: 5,
+        row_threads,
+    };
+    assert!(p720 < SEP_SMALLER_PLANE && hd > SEP_SMALLER_PLANE);
+    let (tall, one, two) = (SEP_BLOCK_TALL_RGBA, 1, 2);
+    // (channels, bytes per sample, taps high, pixels) and the shape expected.
+    let cases = [
+        // 8-bit RGBA taller than 9: 4 × 32, 2 rows, items of 4; up to 9 taps its rules.
+        ((4, 1, 25, hd), Some(shape(tall, two, 4))),
+        ((4, 1, 9, hd), None),
+        // rgb48: 8 × 16, one row (two taller than 9 from SEP_SMALLER_PLANE), 4 × 32 taller
+        // than 15 below it.
+        ((3, 2, 7, hd), Some(shape(SEP_BLOCK, one, 2))),
+        ((3, 2, 15, hd), Some(shape(SEP_BLOCK, two, 2))),
+        ((3, 2, 15, p720), Some(shape(SEP_BLOCK, one, 2))),
+        ((3, 2, 25, p720), Some(shape(tall, one, 2))),
+        // RGBA64: one row up to 15 taps below SEP_SMALLER_PLANE, none above it; taller than
+        // 15, 4 × 32 with one row below SEP_RGBA64_ONE_ROW_BELOW, two from it.
+        ((4, 2, 15, p720), Some(shape(SEP_BLOCK, one, 2))),
+        ((4, 2, 15, hd), None),
+        ((4, 2, 25, p480), Some(shape(tall, one, 2))),
+        ((4, 2, 25, p720), Some(shape(tall, two, 2))),
+        // Other formats, short kernels and large planes: the rules before.
+        ((1, 1, 25, p480), None),
+        ((3, 1, 25, p480), None),
+        ((4, 1, 5, p480), None),
+        ((4, 1, 25, SEP_SMALL_PLANE), None),
+    ];
+    for ((ch, sb, kh, pixels), want) in cases {
+        assert_eq!(
+            sep_small_shape(ch, sb, kh, pixels),
+            want,
+            "{ch} channels, {sb}-byte samples, {kh} taps, {pixels} pixels"
+        );
+    }
+    // The specialization takes them: rows, first block, bounds and row items.
+    let spec = FastSpec::separable(25, 25, 4, Border::Clamp).with_sample_bytes(2);
+    let small = spec.clone().for_pixels(p480);
+    assert_eq!(small.py, 1);
+    assert_eq!(small.first_block(p480), Some(SEP_BLOCK_TALL_RGBA));
+    assert_eq!(small.sep_bounds(SEP_BLOCK_TALL_RGBA, p480), Some((128, 5)));
+    let px = small.px;
+    assert_eq!(small.for_block(SEP_BLOCK_TALL_RGBA, p480).row_px, 2 * px);
+    // On 4K RGBA64 keeps one thread's outputs per item.
+    let uhd = spec.for_pixels(3840 * 2160);
+    assert_eq!(
+        uhd.clone()
+            .for_block(SEP_BLOCK_TALL_RGBA, 3840 * 2160)
+            .row_px,
+        uhd.px
+    );
+}
+
+#[test]
+fn staged_row_copies_fit_their_shared_rows() {
+    // fast.cu's raw_rows copies, per row, the 16-byte units from the block's first window
+    // word (bw samples wide, halo words either side) rounded down to 16 bytes; the shared row
+    // must hold them at every alignment of that word, in an odd number of 16-byte units.
+    for (ch, sb, k, block) in [
+        (1, 1, 7, SEP_BLOCK),
+        (1, 1, 25, SEP_BLOCK),
+        (1, 2, 9, SEP_BLOCK),
+        (3, 1, 15, SEP_BLOCK),
+        (3, 2, 7, SEP_BLOCK_WIDE_RGB48),
+        (4, 1, 25, SEP_BLOCK_RGBA_LARGE),
+        (4, 2, 31, SEP_BLOCK_TALL_RGBA),
+        (2, 1, 6, (32, 4)),
+    ] {
+        let spec = FastSpec {
+            row_staged: true,
+            sums_pad: true,
+            ..FastSpec::separable(k, k, ch, Border::Clamp).with_sample_bytes(sb)
+        };
+        let (words, bytes) = spec.tile(block);
+        assert_eq!(words % 8, 4, "odd 16-byte units: {ch} ch, {sb} B, k {k}");
+        let (spw, ax) = (4 / sb, k / 2);
+        let (hwl, hwr) = ((ax * ch).div_ceil(spw), ((k - 1 - ax) * ch).div_ceil(spw));
+        let bw = block.0 as usize * spec.px;
+        for shift_words in 0..16 / 4 {
+            let needed = 4 * shift_words + (hwl + bw / spw + hwr) * 4;
+            assert!(
+                words * 4 >= needed.next_multiple_of(16),
+                "{ch} ch, {sb} B, k {k}"
+            );
+        }
+        let th = block.1 as usize * spec.py + k - 1;
+        // The rows of horizontal sums hold the padded row, an odd number of float4s apart
+        // (HS_PAD), one float4 more than without the padding at most.
+        let hsw = spec.sums_row(bw);
+        assert!(
+            hsw >= bw && hsw.is_multiple_of(4) && !(hsw / 4).is_multiple_of(2),
+            "{ch} ch, {sb} B, k {k}"
+        );
+        assert_eq!(bytes, th * hsw * 4 + th * words * 4);
+        let plain = FastSpec {
+            sums_pad: false,
+            ..spec.clone()
+        };
+        assert!(plain.sums_row(bw) + 4 >= hsw && plain.sums_row(bw) <= hsw);
+        assert!(spec.defines().contains(&"-DHS_PAD=1".to_string()));
+        assert!(plain.defines().contains(&"-DHS_PAD=0".to_string()));
+        let unstaged = FastSpec {
+            row_staged: false,
+            ..spec.clone()
+        };
+        assert_eq!(unstaged.tile(block).0, 0);
+        assert!(spec.defines().contains(&"-DSEPA=1".to_string()));
+        assert!(unstaged.defines().contains(&"-DSEPA=0".to_string()));
+    }
+}
+
+#[test]
+fn staged_rows_follow_the_measured_rules() {
+    use super::rules::{sep_staged, SEP_STAGED_MIN_SAMPLES};
+    let large = SEP_STAGED_MIN_SAMPLES;
+    // 8-bit RGB to 9 taps high, on every launch.
+    assert!(sep_staged(3, 1, 7, HD * 3, false));
+    assert!(sep_staged(3, 1, 9, 1000, false));
+    assert!(!sep_staged(3, 1, 11, UHD * 3, false));
+    // One channel: 8-bit to 7, 16-bit to 9, on large launches only.
+    assert!(sep_staged(1, 1, 7, large, false));
+    assert!(!sep_staged(1, 1, 7, large - 1, false));
+    assert!(!sep_staged(1, 1, 9, UHD, false));
+    assert!(sep_staged(1, 2, 9, UHD, false));
+    assert!(!sep_staged(1, 2, 9, HD, false));
+    assert!(!sep_staged(1, 2, 15, UHD, false));
+    // With the integer row pass, one 8-bit channel to 9 taps, on large launches only.
+    assert!(sep_staged(1, 1, 9, large, true));
+    assert!(!sep_staged(1, 1, 9, large - 1, true));
+    assert!(!sep_staged(1, 1, 11, UHD, true));
+    assert!(sep_staged(3, 1, 9, HD * 3, true) && !sep_staged(4, 1, 7, UHD * 4, true));
+    // Never for 2 and 4 channels or 16-bit RGB.
+    for (ch, sb) in [(2, 1), (4, 1), (3, 2), (4, 2), (2, 2)] {
+        assert!(
+            !sep_staged(ch, sb, 7, UHD * ch, false),
+            "{ch} channels of {sb} bytes"
+        );
+    }
+}
+
+#[test]
+fn integer_row_passes_follow_the_measured_rules() {
+    use super::rules::{sep_int_rows, SEP_SMALL_PLANE};
+    // One to three channels on every plane, four on small planes only.
+    for ch in 1..=3 {
+        assert!(
+            sep_int_rows(ch, 1) && sep_int_rows(ch, usize::MAX),
+            "{ch} channels"
+        );
+    }
+    assert!(sep_int_rows(4, SEP_SMALL_PLANE - 1));
+    assert!(!sep_int_rows(4, SEP_SMALL_PLANE));
+    // The specialization compiles the pass in with its divisor; without it, the f32 pass.
+    let spec = FastSpec::separable(7, 7, 1, Border::Clamp);
+    assert!(spec.defines().contains(&"-DSEPI=0".to_string()));
+    let int = FastSpec {
+        row_int: Some(64),
+        ..spec
+    };
+    let defines = int.defines();
+    assert!(defines.contains(&"-DSEPI=1".to_string()));
+    assert!(defines.contains(&"-DRDIV=64".to_string()));
+}
+
+#[test]
+fn padded_sums_follow_the_measured_rules() {
+    use super::rules::sums_padded;
+    // One and two channels always; 8-bit RGB and RGBA from 11 taps; 16-bit RGB never.
+    for (ch, sb) in [(1, 1), (1, 2), (2, 1), (2, 2)] {
+        assert!(
+            sums_padded(ch, sb, 4) && sums_padded(ch, sb, 25),
+            "{ch} ch, {sb} B"
+        );
+    }
+    for ch in [3, 4] {
+        assert!(
+            !sums_padded(ch, 1, 9) && sums_padded(ch, 1, 11),
+            "{ch} channels"
+        );
+        assert!(
+            !sums_padded(ch, 2, 7) && !sums_padded(ch, 2, 25),
+            "{ch} channels"
+        );
+    }
+    // The padding makes an even number of float4s odd and leaves an odd one as it is.
+    let spec = FastSpec {
+        sums_pad: true,
+        ..FastSpec::separable(7, 7, 1, Border::Clamp)
+    };
+    assert_eq!(
+        (spec.sums_row(32), spec.sums_row(36), spec.sums_row(64)),
+        (36, 36, 68)
+    );
+}
+
+#[test]
+fn short_and_tall_separable_rules_follow_the_measurements() {
+    use super::rules::{
+        sep_rows_tall, sep_short16, SEP_ROWS_TALL_MIN_SAMPLES, SEP_SMALL_PLANE,
+        SEP_SMALL_SIDE_MAX_PLANE,
+    };
+    if std::env::var_os("CONVFLOW_FAST_SEP_TILED_MIN").is_some() {
+        return; // the override decides
+    }
+    let (qhd, uhd8k) = (SEP_SMALL_PLANE - 1, 7680 * 4320);
+    // 4–5 taps: the tiled kernel for 8-bit RGB everywhere, one or two 8-bit channels below
+    // 8K-sized planes, 16-bit samples and small planes always; 8-bit RGBA keeps the integer
+    // and register kernels on large planes; 3 taps never.
+    let tiled = FastSpec::tiled_first;
+    for side in [4, 5] {
+        assert!(tiled(side, 3, 1, uhd8k));
+        assert!(tiled(side, 1, 1, UHD) && tiled(side, 2, 1, UHD));
+        assert!(!tiled(side, 1, 1, SEP_SMALL_SIDE_MAX_PLANE));
+        assert!(!tiled(side, 4, 1, UHD));
+        assert!(tiled(side, 4, 1, qhd) && tiled(side, 4, 2, uhd8k));
+    }
+    assert!(!tiled(3, 3, 1, HD) && tiled(6, 4, 1, uhd8k));
+    // 16 × 8 blocks for one to three 16-bit channels 4–5 taps high on large planes.
+    assert!(sep_short16(3, 2, 5, UHD) && sep_short16(1, 2, 4, UHD));
+    assert!(!sep_short16(4, 2, 5, UHD) && !sep_short16(3, 1, 5, UHD));
+    assert!(!sep_short16(3, 2, 6, UHD) && !sep_short16(3, 2, 5, qhd));
+    assert!(!sep_short16(1, 2, 9, UHD), "a kernel 9 wide and 4 high");
+    // One channel from 11 taps on large launches: 8 rows for 8-bit, 6 for 16-bit.
+    let large = SEP_ROWS_TALL_MIN_SAMPLES;
+    assert_eq!(sep_rows_tall(1, 1, 11, large), Some(SEP_ROWS_TALL));
+    assert_eq!(sep_rows_tall(1, 2, 25, UHD), Some(SEP_ROWS_TALL_16));
+    assert_eq!(sep_rows_tall(1, 1, 9, UHD), None);
+    assert_eq!(sep_rows_tall(1, 1, 15, large - 1), None);
+    assert_eq!(sep_rows_tall(2, 1, 15, UHD), None);
+}
