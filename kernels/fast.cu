@@ -235,13 +235,55 @@ __device__ __forceinline__ void load_tile(const PlaneParams& p, float* tile, int
     const int n = p.width * CH, tc = tile_cols(tw);
     const int tid = threadIdx.y * blockDim.x + threadIdx.x, nthreads = blockDim.x * blockDim.y;
     const bool interior = y0 >= 0 && y0 + th <= p.height && s0 >= 0 && s0 + tw <= n;
-    // Inside the plane, on 16-byte aligned rows: aligned 16-byte loads from s0 rounded down
-    // to 16 bytes, 4 words each, so a thread waits on a quarter of the loads of the 4-byte
-    // path below, spread over all the block's threads (the host's
-    // FAST_TILE_RGB_WORD_LOADS_FROM says where the 4-byte path stays). The last load may end
-    // up to 15 bytes past the tile: inside the row's stride or the host's
+#if !SEPARABLE
+    // Full kernel, inside the plane on 4-byte aligned rows: each thread takes groups of 4 tile
+    // columns, loads the words that hold their samples (1-2 of 8-bit, 2-3 of 16-bit), and
+    // stores them converted as one float4 (tcol keeps every 4-aligned run of columns
+    // contiguous), where the paths below store a sample at a time behind a bounds check
+    // (docs/PERFORMANCE.md, "twenty-eighth round"); but for 3 channels from the width the
+    // host's FAST_TILE_RGB_WORD_LOADS_FROM says, where the 4-byte words below measured faster.
+    // Columns from tw to tc take the samples that follow: no output's taps read them (a
+    // window's SEG4 - SEG last floats are never multiplied). The last group's words end at
+    // most 16 bytes past the tile: inside the row's stride or the host's
     // CONVFLOW_DEVICE_SLACK.
-    constexpr bool wide_loads = CH != 3 || (!SEPARABLE && KW < CONVFLOW_TILE_RGB_WORD_LOADS_FROM);
+    constexpr bool groups = CH != 3 || KW < CONVFLOW_TILE_RGB_WORD_LOADS_FROM;
+    if (groups && interior && (p.src_stride & 3) == 0 && (p.src & 3) == 0) {
+        const int off = s0 & (SPW - 1), g = tc / 4;  // s0's sample within its word
+        const u8* base = (const u8*)(row_of<sample_t>(p.src, y0, p.src_stride) + (s0 - off));
+        // Group i = tid, tid + nthreads, … of the th x g, row by row, stepped without a
+        // division.
+        const int dr = nthreads / g, dq = nthreads - dr * g;
+        int r = tid / g, m = tid - r * g;
+#pragma unroll 4
+        while (r < th) {
+            const unsigned* w = (const unsigned*)(base + (size_t)r * p.src_stride) + m * SB;
+#if SB == 1
+            // The group's 4 bytes, aligned into one word by byte_perm.
+            const unsigned q = __byte_perm(__ldg(w), off ? __ldg(w + 1) : 0u, 0x3210u + 0x1111u * off);
+            const float4 f = make_float4(word_value(q, 0), word_value(q, 1), word_value(q, 2), word_value(q, 3));
+#else
+            const unsigned w0 = __ldg(w), w1 = __ldg(w + 1), w2 = off ? __ldg(w + 2) : 0u;
+            const float4 f = off ? make_float4(word_value(w0, 1), word_value(w1, 0), word_value(w1, 1), word_value(w2, 0))
+                                 : make_float4(word_value(w0, 0), word_value(w0, 1), word_value(w1, 0), word_value(w1, 1));
+#endif
+            *(float4*)(tile + r * ts + tcol(4 * m)) = f;
+            m += dq;
+            r += dr;
+            if (m >= g) {
+                m -= g;
+                ++r;
+            }
+        }
+        return;
+    }
+#endif
+    // Inside the plane, on 16-byte aligned rows (the separable kernel's tile; a full kernel's
+    // takes the groups above): aligned 16-byte loads from s0 rounded down to 16 bytes, 4 words
+    // each, so a thread waits on a quarter of the loads of the 4-byte path below, spread over
+    // all the block's threads; 3 channels keep the 4-byte path, which measured faster there.
+    // The last load may end up to 15 bytes past the tile: inside the row's stride or the
+    // host's CONVFLOW_DEVICE_SLACK.
+    constexpr bool wide_loads = CH != 3;
     if (wide_loads && interior && (p.src_stride & 15) == 0 && (p.src & 15) == 0) {
         constexpr int SPQ = 16 / SB;  // samples per 16-byte load
         const int a0 = s0 & ~(SPQ - 1), shift = s0 - a0, nq = (shift + tw + SPQ - 1) / SPQ;

@@ -174,16 +174,15 @@ pub const DEVICE_SLACK: usize = 64;
 /// Samples of one `fast` row segment that are still kept in registers.
 pub const FAST_MAX_SEG: usize = 128;
 
-/// `fast`'s tiled kernels load the interior of their input tile in aligned 16-byte words
-/// (fast.cu's `load_tile`), but on planes of three channels the separable kernel's tile, and
-/// the full kernel's from this kernel width, keep 4-byte words, which measured faster there.
-/// H100, held clock, gaussian, µs, 4-byte against 16-byte loads (docs/PERFORMANCE.md,
-/// "twenty-fourth round"): full 15×15 on 1080p / 4K RGB 80.6 / 280.2 against 86.2 / 292.2,
-/// rgb48 86.1 / 307.5 against 89.0 / 325.4; at 7 and 9 rgb48 gained 7–11 % with 16-byte loads
-/// (4K 9×9 146.8 against 135.8), and 11–13 were not measured. Elsewhere the 16-byte loads won:
-/// 4K RGBA64 9×9 201.4 against 166.2, gray16 9×9 56.5 against 49.3, gray 15×15 104.4 against
-/// 98.9.
-pub const FAST_TILE_RGB_WORD_LOADS_FROM: usize = 11;
+/// `fast`'s full tiled kernel fills the interior of its input tile by groups of 4 columns, each
+/// converted and stored as one float4 (fast.cu's `load_tile`), but on planes of three channels
+/// from this kernel width it keeps 4-byte words stored a sample at a time, which measured
+/// faster there (the separable kernel's tile: 16-byte loads, 4-byte words for 3 channels).
+/// H100, held clock, gaussian, µs, groups against words (docs/PERFORMANCE.md, "twenty-eighth
+/// round"): 4K RGB 11 / 15 / 19 154.8 / 261.3 / 401.0 against 168.6 / 278.3 / 424.9, rgb48
+/// 164.1 / 279.2 / 404.1 against 187.7 / 304.7 / 439.7; at 21 / 23 / 25 rgb48 635.2 / 726.1 /
+/// 784.5 against 535.8 / 630.2 / 721.9, RGB from 23 likewise (8K alike).
+pub const FAST_TILE_RGB_WORD_LOADS_FROM: usize = 21;
 
 /// Padded rows of `fast`'s shared tiles ([`FastSpec::tile_pad`](super::fast::FastSpec::tile_pad)):
 /// [`FAST_TILE_PAD_FLOATS`] floats (one float4) after every [`FAST_TILE_PAD_PERIOD`] (a power

@@ -507,13 +507,18 @@ impl FastSpec {
     /// taller than 9, 16 × 16 threads from 17 rows and 8 × 16 below (measured on H100 with the
     /// tile, gaussian:15 / :25 on 1080p and 4K: 43.1 / 62.5 and 127.2 / 202.3 µs against 50.6 /
     /// 83.4 and 162.4 / 266.9 for 16 × 8 blocks). Else None. For full kernels:
-    /// [`FULL_BLOCK_RGBA`] for 4 channels from a side of 9.
+    /// [`FULL_BLOCK_RGBA`] for 4 channels from a side of 9, [`FULL_BLOCK_RGB48`] for 3 channels
+    /// of 16-bit samples at [`FULL_RGB48_BLOCK_SIDES`].
     fn first_block(&self, pixels: usize) -> Option<(u32, u32)> {
         if self.reg {
             return None;
         }
         if !self.separable {
-            return (self.ch == 4 && self.kw.max(self.kh) >= 9).then_some(FULL_BLOCK_RGBA);
+            let side = self.kw.max(self.kh);
+            if (self.ch, self.sb) == (3, 2) && FULL_RGB48_BLOCK_SIDES.contains(&side) {
+                return Some(FULL_BLOCK_RGB48);
+            }
+            return (self.ch == 4 && side >= 9).then_some(FULL_BLOCK_RGBA);
         }
         if let Some(shape) = self.small_shape(pixels) {
             return Some(shape.block);

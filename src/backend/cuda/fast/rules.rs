@@ -167,8 +167,10 @@ pub const SAT_FREE_MAX_CHANNELS: usize = 2;
 /// thread of the register and integer kernels but the deinterleaving one: 4, 8 or 16),
 /// `CONVFLOW_FAST_MINB` (its resident blocks per multiprocessor, 1–16),
 /// `CONVFLOW_FAST_TILED_PY` (rows per thread of the tiled kernels, 1–8; unset, small launches
-/// take fewer, [`tiled_rows`]), `CONVFLOW_FAST_INT_MAX` (largest kernel side for `fast_int`; 0:
-/// never), `CONVFLOW_FAST_INT_CH` (most channels `fast_int` takes), `CONVFLOW_FAST_DEIL_WIDTH`
+/// take fewer, [`tiled_rows`]), `CONVFLOW_FAST_TILED_PX` (samples per thread of the full tiled
+/// kernel on planes whose channels are all filtered: 4, 8, 12 or 16), `CONVFLOW_FAST_INT_MAX`
+/// (largest kernel side for `fast_int`; 0: never), `CONVFLOW_FAST_INT_CH` (most channels
+/// `fast_int` takes), `CONVFLOW_FAST_DEIL_WIDTH`
 /// (least kernel width it deinterleaves), `CONVFLOW_FAST_INT_PIXELS` (pixels per deinterleaving
 /// thread: 4 or 8), `CONVFLOW_FAST_INT_SEP_MIN` (least side of its two-factor kernel),
 /// `CONVFLOW_FAST_SEPG` (1: the tiled separable kernel's row pass reads global memory; 0: an
@@ -191,6 +193,7 @@ pub(super) struct Tuning {
     pub(super) reg_px: Option<usize>,
     pub(super) min_blocks: Option<usize>,
     pub(super) tiled_py: Option<usize>,
+    pub(super) tiled_px: Option<usize>,
     pub(super) int_max: Option<usize>,
     pub(super) int_ch: Option<usize>,
     pub(super) deil_width: Option<usize>,
@@ -216,6 +219,7 @@ pub(super) fn tuning() -> Tuning {
             reg_px: var("CONVFLOW_FAST_REG_PX").filter(|px| [4, 8, 16].contains(px)),
             min_blocks: var("CONVFLOW_FAST_MINB").filter(|b| (1..=16).contains(b)),
             tiled_py: var("CONVFLOW_FAST_TILED_PY").filter(|py| (1..=8).contains(py)),
+            tiled_px: var("CONVFLOW_FAST_TILED_PX").filter(|px| [4, 8, 12, 16].contains(px)),
             int_max: var("CONVFLOW_FAST_INT_MAX"),
             int_ch: var("CONVFLOW_FAST_INT_CH"),
             deil_width: var("CONVFLOW_FAST_DEIL_WIDTH"),
@@ -413,6 +417,15 @@ pub fn tiled_rows(
 /// 542.5 / 1476 for the 16 × 4 and 16 × 8 blocks chosen by size; RGBA64 236.4 / 516.4 / 1124
 /// against 238.9 / 587.1 / 2049; within 5 % of the best of 11 shapes but for 1080p RGBA 9, 9 %).
 pub const FULL_BLOCK_RGBA: (u32, u32) = (8, 32);
+
+/// The block `fast_full` tries first for 3 channels of 16-bit samples (rgb48) at
+/// [`FULL_RGB48_BLOCK_SIDES`], half as tall as the 32 × 8 chosen by size (H100, gaussian:6 / 7 /
+/// 8, µs, on 4K 81.8 / 96.4 / 108.0 against 86.1 / 99.2 / 113.4, on 8K 270.6 / 328.5 / 370.1
+/// against 296.9 / 351.7 / 409.2; at 10 and 11 it lost 13–18 %; docs/PERFORMANCE.md,
+/// "twenty-eighth round") …
+pub const FULL_BLOCK_RGB48: (u32, u32) = (32, 4);
+/// … at these sides.
+pub const FULL_RGB48_BLOCK_SIDES: std::ops::RangeInclusive<usize> = 6..=8;
 
 /// Shared memory a tiled block may take before a smaller block is preferred: 48 KB, and 80 KB
 /// for separable kernels taller than 9, where the 16×8 blocks at 50–74 KB beat the 48 KB ones

@@ -270,6 +270,14 @@ fn choose(
         .with_sample_bytes(sb)
         .for_pixels(pixels),
     );
+    if !separable {
+        if let Some(px) = tuning()
+            .tiled_px
+            .filter(|_| spec.mask == super::all_channels(ch))
+        {
+            (spec.px, spec.row_px) = (px, px);
+        }
+    }
     // Separable: inner blocks stage their input rows where that measured faster, and 8-bit
     // row passes are taken in exact integers where proven (the weights within a signed byte
     // for `__dp4a`).

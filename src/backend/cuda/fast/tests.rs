@@ -305,6 +305,29 @@ fn tiled_rows_per_thread_follow_the_unrolled_size() {
     assert_eq!(rows(4, 13, p720), Some(2));
 }
 
+/// The full tiled kernel's first blocks: rgb48 half-height blocks at 6–8 taps (wider or
+/// narrower kernels, other channel counts and 8-bit RGB keep the blocks chosen by size), and
+/// RGBA's narrow ones from 9.
+#[test]
+fn full_blocks_follow_the_measured_rules() {
+    let full = |kw, kh, ch, sb| FastSpec::new(kw, kh, ch, Border::Clamp).with_sample_bytes(sb);
+    for side in 6..=8 {
+        let rgb48 = full(side, side, 3, 2);
+        assert_eq!(rgb48.first_block(UHD), Some(FULL_BLOCK_RGB48), "{side}");
+        assert!(rgb48.tile(FULL_BLOCK_RGB48).1 <= super::rules::FULL_TILE_PREFERRED);
+        assert_eq!(full(side, side, 3, 1).first_block(UHD), None, "{side}");
+        assert_eq!(full(side, side, 1, 2).first_block(UHD), None, "{side}");
+    }
+    // The larger side decides.
+    assert_eq!(full(7, 3, 3, 2).first_block(UHD), Some(FULL_BLOCK_RGB48));
+    assert_eq!(full(3, 9, 3, 2).first_block(UHD), None);
+    for side in [5, 9, 11, 25] {
+        assert_eq!(full(side, side, 3, 2).first_block(UHD), None, "{side}");
+    }
+    assert_eq!(full(9, 9, 4, 2).first_block(UHD), Some(FULL_BLOCK_RGBA));
+    assert_eq!(full(7, 7, 4, 2).first_block(UHD), None);
+}
+
 /// A plane's parameters as `run_planes_at` makes them (addresses 0: nothing is launched).
 fn plane(width: i32, channels: i32, mask: i32) -> PlaneParams {
     PlaneParams {
