@@ -168,7 +168,8 @@ pub const SAT_FREE_MAX_CHANNELS: usize = 2;
 /// `CONVFLOW_FAST_MINB` (its resident blocks per multiprocessor, 1–16),
 /// `CONVFLOW_FAST_TILED_PY` (rows per thread of the tiled kernels, 1–8; unset, small launches
 /// take fewer, [`tiled_rows`]), `CONVFLOW_FAST_TILED_PX` (samples per thread of the full tiled
-/// kernel on planes whose channels are all filtered: 4, 8, 12 or 16), `CONVFLOW_FAST_INT_MAX`
+/// kernel on planes whose channels are all filtered: 4, 8, 12 or 16; its rows and unrolling stay
+/// those of the default, so set `CONVFLOW_FAST_TILED_PY` with it), `CONVFLOW_FAST_INT_MAX`
 /// (largest kernel side for `fast_int`; 0: never), `CONVFLOW_FAST_INT_CH` (most channels
 /// `fast_int` takes), `CONVFLOW_FAST_DEIL_WIDTH`
 /// (least kernel width it deinterleaves), `CONVFLOW_FAST_INT_PIXELS` (pixels per deinterleaving
