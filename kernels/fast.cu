@@ -45,6 +45,11 @@ typedef u8 sample_t;
 typedef u16 sample_t;
 #endif
 #define SPW (4 / SB)                      // samples per aligned 4-byte word
+// Whether store_rows checks a thread's rows once, not row by row: only for 8-bit one-channel
+// planes, where a thread stores few samples a row (H100, separable gaussian 5-9: 4K gray and
+// NV12 1.02-1.04x; for RGB, rgb48 and gray16 the second copy of the output code cost registers
+// and up to 1.36x the time: 4K rgb48 gaussian:7 75.5 against 58.8 us).
+#define STORE_ROWS_ONCE (SB == 1 && CH == 1)
 
 // Whether output sample i of a thread (whose first sample starts a pixel) is computed.
 #define ALL_FILTERED (CMASK == (1 << CH) - 1)
@@ -251,27 +256,43 @@ __device__ __forceinline__ void load_tile(const PlaneParams& p, float* tile, int
         const int off = s0 & (SPW - 1), g = tc / 4;  // s0's sample within its word
         const u8* base = (const u8*)(row_of<sample_t>(p.src, y0, p.src_stride) + (s0 - off));
         // Group i = tid, tid + nthreads, … of the th x g, row by row, stepped without a
-        // division.
+        // division; GB groups' words loaded before any is converted, so that their latencies
+        // overlap (H100, full plans, against one group at a time: 1.01 / 1.03 / 1.03x geomean
+        // on 1080p / 4K / 8K, RGBA64 9x9 1.09-1.12x; docs/PERFORMANCE.md, "twenty-ninth round").
+        constexpr int GB = 4;
         const int dr = nthreads / g, dq = nthreads - dr * g;
         int r = tid / g, m = tid - r * g;
-#pragma unroll 4
         while (r < th) {
-            const unsigned* w = (const unsigned*)(base + (size_t)r * p.src_stride) + m * SB;
+            unsigned w[GB][3];
+            int rs[GB], ms[GB];
+#pragma unroll
+            for (int k = 0; k < GB; ++k) {
+                rs[k] = r;
+                ms[k] = m;
+                if (r < th) {
+                    const unsigned* wp = (const unsigned*)(base + (size_t)r * p.src_stride) + m * SB;
+                    w[k][0] = __ldg(wp);
+                    w[k][1] = (SB == 2 || off) ? __ldg(wp + 1) : 0u;
+                    w[k][2] = (SB == 2 && off) ? __ldg(wp + 2) : 0u;
+                }
+                m += dq;
+                r += dr;
+                if (m >= g) {
+                    m -= g;
+                    ++r;
+                }
+            }
+#pragma unroll
+            for (int k = 0; k < GB; ++k) {
+                if (rs[k] >= th) break;
 #if SB == 1
-            // The group's 4 bytes, aligned into one word by byte_perm.
-            const unsigned q = __byte_perm(__ldg(w), off ? __ldg(w + 1) : 0u, 0x3210u + 0x1111u * off);
-            const float4 f = make_float4(word_value(q, 0), word_value(q, 1), word_value(q, 2), word_value(q, 3));
+                const unsigned q = __byte_perm(w[k][0], w[k][1], 0x3210u + 0x1111u * off);
+                const float4 f = make_float4(word_value(q, 0), word_value(q, 1), word_value(q, 2), word_value(q, 3));
 #else
-            const unsigned w0 = __ldg(w), w1 = __ldg(w + 1), w2 = off ? __ldg(w + 2) : 0u;
-            const float4 f = off ? make_float4(word_value(w0, 1), word_value(w1, 0), word_value(w1, 1), word_value(w2, 0))
-                                 : make_float4(word_value(w0, 0), word_value(w0, 1), word_value(w1, 0), word_value(w1, 1));
+                const float4 f = off ? make_float4(word_value(w[k][0], 1), word_value(w[k][1], 0), word_value(w[k][1], 1), word_value(w[k][2], 0))
+                                     : make_float4(word_value(w[k][0], 0), word_value(w[k][0], 1), word_value(w[k][1], 0), word_value(w[k][1], 1));
 #endif
-            *(float4*)(tile + r * ts + tcol(4 * m)) = f;
-            m += dq;
-            r += dr;
-            if (m >= g) {
-                m -= g;
-                ++r;
+                *(float4*)(tile + rs[k] * ts + tcol(4 * ms[k])) = f;
             }
         }
         return;
@@ -451,6 +472,23 @@ __device__ __forceinline__ void keep_from_source(const PlaneParams& p, int e, in
 #endif
 }
 
+// PX output samples (out: stored samples in the low bits) packed into words at d, 4-byte
+// aligned: 16-byte stores when PX fills them and d is 16-byte aligned (a16), else 4-byte ones.
+__device__ __forceinline__ void store_words(sample_t* d, const unsigned out[PX], bool a16) {
+    unsigned w[PX / SPW];
+#pragma unroll
+    for (int i = 0; i < PX / SPW; ++i) w[i] = pack_word(out + i * SPW);
+#if (PX * SB) % 16 == 0
+    if (a16) {
+#pragma unroll
+        for (int i = 0; i < PX / SPW; i += 4) *(uint4*)(d + i * SPW) = make_uint4(w[i], w[i + 1], w[i + 2], w[i + 3]);
+        return;
+    }
+#endif
+#pragma unroll
+    for (int i = 0; i < PX / SPW; ++i) *(unsigned*)(d + i * SPW) = w[i];
+}
+
 // Writes PX output samples starting at sample e of row y (out: stored samples in the low
 // bits): 16-byte stores when PX fills them and the address allows, else 4-byte stores, else
 // samples.
@@ -458,22 +496,10 @@ __device__ __forceinline__ void store_samples(const PlaneParams& p, int e, int y
     const int n = p.width * CH;
     sample_t* drow = row_of_mut<sample_t>(p.dst, y, p.dst_stride);
     const unsigned long long a = (unsigned long long)(drow + e);
-    if (e + PX <= n && (a & 3) == 0) {
-        unsigned w[PX / SPW];
-#pragma unroll
-        for (int i = 0; i < PX / SPW; ++i) w[i] = pack_word(out + i * SPW);
-#if (PX * SB) % 16 == 0
-        if ((a & 15) == 0) {
-#pragma unroll
-            for (int i = 0; i < PX / SPW; i += 4) *(uint4*)(drow + e + i * SPW) = make_uint4(w[i], w[i + 1], w[i + 2], w[i + 3]);
-            return;
-        }
-#endif
-#pragma unroll
-        for (int i = 0; i < PX / SPW; ++i) *(unsigned*)(drow + e + i * SPW) = w[i];
-    } else {
+    if (e + PX <= n && (a & 3) == 0)
+        store_words(drow + e, out, (a & 15) == 0);
+    else
         for (int i = 0; i < PX && e + i < n; ++i) drow[e + i] = (sample_t)out[i];
-    }
 }
 
 // The filtered channels' PX f32 sums through the output rule, as stored samples, into out.
@@ -490,6 +516,29 @@ __device__ __forceinline__ void store_acc(const PlaneParams& p, int e, int y, co
     keep_from_source(p, e, y, out);
     finish_acc(p, acc, out);
     store_samples(p, e, y, out);
+}
+
+// PY rows of PX f32 sums through the output rule into rows y.. from sample e (rows past the
+// plane skipped), the unfiltered channels' samples read from the source. A thread whose
+// samples lie inside every row, on 4-byte aligned rows, checks that once and not row by row
+// (a fifth of the output instructions of 8K gray gaussian:7 separable, 4 rows of 4 samples).
+__device__ __forceinline__ void store_rows(const PlaneParams& p, int e, int y, const float acc[PY][PX]) {
+#if STORE_ROWS_ONCE
+    const unsigned long long a = p.dst | (unsigned long long)(unsigned)p.dst_stride | (unsigned)(e * SB);
+    if (e + PX <= p.width * CH && y + PY <= p.height && (a & 3) == 0) {
+#pragma unroll
+        for (int py = 0; py < PY; ++py) {
+            unsigned out[PX];
+            keep_from_source(p, e, y + py, out);
+            finish_acc(p, acc[py], out);
+            store_words(row_of_mut<sample_t>(p.dst, y + py, p.dst_stride) + e, out, (a & 15) == 0);
+        }
+        return;
+    }
+#endif
+#pragma unroll
+    for (int py = 0; py < PY; ++py)
+        if (y + py < p.height) store_acc(p, e, y + py, acc[py]);
 }
 
 // The tiled kernels' launch bounds (the host's FastSpec::tiled_bounds): TILED_TB threads a
@@ -534,9 +583,7 @@ extern "C" __global__ void TILED_BOUNDS fast_full(FAST_PLANES_PARAM, int ts) {
         load_segment<SEG4>(tile + (ybase + r) * ts, ex, v);
         feed_rows(r, v, acc);
     }
-#pragma unroll
-    for (int py = 0; py < PY; ++py)
-        if (y0 + ybase + py < p.height) store_acc(p, e0 + ex, y0 + ybase + py, acc[py]);
+    store_rows(p, e0 + ex, y0 + ybase, acc);
 #endif
 }
 
@@ -908,9 +955,7 @@ extern "C" __global__ void TILED_BOUNDS fast_sep(FAST_PLANES_PARAM, int ts) {
         load_segment<PX>(hs + (ybase + r) * hsw, ex, v);
         feed_rows(r, v, acc);
     }
-#pragma unroll
-    for (int py = 0; py < PY; ++py)
-        if (y0 + ybase + py < p.height) store_acc(p, e, y0 + ybase + py, acc[py]);
+    store_rows(p, e, y0 + ybase, acc);
 }
 #endif  // SEPARABLE && !REG
 

@@ -13,10 +13,12 @@
 //! (our specialized kernels and their fallback), [`abi`] (what host and kernels share, typed
 //! launches), [`registry`] (NVRTC and the module cache), `memory` (buffers, the synchronous
 //! path's staged copies), `timing` (events, benchmark measurements), `offload` (the
-//! pipeline's transfer stages), `raw` (the few driver calls cudarc has no safe API for).
+//! pipeline's transfer stages), `lanes` (side streams for a frame's independent launches),
+//! `raw` (the few driver calls cudarc has no safe API for).
 
 pub mod abi;
 pub mod fast;
+mod lanes;
 mod memory;
 mod offload;
 mod operands;
@@ -166,6 +168,8 @@ pub fn nvrtc_present() -> bool {
 pub struct CudaBackend {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
+    /// Side streams for the independent launches of one frame ([`lanes::Lanes`]).
+    lanes: lanes::Lanes,
     registry: Registry,
     variant: Variant,
     block: Option<(u32, u32)>,
@@ -268,6 +272,7 @@ impl CudaBackend {
             registry: Registry::new(ctx.clone(), arch),
             ctx,
             stream,
+            lanes: lanes::Lanes::default(),
             variant,
             block,
             device: format!("{device} (sm_{arch})"),
@@ -348,6 +353,16 @@ impl CudaBackend {
 
     fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
+    }
+
+    /// `n` side streams that start after the work queued so far ([`lanes::Lanes::fork`]).
+    fn fork(&mut self, n: usize) -> Result<Vec<Arc<CudaStream>>, CudaError> {
+        self.lanes.fork(&self.ctx, &self.stream, n)
+    }
+
+    /// The stream waits for the first `n` side streams' work ([`lanes::Lanes::join`]).
+    fn join(&self, n: usize) -> Result<(), CudaError> {
+        self.lanes.join(&self.stream, n)
     }
 
     /// The launch block: `--block` or the default.

@@ -186,7 +186,8 @@ pub const SAT_FREE_MAX_CHANNELS: usize = 2;
 /// [`sums_padded`]),
 /// `CONVFLOW_FAST_SAT_FREE` (0: the f32 kernels keep the output rule's clamp where the plan
 /// proves it idle; 1: they leave it out on planes of any channel count,
-/// [`SAT_FREE_MAX_CHANNELS`]). Read once per process.
+/// [`SAT_FREE_MAX_CHANNELS`]), `CONVFLOW_FAST_SIDE_STREAMS` (0: a frame's launches one after the
+/// other on the backend's stream, not side by side). Read once per process.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Tuning {
     pub(super) reg_max: Option<usize>,
@@ -208,6 +209,7 @@ pub(super) struct Tuning {
     pub(super) sep_minb: Option<usize>,
     pub(super) sep_hpx: Option<usize>,
     pub(super) sat_free: Option<bool>,
+    pub(super) side_streams: Option<bool>,
 }
 
 pub(super) fn tuning() -> Tuning {
@@ -234,6 +236,7 @@ pub(super) fn tuning() -> Tuning {
             sep_minb: var("CONVFLOW_FAST_SEP_MINB").filter(|b| (0..=16).contains(b)),
             sep_hpx: var("CONVFLOW_FAST_SEP_HPX").filter(|m| [1, 2, 4].contains(m)),
             sat_free: var("CONVFLOW_FAST_SAT_FREE").map(|v: usize| v != 0),
+            side_streams: var("CONVFLOW_FAST_SIDE_STREAMS").map(|v: usize| v != 0),
         }
     })
 }

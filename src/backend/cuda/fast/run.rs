@@ -5,7 +5,9 @@
 //! stay the same: a frame then costs its driver calls only. A full plan runs as its separable
 //! plan where the two are proven to give the same bytes ([`Plan::same_separable`]).
 
-use cudarc::driver::{CudaFunction, LaunchConfig};
+use std::sync::Arc;
+
+use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
 
 use super::rules::{
     full_rows_by_side, full_tiled_first, register_thread_shape, sep_int_rows, sep_rows_tall,
@@ -54,13 +56,14 @@ struct Launch {
 }
 
 impl Launch {
-    /// Queues the launch on the frame's `planes` (their device addresses are this frame's).
+    /// Queues the launch on stream `s` for the frame's `planes` (their device addresses are this
+    /// frame's).
     fn fire(
         &self,
-        b: &CudaBackend,
+        s: &Arc<CudaStream>,
         planes: &[(PlaneParams, PlaneLayout)],
     ) -> Result<(), CudaError> {
-        let (s, f, cfg) = (b.stream(), &self.f, self.cfg);
+        let (f, cfg) = (&self.f, self.cfg);
         match (self.set, self.tile_stride) {
             (None, None) => launch::plane(s, f, cfg, &planes[self.planes[0]].0),
             (None, Some(ts)) => launch::plane_stride(s, f, cfg, &planes[self.planes[0]].0, ts),
@@ -129,7 +132,7 @@ pub(in crate::backend::cuda) fn run_planes(
     if let Some(prepared) = b.fast_launches.take() {
         if prepared.fits(b, plan, planes) {
             b.start_kernels()?;
-            let fired = prepared.launches.iter().try_for_each(|l| l.fire(b, planes));
+            let fired = fire_all(b, &prepared.launches, planes);
             b.fast_launches = Some(prepared);
             return fired;
         }
@@ -152,14 +155,12 @@ pub(in crate::backend::cuda) fn run_planes(
     let mut replayable = true;
     for (choice, same) in groups {
         match prepare(b, plan, choice.for_planes(same.len()), planes, &same)? {
-            Some(l) => {
-                l.fire(b, planes)?;
-                launches.push(l);
-            }
+            Some(l) => launches.push(l),
             // The baseline kernels ran: the frame has no launches to replay.
             None => replayable = false,
         }
     }
+    fire_all(b, &launches, planes)?;
     if !replayable {
         return Ok(());
     }
@@ -173,6 +174,29 @@ pub(in crate::backend::cuda) fn run_planes(
         launches,
     });
     Ok(())
+}
+
+/// Queues a frame's launches: the first on the backend's stream, each other one on a side
+/// stream of its own, forked after the work queued so far and joined back before the work
+/// queued next (`CONVFLOW_FAST_SIDE_STREAMS=0`: all on the backend's stream, one after the
+/// other). Their planes are disjoint, so the order between them does not matter.
+fn fire_all(
+    b: &mut CudaBackend,
+    launches: &[Launch],
+    planes: &[(PlaneParams, PlaneLayout)],
+) -> Result<(), CudaError> {
+    let Some((first, rest)) = launches.split_first() else {
+        return Ok(());
+    };
+    if rest.is_empty() || tuning().side_streams == Some(false) {
+        return launches.iter().try_for_each(|l| l.fire(b.stream(), planes));
+    }
+    let side = b.fork(rest.len())?;
+    first.fire(b.stream(), planes)?;
+    rest.iter()
+        .zip(&side)
+        .try_for_each(|(l, s)| l.fire(s, planes))?;
+    b.join(rest.len())
 }
 
 impl Choice {
