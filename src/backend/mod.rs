@@ -168,7 +168,8 @@ pub struct Schedule {
     /// CUDA: copy frames from/to pageable memory instead of page-locked staging buffers.
     pub pageable: bool,
     /// CUDA: the literature's loop (`--sync`): synchronous copies and kernels on one stream
-    /// inside the filter stage, no transfer stages (the CLI also makes memory pageable).
+    /// inside the filter stage (a frame's independent `fast` launches on side streams joined
+    /// back to it), no transfer stages (the CLI also makes memory pageable).
     pub sync: bool,
 }
 

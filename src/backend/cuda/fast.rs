@@ -503,7 +503,8 @@ impl FastSpec {
     /// with the row pass from global memory [`sep_small_shape`]'s where it has a shape, else
     /// [`SEP_BLOCK`] ([`SEP_BLOCK_TALL_RGBA`] for 4
     /// channels taller than 9, [`SEP_BLOCK_RGBA_LARGE`] where the large planes' RGBA rules apply,
-    /// [`SEP_BLOCK_WIDE_RGB48`] where [`sep_rgb48_wide`] says); with an input tile, for 8-bit RGB
+    /// [`SEP_BLOCK_WIDE_RGB48`] where [`sep_rgb48_wide`] says, [`SEP_BLOCK_WIDE_GRAY`] where
+    /// [`sep_wide_gray`] says); with an input tile, for 8-bit RGB
     /// taller than 9, 16 × 16 threads from 17 rows and 8 × 16 below (measured on H100 with the
     /// tile, gaussian:15 / :25 on 1080p and 4K: 43.1 / 62.5 and 127.2 / 202.3 µs against 50.6 /
     /// 83.4 and 162.4 / 266.9 for 16 × 8 blocks). Else None. For full kernels:
@@ -528,7 +529,13 @@ impl FastSpec {
                 4 if self.rgba_large(pixels) => SEP_BLOCK_RGBA_LARGE,
                 4 if self.kh > 9 => SEP_BLOCK_TALL_RGBA,
                 _ if sep_rgb48_wide(self.ch, self.sb, self.kh) => SEP_BLOCK_WIDE_RGB48,
-                _ => SEP_BLOCK,
+                _ => tuning()
+                    .sep_block
+                    .unwrap_or(if sep_wide_gray(self.ch, self.sb, self.kh) {
+                        SEP_BLOCK_WIDE_GRAY
+                    } else {
+                        SEP_BLOCK
+                    }),
             });
         }
         let rgb = self.ch == 3 && self.sb == 1;

@@ -35,8 +35,10 @@ impl Lanes {
         n: usize,
     ) -> Result<Vec<Arc<CudaStream>>, CudaError> {
         while self.streams.len() < n {
+            // The join event first: a stream is kept only with its event.
+            let join = timing::event(ctx, false)?;
             self.streams.push(ctx.new_stream().map_err(err)?);
-            self.joins.push(timing::event(ctx, false)?);
+            self.joins.push(join);
         }
         let fork = match self.fork.take() {
             Some(e) => e,

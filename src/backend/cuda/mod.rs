@@ -163,8 +163,9 @@ pub fn nvrtc_present() -> bool {
     unsafe { cudarc::nvrtc::sys::is_culib_present() }
 }
 
-/// The `cuda` backend: one device, one stream, the chosen [`Variant`], its device buffers,
-/// staging and compiled modules, reused across frames.
+/// The `cuda` backend: one device, one stream (and side streams forked from it and joined back
+/// for a frame's independent `fast` launches, `lanes`), the chosen [`Variant`], its
+/// device buffers, staging and compiled modules, reused across frames.
 pub struct CudaBackend {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
@@ -248,8 +249,9 @@ impl CudaBackend {
             )));
         }
         let ctx = CudaContext::new(ordinal).map_err(|e| CudaError::NoDevice(format!("{e:?}")))?;
-        // SAFETY: this backend uses a single stream for every buffer it owns, so cudarc's
-        // cross-stream event tracking has nothing to order.
+        // SAFETY: this backend orders all work on its buffers on one stream (side streams start
+        // from an event on it and are joined back before anything queued after them, lanes.rs),
+        // so cudarc's cross-stream event tracking has nothing to order.
         unsafe { ctx.disable_event_tracking() };
         let (major, minor) = ctx
             .compute_capability()

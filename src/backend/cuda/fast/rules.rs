@@ -187,7 +187,9 @@ pub const SAT_FREE_MAX_CHANNELS: usize = 2;
 /// `CONVFLOW_FAST_SAT_FREE` (0: the f32 kernels keep the output rule's clamp where the plan
 /// proves it idle; 1: they leave it out on planes of any channel count,
 /// [`SAT_FREE_MAX_CHANNELS`]), `CONVFLOW_FAST_SIDE_STREAMS` (0: a frame's launches one after the
-/// other on the backend's stream, not side by side). Read once per process.
+/// other on the backend's stream, not side by side), `CONVFLOW_FAST_SEP_BLOCK` (WxH: the block
+/// of `fast_sep` where no other rule sets it, in place of [`SEP_BLOCK`]). Read once per
+/// process.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Tuning {
     pub(super) reg_max: Option<usize>,
@@ -210,6 +212,7 @@ pub(super) struct Tuning {
     pub(super) sep_hpx: Option<usize>,
     pub(super) sat_free: Option<bool>,
     pub(super) side_streams: Option<bool>,
+    pub(super) sep_block: Option<(u32, u32)>,
 }
 
 pub(super) fn tuning() -> Tuning {
@@ -237,6 +240,11 @@ pub(super) fn tuning() -> Tuning {
             sep_hpx: var("CONVFLOW_FAST_SEP_HPX").filter(|m| [1, 2, 4].contains(m)),
             sat_free: var("CONVFLOW_FAST_SAT_FREE").map(|v: usize| v != 0),
             side_streams: var("CONVFLOW_FAST_SIDE_STREAMS").map(|v: usize| v != 0),
+            sep_block: std::env::var("CONVFLOW_FAST_SEP_BLOCK").ok().and_then(|v| {
+                let (w, h) = v.split_once('x')?;
+                Some((w.parse().ok()?, h.parse().ok()?))
+                    .filter(|&(w, h): &(u32, u32)| w > 0 && h > 0 && w * h <= 1024)
+            }),
         }
     })
 }

@@ -192,11 +192,15 @@ fn fire_all(
         return launches.iter().try_for_each(|l| l.fire(b.stream(), planes));
     }
     let side = b.fork(rest.len())?;
-    first.fire(b.stream(), planes)?;
-    rest.iter()
-        .zip(&side)
-        .try_for_each(|(l, s)| l.fire(s, planes))?;
-    b.join(rest.len())
+    let fired = first.fire(b.stream(), planes).and_then(|()| {
+        rest.iter()
+            .zip(&side)
+            .try_for_each(|(l, s)| l.fire(s, planes))
+    });
+    // Joined even when a launch failed: what the side streams took stays ordered before the
+    // work queued after (the buffers' release, the next frame).
+    let joined = b.join(rest.len());
+    fired.and(joined)
 }
 
 impl Choice {

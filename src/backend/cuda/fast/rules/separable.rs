@@ -105,6 +105,20 @@ pub const SEP_BLOCK_SHORT16: (u32, u32) = (16, 8);
 pub fn sep_short16(ch: usize, sb: usize, side: usize, pixels: usize) -> bool {
     sb == 2 && ch <= 3 && (4..=5).contains(&side) && pixels >= SEP_SMALL_PLANE
 }
+/// … and 16 × 8 for one 8-bit channel from 4 to 9 taps high ([`sep_wide_gray`]): with each
+/// block's input rows copied whole to shared memory (twenty-fifth round on), a block twice as
+/// wide copies fewer halo bytes per output. H100, held clock, gaussian:4 / 5 / 7 / 9, against
+/// 8 × 16 (docs/PERFORMANCE.md, "twenty-ninth round"): gray 1.05–1.07× on 1080p, 1.04–1.13× on
+/// 4K (7: 15.3 → 14.4 µs), 8K 7 / 9 1.12 / 1.08× (48.6 → 43.4 µs); YUV 4:2:0 (the chroma planes
+/// in the same launch) 0.98–1.05×. From 11 taps it lost 1–4 %, and on RGB, 16-bit and two
+/// channels 16 × 8 lost up to 28 % …
+pub const SEP_BLOCK_WIDE_GRAY: (u32, u32) = (16, 8);
+
+/// Whether [`SEP_BLOCK_WIDE_GRAY`] applies to a separable plan `kh` taps high.
+pub fn sep_wide_gray(ch: usize, sb: usize, kh: usize) -> bool {
+    (ch, sb) == (1, 1) && (4..=9).contains(&kh)
+}
+
 /// … and 16 × 16 for 16-bit RGB (rgb48) from [`SEP_TILED_MIN_SIDE`] to 9 taps high
 /// ([`sep_rgb48_wide`]; smaller planes take [`sep_small_shape`]'s): H100, gaussian:7 / 9, µs, 4K
 /// 58.9 / 63.3 against 65.1 / 68.7 for 8 × 16, 8K 185.3 / 197.7 against 212.9 / 220.7. On 4K

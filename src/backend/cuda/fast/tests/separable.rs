@@ -13,10 +13,16 @@ fn separable_blocks_follow_the_measured_rules() {
         }
         .first_block(UHD)
     };
-    for (ch, sb) in [(1, 1), (2, 1), (3, 1), (1, 2)] {
+    for (ch, sb) in [(2, 1), (3, 1), (1, 2)] {
         assert_eq!(block(7, ch, sb, true), Some(SEP_BLOCK));
         assert_eq!(block(25, ch, sb, true), Some(SEP_BLOCK));
     }
+    // One 8-bit channel: 16 × 8 from 4 to 9 taps high, 8 × 16 from 11.
+    for k in [4, 5, 7, 9] {
+        assert_eq!(block(k, 1, 1, true), Some(SEP_BLOCK_WIDE_GRAY));
+    }
+    assert_eq!(block(11, 1, 1, true), Some(SEP_BLOCK));
+    assert_eq!(block(25, 1, 1, true), Some(SEP_BLOCK));
     assert_eq!(block(9, 4, 1, true), Some(SEP_BLOCK));
     assert_eq!(block(15, 4, 2, true), Some(SEP_BLOCK_TALL_RGBA));
     // Large planes' 8-bit RGBA taller than 9: 8 × 32; below 4 M pixels 4 × 32.
