@@ -240,11 +240,9 @@ pub(super) fn tuning() -> Tuning {
             sep_hpx: var("CONVFLOW_FAST_SEP_HPX").filter(|m| [1, 2, 4].contains(m)),
             sat_free: var("CONVFLOW_FAST_SAT_FREE").map(|v: usize| v != 0),
             side_streams: var("CONVFLOW_FAST_SIDE_STREAMS").map(|v: usize| v != 0),
-            sep_block: std::env::var("CONVFLOW_FAST_SEP_BLOCK").ok().and_then(|v| {
-                let (w, h) = v.split_once('x')?;
-                Some((w.parse().ok()?, h.parse().ok()?))
-                    .filter(|&(w, h): &(u32, u32)| w > 0 && h > 0 && w * h <= 1024)
-            }),
+            sep_block: std::env::var("CONVFLOW_FAST_SEP_BLOCK")
+                .ok()
+                .and_then(|v| crate::backend::parse_block(&v).ok()),
         }
     })
 }
