@@ -14,7 +14,8 @@
 // the plane first copy their input rows to shared memory, raw_rows), TILE_PAD (1: the
 // tiled kernels' shared rows are padded, see tcol), HS_PAD (fast_sep's horizontal-sum rows an
 // odd number of float4s apart, sums_row), SEPI (with SEPG: fast_sep's row pass in
-// exact integers, its row factor n / RDIV in c_wr; see row_item), INT (with REG: build
+// exact integers, its row factor n / RDIV in c_wr; see row_item; SEPD: with 2-4 channels,
+// each item's window regrouped per channel first, channel_word), INT (with REG: build
 // fast_int instead, the exact integer kernel for 8-bit samples, whose divisor and offset
 // numerator are IDIV and IOFF; DEIL 1: fast_int deinterleaves the channels of each window row
 // before its dot products, PX / CH pixels per thread), CMASK (bit c set: channel c is
@@ -616,6 +617,41 @@ __device__ __forceinline__ int dp4a_us(unsigned a, int b, int c) {
 #define NWR NWRP(PX)
 #define RIN (PY + KH - 1)                           // input rows per thread
 
+#if (INT && DEIL) || SEPD
+// Word m of channel c of a window row w (NW words, the first HWL left of the outputs, as
+// window_words loads them) of NP window pixels: lane l holds the channel's sample of window
+// pixel 4m + l (lanes past the window repeat its last pixel; their weights are 0). The lanes'
+// bytes lie in 1-4 consecutive words of the row; every index and selector here is a
+// compile-time constant once the callers' loops are unrolled, so this is 1-3 byte_perm. Used
+// where the taps of a channel, CH bytes apart, would leave most dp4a lanes with zero weights
+// (fast_int's DEIL, fast_sep's SEPD).
+template <int NW, int NP>
+__device__ __forceinline__ unsigned channel_word(const unsigned w[NW], int c, int m) {
+    int s[4];
+#pragma unroll
+    for (int l = 0; l < 4; ++l) s[l] = OFF + min(4 * m + l, NP - 1) * CH + c;
+    const int a = s[0] / 4, last = s[3] / 4;
+    // Lanes in words a and a + 1 (selector nibbles 0-7 of that pair); the others are
+    // placeholders replaced below.
+    unsigned sel = 0;
+#pragma unroll
+    for (int l = 0; l < 4; ++l) sel |= (unsigned)(s[l] / 4 <= a + 1 ? s[l] - 4 * a : 0) << (4 * l);
+    const unsigned lo = __byte_perm(w[a], w[min(a + 1, NW - 1)], sel);
+    if (last <= a + 1) return lo;
+    // Lanes in words a + 2 and a + 3, merged over the placeholders (nibble 4 + l: lane l of
+    // the second operand).
+    unsigned hsel = 0, msel = 0;
+#pragma unroll
+    for (int l = 0; l < 4; ++l) {
+        const bool high = s[l] / 4 >= a + 2;
+        hsel |= (unsigned)(high ? s[l] - 4 * (a + 2) : 0) << (4 * l);
+        msel |= (unsigned)(high ? 4 + (last == a + 2 ? s[l] - 4 * (a + 2) : l) : l) << (4 * l);
+    }
+    if (last == a + 2) return __byte_perm(lo, w[a + 2], msel);
+    return __byte_perm(lo, __byte_perm(w[a + 2], w[a + 3], hsel), msel);
+}
+#endif
+
 // Feeds input row r of the thread's window (SEG values) into every output row that reads it.
 __device__ __forceinline__ void reg_accumulate(int r, const float v[SEG], float acc[PY][PX]) {
 #if SEPARABLE
@@ -750,8 +786,21 @@ __device__ __forceinline__ void keep_from_words(const unsigned w[NWR], unsigned 
 #if SB != 1
 #error "the integer row pass takes 8-bit samples"
 #endif
-#define RWIN ((3 + (KW - 1) * CH + 1 + 3) / 4)  // words one output's taps span at most
+// With SEPD (2-4 channels) each item's window is first regrouped per channel (channel_word)
+// and the weights are packed for taps 1 byte apart, as for one channel: 9 taps of RGB then
+// take 3 dp4a a sum instead of 7.
+#if SEPD
+#define RTSTR 1
+#if CH < 2 || (PXH / CH) % 4 != 0
+#error "SEPD items are whole pixels of 2-4 channels, a multiple of 4"
+#endif
+#else
+#define RTSTR CH
+#endif
+#define RWIN ((3 + (KW - 1) * RTSTR + 1 + 3) / 4)  // words one output's taps span at most
 __constant__ int c_wr[4 * RWIN];
+#elif SEPD
+#error "SEPD deinterleaves the integer row pass"
 #endif
 
 // A row-pass item of fast_sep: the PXH horizontal sums of the window words w (NWRP(PXH) of
@@ -760,7 +809,24 @@ __constant__ int c_wr[4 * RWIN];
 // of the words.
 __device__ __forceinline__ void row_item(const unsigned w[NWRP(PXH)], float* hrow, int c) {
     float acc[PXH];
-#if SEPI
+#if SEPI && SEPD
+    constexpr float inv = 1.0f / RDIV, bias = -12582912.0f / RDIV;
+    constexpr int DPH = PXH / CH, DWPH = DPH + KW - 1, DCWH = (DWPH + 3) / 4;
+    unsigned cw[CH][DCWH];
+#pragma unroll
+    for (int c = 0; c < CH; ++c)
+#pragma unroll
+        for (int m = 0; m < DCWH; ++m) cw[c][m] = FILTERED(c) ? channel_word<NWRP(PXH), DWPH>(w, c, m) : 0u;
+#pragma unroll
+    for (int i = 0; i < PXH; ++i) {
+        const int c = i % CH, j = i / CH, b = j % 4, q = j / 4;
+        int h = 0x4B400000;
+#pragma unroll
+        for (int t = 0; t * 4 < b + KW; ++t)
+            if (FILTERED(i)) h = dp4a_us(cw[c][q + t], c_wr[b * RWIN + t], h);
+        acc[i] = fmaf(__int_as_float(h), inv, bias);
+    }
+#elif SEPI
     constexpr float inv = 1.0f / RDIV, bias = -12582912.0f / RDIV;
 #pragma unroll
     for (int i = 0; i < PXH; ++i) {

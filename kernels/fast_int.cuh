@@ -50,35 +50,6 @@ __constant__ int c_wp[KH * 4 * IWIN];
 #error "DEIL threads own whole pixels, a multiple of 4"
 #endif
 
-// Word m of channel c of a window row: lane l holds the channel's sample of window pixel
-// 4m + l (lanes past the window repeat its last pixel; their weights are 0). The lanes' bytes
-// lie in 1-4 consecutive words of the row; every index and selector here is a compile-time
-// constant once the callers' loops are unrolled, so this is 1-3 byte_perm.
-__device__ __forceinline__ unsigned deil_word(const unsigned w[NWR], int c, int m) {
-    int s[4];
-#pragma unroll
-    for (int l = 0; l < 4; ++l) s[l] = OFF + min(4 * m + l, DWP - 1) * CH + c;
-    const int a = s[0] / 4, last = s[3] / 4;
-    // Lanes in words a and a + 1 (selector nibbles 0-7 of that pair); the others are
-    // placeholders replaced below.
-    unsigned sel = 0;
-#pragma unroll
-    for (int l = 0; l < 4; ++l) sel |= (unsigned)(s[l] / 4 <= a + 1 ? s[l] - 4 * a : 0) << (4 * l);
-    const unsigned lo = __byte_perm(w[a], w[min(a + 1, NWR - 1)], sel);
-    if (last <= a + 1) return lo;
-    // Lanes in words a + 2 and a + 3, merged over the placeholders (nibble 4 + l: lane l of
-    // the second operand).
-    unsigned hsel = 0, msel = 0;
-#pragma unroll
-    for (int l = 0; l < 4; ++l) {
-        const bool high = s[l] / 4 >= a + 2;
-        hsel |= (unsigned)(high ? s[l] - 4 * (a + 2) : 0) << (4 * l);
-        msel |= (unsigned)(high ? 4 + (last == a + 2 ? s[l] - 4 * (a + 2) : l) : l) << (4 * l);
-    }
-    if (last == a + 2) return __byte_perm(lo, w[a + 2], msel);
-    return __byte_perm(lo, __byte_perm(w[a + 2], w[a + 3], hsel), msel);
-}
-
 __device__ __forceinline__ void int_accumulate(const unsigned words[RIN][NWR], int acc[PY][PX]) {
 #pragma unroll
     for (int r = 0; r < RIN; ++r) {
@@ -86,7 +57,7 @@ __device__ __forceinline__ void int_accumulate(const unsigned words[RIN][NWR], i
 #pragma unroll
         for (int c = 0; c < CH; ++c)
 #pragma unroll
-            for (int m = 0; m < DCW; ++m) cw[c][m] = deil_word(words[r], c, m);
+            for (int m = 0; m < DCW; ++m) cw[c][m] = channel_word<NWR, DWP>(words[r], c, m);
 #pragma unroll
         for (int py = 0; py < PY; ++py) {
             const int ky = r - py;

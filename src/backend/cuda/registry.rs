@@ -149,7 +149,8 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                         sums_pad: i / 2 % 2 == 0,
                         ..spec.clone()
                     }));
-                    // The exact integer row pass (8-bit samples), staged and not.
+                    // The exact integer row pass (8-bit samples), staged and not, on 2-4 channels its
+                    // windows also regrouped per channel.
                     if spec.sb == 1 && spec.row_global {
                         for row_staged in [false, true] {
                             keys.push(ModuleKey::Fast(FastSpec {
@@ -158,6 +159,15 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                                 sums_pad: i / 2 % 2 == 1,
                                 ..spec.clone()
                             }));
+                            // Its windows regrouped per channel (2-4 channels).
+                            if ch >= 2 {
+                                keys.push(ModuleKey::Fast(FastSpec {
+                                    row_int: Some(1 << (i % 7)),
+                                    row_deinterleave: true,
+                                    row_staged,
+                                    ..spec.clone()
+                                }));
+                            }
                         }
                     }
                 }

@@ -188,8 +188,9 @@ pub const SAT_FREE_MAX_CHANNELS: usize = 2;
 /// proves it idle; 1: they leave it out on planes of any channel count,
 /// [`SAT_FREE_MAX_CHANNELS`]), `CONVFLOW_FAST_SIDE_STREAMS` (0: a frame's launches one after the
 /// other on the backend's stream, not side by side), `CONVFLOW_FAST_SEP_BLOCK` (WxH: the block
-/// of `fast_sep` where no other rule sets it, in place of [`SEP_BLOCK`]). Read once per
-/// process.
+/// of `fast_sep` where no other rule sets it, in place of [`SEP_BLOCK`]), `CONVFLOW_FAST_SEPD`
+/// (0 / 1: `fast_sep`'s integer row pass on 2–4 channels never / always regroups its windows
+/// per channel, [`sep_int_channels`]). Read once per process.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Tuning {
     pub(super) reg_max: Option<usize>,
@@ -213,6 +214,7 @@ pub(super) struct Tuning {
     pub(super) sat_free: Option<bool>,
     pub(super) side_streams: Option<bool>,
     pub(super) sep_block: Option<(u32, u32)>,
+    pub(super) sep_deil: Option<bool>,
 }
 
 pub(super) fn tuning() -> Tuning {
@@ -243,6 +245,7 @@ pub(super) fn tuning() -> Tuning {
             sep_block: std::env::var("CONVFLOW_FAST_SEP_BLOCK")
                 .ok()
                 .and_then(|v| crate::backend::parse_block(&v).ok()),
+            sep_deil: var("CONVFLOW_FAST_SEPD").map(|v: usize| v != 0),
         }
     })
 }

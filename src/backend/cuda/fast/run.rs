@@ -10,10 +10,10 @@ use std::sync::Arc;
 use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
 
 use super::rules::{
-    full_rows_by_side, full_tiled_first, register_thread_shape, sep_int_rows, sep_rows_tall,
-    sep_short16, sep_staged, sums_padded, tiled_rows, tuning, BLOCKS, FULL_TILE_PREFERRED,
-    SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16, SEP_ROWS_RGB_INT_SMALL, SEP_SMALL_PLANE,
-    SEP_TILE_PREFERRED, TALL_TILE_PREFERRED,
+    full_rows_by_side, full_tiled_first, register_thread_shape, sep_int_channels, sep_int_rows,
+    sep_rows_tall, sep_short16, sep_staged, sums_padded, tiled_rows, tuning, BLOCKS,
+    FULL_TILE_PREFERRED, SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16, SEP_ROWS_RGB_INT_SMALL,
+    SEP_SMALL_PLANE, SEP_TILE_PREFERRED, TALL_TILE_PREFERRED,
 };
 use super::{pack_int_weights, FastSpec};
 use crate::backend::cuda::abi::{launch, FastPlanes, PlaneParams, MAX_CONST_TAPS};
@@ -314,6 +314,9 @@ fn choose(
         if l.depth == Depth::U8 && tuning().sep_int.unwrap_or_else(|| sep_int_rows(ch, pixels)) {
             row = IntegerForm::row_pass(plan, l.depth.max()).filter(|f| f.max_weight() <= 127);
             spec.row_int = row.as_ref().map(|f| f.divisor);
+            spec.row_deinterleave = spec.row_int.is_some()
+                && ch >= 2
+                && tuning().sep_deil.unwrap_or_else(|| sep_int_channels(ch));
         }
         spec.row_staged = tuning().sep_staged.unwrap_or_else(|| {
             sep_staged(ch, sb, kh, sized(launch_samples), spec.row_int.is_some())
@@ -440,7 +443,7 @@ fn prepare(
             let key = ModuleKey::Fast(spec.clone());
             b.constant_weights(&key, "c_w", plan)?;
             if let Some(row) = row {
-                b.constant_words(&key, "c_wr", &pack_int_weights(row, spec.ch))?;
+                b.constant_words(&key, "c_wr", &pack_int_weights(row, spec.row_tap_stride()))?;
             }
             let name = if spec.separable {
                 "fast_sep"

@@ -196,6 +196,19 @@ pub fn sep_int_rows(ch: usize, pixels: usize) -> bool {
     ch <= 3 || ch == 4 && pixels < SEP_SMALL_PLANE
 }
 
+/// Whether `fast_sep`'s exact integer row pass on `ch` interleaved channels regroups each
+/// item's window per channel first
+/// ([`FastSpec::row_deinterleave`](super::super::FastSpec::row_deinterleave)): 8-bit RGB,
+/// whose taps 3 bytes apart spread a 9-tap sum over 7 words. H100, held clock, gaussian
+/// separable 4–15, against the interleaved windows in the same build
+/// (`CONVFLOW_FAST_SEPD=0`), best of two passes alternating (docs/PERFORMANCE.md, "thirtieth
+/// round"): RGB `gaussian:9` 1.05 / 1.06 / 1.10× on 1080p / 4K / 8K (8K 142.9 → 130.1 µs),
+/// `:7` 1.03 / 1.02 / 1.06×, `:5` on 8K 1.02×; NV12's chroma (taps 2 bytes apart) 0.99–1.01×,
+/// 1080p RGBA 1.00–1.02×, so two and four channels keep their windows as loaded.
+pub fn sep_int_channels(ch: usize) -> bool {
+    ch == 3
+}
+
 /// Output rows per thread of `fast_sep` for 8-bit RGB with the integer row pass on planes
 /// under [`SEP_SMALL_PLANE`] pixels, taps up to 9 high: with the row pass cheaper, more threads
 /// beat fewer halo rows (H100, gaussian:7 / 9 on 1080p: 15.9 / 17.6 µs against 17.6 / 19.5

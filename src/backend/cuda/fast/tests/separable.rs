@@ -326,6 +326,27 @@ fn integer_row_passes_follow_the_measured_rules() {
     let defines = int.defines();
     assert!(defines.contains(&"-DSEPI=1".to_string()));
     assert!(defines.contains(&"-DRDIV=64".to_string()));
+    assert!(defines.contains(&"-DSEPD=0".to_string()) && int.row_tap_stride() == 1);
+    // On RGB the windows are regrouped per channel, and the weights packed for taps 1 byte
+    // apart; interleaved, the channels apart.
+    use super::rules::sep_int_channels;
+    assert!(sep_int_channels(3));
+    for ch in [1, 2, 4] {
+        assert!(!sep_int_channels(ch), "{ch} channels");
+    }
+    for ch in 2..=4 {
+        let spec = FastSpec {
+            row_int: Some(16),
+            ..FastSpec::separable(9, 9, ch, Border::Clamp)
+        };
+        assert_eq!(spec.row_tap_stride(), ch);
+        let deil = FastSpec {
+            row_deinterleave: true,
+            ..spec
+        };
+        assert!(deil.defines().contains(&"-DSEPD=1".to_string()));
+        assert_eq!(deil.row_tap_stride(), 1);
+    }
 }
 
 #[test]
