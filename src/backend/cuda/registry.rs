@@ -149,8 +149,8 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                         sums_pad: i / 2 % 2 == 0,
                         ..spec.clone()
                     }));
-                    // The exact integer row pass (8-bit samples), staged and not, on 2-4 channels its
-                    // windows also regrouped per channel.
+                    // The exact integer row pass (8-bit samples), staged and not; on 2-4
+                    // channels its windows also regrouped per channel.
                     if spec.sb == 1 && spec.row_global {
                         for row_staged in [false, true] {
                             keys.push(ModuleKey::Fast(FastSpec {
