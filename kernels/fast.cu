@@ -814,16 +814,16 @@ __device__ __forceinline__ void row_item(const unsigned w[NWRP(PXH)], float* hro
     constexpr int DPH = PXH / CH, DWPH = DPH + KW - 1, DCWH = (DWPH + 3) / 4;
     unsigned cw[CH][DCWH];
 #pragma unroll
-    for (int c = 0; c < CH; ++c)
+    for (int k = 0; k < CH; ++k)
 #pragma unroll
-        for (int m = 0; m < DCWH; ++m) cw[c][m] = FILTERED(c) ? channel_word<NWRP(PXH), DWPH>(w, c, m) : 0u;
+        for (int m = 0; m < DCWH; ++m) cw[k][m] = FILTERED(k) ? channel_word<NWRP(PXH), DWPH>(w, k, m) : 0u;
 #pragma unroll
     for (int i = 0; i < PXH; ++i) {
-        const int c = i % CH, j = i / CH, b = j % 4, q = j / 4;
+        const int k = i % CH, j = i / CH, b = j % 4, q = j / 4;  // channel, pixel of the item
         int h = 0x4B400000;
 #pragma unroll
         for (int t = 0; t * 4 < b + KW; ++t)
-            if (FILTERED(i)) h = dp4a_us(cw[c][q + t], c_wr[b * RWIN + t], h);
+            if (FILTERED(i)) h = dp4a_us(cw[k][q + t], c_wr[b * RWIN + t], h);
         acc[i] = fmaf(__int_as_float(h), inv, bias);
     }
 #elif SEPI
