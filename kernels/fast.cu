@@ -14,11 +14,11 @@
 // the plane first copy their input rows to shared memory, raw_rows), TILE_PAD (1: the
 // tiled kernels' shared rows are padded, see tcol), HS_PAD (fast_sep's horizontal-sum rows an
 // odd number of float4s apart, sums_row), SEPI (with SEPG: fast_sep's row pass in
-// exact integers, its row factor n / RDIV in c_wr; see row_item; SEPD: with 2-4 channels,
-// each item's window regrouped per channel first, channel_word), INT (with REG: build
+// exact integers, its row factor n / RDIV in c_wr; see row_item), INT (with REG: build
 // fast_int instead, the exact integer kernel for 8-bit samples, whose divisor and offset
-// numerator are IDIV and IOFF; DEIL 1: fast_int deinterleaves the channels of each window row
-// before its dot products, PX / CH pixels per thread), CMASK (bit c set: channel c is
+// numerator are IDIV and IOFF), DEIL (1: the integer dot products of fast_int, PX / CH pixels
+// per thread, or of fast_sep's SEPI row pass read each window row with its channels regrouped
+// first, channel_word), CMASK (bit c set: channel c is
 // filtered; the others, such as RGBA's alpha under --alpha keep, are neither computed nor
 // converted, and take the source's stored samples), SHIFT (a sample's value is its stored
 // word shifted right by this: MSB-aligned formats such as P010; 0 otherwise), ABS (--abs) and
@@ -60,6 +60,9 @@ typedef u16 sample_t;
 #endif
 #if SEPG && (PXH % PX != 0 || PXH % 4 != 0)
 #error "a row-pass item is whole threads' outputs"
+#endif
+#if DEIL && !INT && !(SEPARABLE && !REG && SEPG && SEPI)
+#error "DEIL regroups the windows of the integer dot products only"
 #endif
 
 // The planes of one launch (FastPlanes in src/backend/cuda/abi.rs, its size checked below).
@@ -617,14 +620,14 @@ __device__ __forceinline__ int dp4a_us(unsigned a, int b, int c) {
 #define NWR NWRP(PX)
 #define RIN (PY + KH - 1)                           // input rows per thread
 
-#if (INT && DEIL) || SEPD
+#if DEIL
 // Word m of channel c of a window row w (NW words, the first HWL left of the outputs, as
 // window_words loads them) of NP window pixels: lane l holds the channel's sample of window
 // pixel 4m + l (lanes past the window repeat its last pixel; their weights are 0). The lanes'
 // bytes lie in 1-4 consecutive words of the row; every index and selector here is a
 // compile-time constant once the callers' loops are unrolled, so this is 1-3 byte_perm. Used
 // where the taps of a channel, CH bytes apart, would leave most dp4a lanes with zero weights
-// (fast_int's DEIL, fast_sep's SEPD).
+// (fast_int's and fast_sep's integer row pass's, DEIL).
 template <int NW, int NP>
 __device__ __forceinline__ unsigned channel_word(const unsigned w[NW], int c, int m) {
     int s[4];
@@ -786,21 +789,19 @@ __device__ __forceinline__ void keep_from_words(const unsigned w[NWR], unsigned 
 #if SB != 1
 #error "the integer row pass takes 8-bit samples"
 #endif
-// With SEPD (2-4 channels) each item's window is first regrouped per channel (channel_word)
+// With DEIL (2-4 channels) each item's window is first regrouped per channel (channel_word)
 // and the weights are packed for taps 1 byte apart, as for one channel: 9 taps of RGB then
 // take 3 dp4a a sum instead of 7.
-#if SEPD
+#if DEIL
 #define RTSTR 1
 #if CH < 2 || (PXH / CH) % 4 != 0
-#error "SEPD items are whole pixels of 2-4 channels, a multiple of 4"
+#error "DEIL items are whole pixels of 2-4 channels, a multiple of 4"
 #endif
 #else
 #define RTSTR CH
 #endif
 #define RWIN ((3 + (KW - 1) * RTSTR + 1 + 3) / 4)  // words one output's taps span at most
 __constant__ int c_wr[4 * RWIN];
-#elif SEPD
-#error "SEPD deinterleaves the integer row pass"
 #endif
 
 // A row-pass item of fast_sep: the PXH horizontal sums of the window words w (NWRP(PXH) of
@@ -809,8 +810,10 @@ __constant__ int c_wr[4 * RWIN];
 // of the words.
 __device__ __forceinline__ void row_item(const unsigned w[NWRP(PXH)], float* hrow, int c) {
     float acc[PXH];
-#if SEPI && SEPD
+#if SEPI
     constexpr float inv = 1.0f / RDIV, bias = -12582912.0f / RDIV;
+#endif
+#if SEPI && DEIL
     constexpr int DPH = PXH / CH, DWPH = DPH + KW - 1, DCWH = (DWPH + 3) / 4;
     unsigned cw[CH][DCWH];
 #pragma unroll
@@ -827,7 +830,6 @@ __device__ __forceinline__ void row_item(const unsigned w[NWRP(PXH)], float* hro
         acc[i] = fmaf(__int_as_float(h), inv, bias);
     }
 #elif SEPI
-    constexpr float inv = 1.0f / RDIV, bias = -12582912.0f / RDIV;
 #pragma unroll
     for (int i = 0; i < PXH; ++i) {
         const int b = (i + OFF) % 4, q = (i + OFF) / 4;

@@ -63,8 +63,12 @@ pub struct FastSpec {
     /// Build `fast_int`, the exact integer register kernel, for this divisor and offset
     /// numerator ([`IntegerForm`]); weights go to `c_wp` packed by [`pack_int_weights`].
     pub int: Option<(u32, i32)>,
-    /// `fast_int` regroups each window row by channel before its dot products (threads own
-    /// `px / ch` whole pixels); see [`FastSpec::tap_stride`].
+    /// The integer dot products read each window row with its channels regrouped first
+    /// (fast.cu's `DEIL`, `channel_word`; weights packed by [`FastSpec::tap_stride`]):
+    /// `fast_int`'s, whose threads then own `px / ch` whole pixels, and with
+    /// [`FastSpec::row_int`] `fast_sep`'s row pass, where a sum then reads the words of its own
+    /// channel only (RGB 9 taps: 3 `__dp4a` a sum, not 7), set where the launch is chosen by
+    /// [`sep_int_channels`] (`CONVFLOW_FAST_SEPD=0` / `1`: never / wherever it can).
     pub deinterleave: bool,
     /// `fast_sep` reads its row pass's windows from global memory (the register kernel's
     /// loads) instead of an input tile in shared memory, which then holds only the horizontal
@@ -86,12 +90,6 @@ pub struct FastSpec {
     /// pass exact, so the horizontal sums are its bits. Set where the launch is chosen, by
     /// [`sep_int_rows`] (`CONVFLOW_FAST_SEPI=0` / `1`: never / wherever proven).
     pub row_int: Option<u32>,
-    /// With [`FastSpec::row_int`] on 2–4 channels: each row-pass item's window is regrouped
-    /// per channel before its dot products (fast.cu's `SEPD`, `channel_word`), so a sum reads
-    /// the words of its own channel only (RGB 9 taps: 3 `__dp4a` a sum, not 7), and `c_wr` is
-    /// packed for taps 1 byte apart. Set where the launch is chosen, by [`sep_int_channels`]
-    /// (`CONVFLOW_FAST_SEPD=0` / `1`: never / wherever it can).
-    pub row_deinterleave: bool,
     /// Samples of one of `fast_sep`'s row-pass items with [`FastSpec::row_global`] (fast.cu's
     /// `PXH`): a multiple of `px` that divides the block's row, `px` unless
     /// [`FastSpec::for_block`] widens it.
@@ -150,7 +148,6 @@ impl FastSpec {
             row_staged: false,
             sums_pad: false,
             row_int: None,
-            row_deinterleave: false,
             row_px: px,
             mask: all_channels(ch),
             shift: 0,
@@ -238,7 +235,6 @@ impl FastSpec {
             row_staged: false,
             sums_pad: false,
             row_int: None,
-            row_deinterleave: false,
             row_px: px,
             mask: all_channels(ch),
             shift: 0,
@@ -342,21 +338,11 @@ impl FastSpec {
         }
     }
 
-    /// Bytes between a kernel row's taps in the words `fast_int`'s dot products read: the
-    /// channel count, or 1 in deinterleaved channel words ([`pack_int_weights`]' `stride`).
+    /// Bytes between a kernel row's taps in the words the integer dot products read (`fast_int`'s,
+    /// `fast_sep`'s row pass): the channel count, or 1 in deinterleaved channel words
+    /// ([`pack_int_weights`]' `stride`).
     pub fn tap_stride(&self) -> usize {
         if self.deinterleave {
-            1
-        } else {
-            self.ch
-        }
-    }
-
-    /// Bytes between the row factor's taps in the words `fast_sep`'s integer row pass reads
-    /// (how `c_wr` is packed, [`pack_int_weights`]): 1 with [`FastSpec::row_deinterleave`],
-    /// else the channels.
-    pub fn row_tap_stride(&self) -> usize {
-        if self.row_deinterleave {
             1
         } else {
             self.ch
@@ -506,7 +492,6 @@ impl FastSpec {
             format!("-DHS_PAD={}", self.sums_pad as u8),
             format!("-DSEPI={}", self.row_int.is_some() as u8),
             format!("-DRDIV={}", self.row_int.unwrap_or(1)),
-            format!("-DSEPD={}", self.row_deinterleave as u8),
             format!("-DTILE_PAD={}", self.tile_pad() as u8),
             format!("-DCMASK={}", self.mask),
             format!("-DSHIFT={}", self.shift),

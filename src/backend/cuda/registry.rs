@@ -163,7 +163,7 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                             if ch >= 2 {
                                 keys.push(ModuleKey::Fast(FastSpec {
                                     row_int: Some(1 << (i % 7)),
-                                    row_deinterleave: true,
+                                    deinterleave: true,
                                     row_staged,
                                     ..spec.clone()
                                 }));

@@ -314,7 +314,7 @@ fn choose(
         if l.depth == Depth::U8 && tuning().sep_int.unwrap_or_else(|| sep_int_rows(ch, pixels)) {
             row = IntegerForm::row_pass(plan, l.depth.max()).filter(|f| f.max_weight() <= 127);
             spec.row_int = row.as_ref().map(|f| f.divisor);
-            spec.row_deinterleave = spec.row_int.is_some()
+            spec.deinterleave = spec.row_int.is_some()
                 && ch >= 2
                 && tuning().sep_deil.unwrap_or_else(|| sep_int_channels(ch));
         }
@@ -443,7 +443,7 @@ fn prepare(
             let key = ModuleKey::Fast(spec.clone());
             b.constant_weights(&key, "c_w", plan)?;
             if let Some(row) = row {
-                b.constant_words(&key, "c_wr", &pack_int_weights(row, spec.row_tap_stride()))?;
+                b.constant_words(&key, "c_wr", &pack_int_weights(row, spec.tap_stride()))?;
             }
             let name = if spec.separable {
                 "fast_sep"

@@ -198,7 +198,7 @@ pub fn sep_int_rows(ch: usize, pixels: usize) -> bool {
 
 /// Whether `fast_sep`'s exact integer row pass on `ch` interleaved channels regroups each
 /// item's window per channel first
-/// ([`FastSpec::row_deinterleave`](super::super::FastSpec::row_deinterleave)): 8-bit RGB,
+/// ([`FastSpec::deinterleave`](super::super::FastSpec::deinterleave)): 8-bit RGB,
 /// whose taps 3 bytes apart spread a 9-tap sum over 7 words. H100, held clock, gaussian
 /// separable 4–15, against the interleaved windows in the same build
 /// (`CONVFLOW_FAST_SEPD=0`), best of two passes alternating (docs/PERFORMANCE.md, "thirtieth

@@ -326,7 +326,7 @@ fn integer_row_passes_follow_the_measured_rules() {
     let defines = int.defines();
     assert!(defines.contains(&"-DSEPI=1".to_string()));
     assert!(defines.contains(&"-DRDIV=64".to_string()));
-    assert!(defines.contains(&"-DSEPD=0".to_string()));
+    assert!(defines.contains(&"-DDEIL=0".to_string()));
     // On RGB the windows are regrouped per channel, and the weights packed for taps 1 byte
     // apart; interleaved, the channels apart.
     use super::rules::sep_int_channels;
@@ -339,13 +339,13 @@ fn integer_row_passes_follow_the_measured_rules() {
             row_int: Some(16),
             ..FastSpec::separable(9, 9, ch, Border::Clamp)
         };
-        assert_eq!(spec.row_tap_stride(), ch);
+        assert_eq!(spec.tap_stride(), ch);
         let deil = FastSpec {
-            row_deinterleave: true,
+            deinterleave: true,
             ..spec
         };
-        assert!(deil.defines().contains(&"-DSEPD=1".to_string()));
-        assert_eq!(deil.row_tap_stride(), 1);
+        assert!(deil.defines().contains(&"-DDEIL=1".to_string()));
+        assert_eq!(deil.tap_stride(), 1);
     }
 }
 
