@@ -15,10 +15,11 @@
 //! back at the format's depth; the hot loop never sees the storage.
 //!
 //! On x86-64 the band code is compiled twice more, with AVX2+FMA and with AVX-512F enabled, and
-//! the widest the CPU has is chosen at run time ([`super::simd_level`], with the hand-written
-//! intrinsics in `simd.rs`; `CONVFLOW_CPU_SIMD=avx2` caps it, to compare); elsewhere (or on
-//! CPUs without FMA) `f32::mul_add` is still a fused multiply-add, only slower. Every width
-//! adds the same products in the same order, so all give the same bits.
+//! the widest the CPU has is chosen at run time, but AVX2 on AMD's Zen 4, where it measured
+//! faster ([`super::simd_level`], with the hand-written intrinsics in `simd.rs`;
+//! `CONVFLOW_CPU_SIMD=baseline|avx2|avx512` picks one, to compare); elsewhere (or on CPUs
+//! without FMA) `f32::mul_add` is still a fused multiply-add, only slower. Every width adds the
+//! same products in the same order, so all give the same bits.
 
 use std::cell::RefCell;
 
@@ -253,9 +254,11 @@ fn run_band_impl<const SIMD: u8>(job: &Job<'_>, out: &Rows<'_>, span: &Span, s: 
     let ring_row = if job.factors.is_some() { n } else { padded_len };
     let mut walk = Walk::new(job, span, GROUP, ring_row);
     let slots_n = walk.slots_n();
-    s.ring.resize(ring_row * slots_n, 0.0);
-    s.padded.resize(padded_len, 0.0);
+    s.ring.resize(ring_row * slots_n + ALIGN, 0.0);
+    s.padded.resize(padded_len + ALIGN, 0.0);
     let Scratch { ring, padded, .. } = s;
+    let ring = aligned(ring, ring_row * slots_n);
+    let padded = aligned(padded, padded_len);
 
     for sy in walk.warmup() {
         fill(job, ring, padded, ring_row, slots_n, sy);
@@ -322,6 +325,18 @@ fn run_band_impl<const SIMD: u8>(job: &Job<'_>, out: &Rows<'_>, span: &Span, s: 
             restore_passed(job, orow, y + r);
         }
     }
+}
+
+/// Spare elements that let [`aligned`] start a buffer on a cache line.
+const ALIGN: usize = 16;
+
+/// The first `len` elements of `buf` from its first 64-byte boundary (`buf` holds `len +
+/// ALIGN`), so that the ring's rows, a multiple of 64 bytes long on most widths, and the blocks
+/// loaded from them never straddle a cache line where their offsets do not.
+#[inline(always)]
+fn aligned(buf: &mut [f32], len: usize) -> &mut [f32] {
+    let skip = buf.as_ptr().align_offset(64).min(ALIGN);
+    &mut buf[skip..][..len]
 }
 
 /// `slots[r·kh + ky]`: the ring offset of the row that tap row `ky` of output row `top + ay + r`

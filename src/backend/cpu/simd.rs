@@ -1,8 +1,9 @@
-//! The instruction sets of `cpu-par`'s band code: which one this CPU runs ([`simd_level`];
-//! `CONVFLOW_CPU_SIMD=avx2|baseline` caps it, to compare), and the band code's hand-written
-//! x86-64 intrinsics (the AVX2 store of a block, the vertical row pair in AVX2 and AVX-512). The
-//! loops themselves live in `par.rs`, compiled once per set; every set adds the same products in
-//! the same order, so all give the same bits.
+//! The instruction sets of `cpu-par`'s band code: which one this CPU runs ([`simd_level`]: the
+//! widest it has, but AVX2 where AVX-512 measured slower; `CONVFLOW_CPU_SIMD=baseline`, `avx2`
+//! or `avx512` picks one, to compare), and the band code's hand-written x86-64 intrinsics (the
+//! AVX2 store of a block, the vertical row pair in AVX2 and AVX-512). The loops themselves live
+//! in `par.rs`, compiled once per set; every set adds the same products in the same order, so
+//! all give the same bits.
 
 use super::par::LANES;
 #[cfg(target_arch = "x86_64")]
@@ -27,17 +28,67 @@ pub(super) const BASE: u8 = 0;
 pub(super) const AVX2: u8 = 1;
 pub(super) const AVX512: u8 = 2;
 
-/// The widest band code this CPU runs, capped by `CONVFLOW_CPU_SIMD` (`avx2`, `baseline`).
+/// The band code `cpu-par` runs: [`preferred`], or what `CONVFLOW_CPU_SIMD` asks for
+/// (`baseline`, `avx2`, `avx512`), never wider than [`widest`].
 pub(super) fn level() -> u8 {
     static LEVEL: std::sync::OnceLock<u8> = std::sync::OnceLock::new();
     *LEVEL.get_or_init(|| {
-        let cap = match std::env::var("CONVFLOW_CPU_SIMD").as_deref() {
+        let asked = match std::env::var("CONVFLOW_CPU_SIMD").as_deref() {
             Ok("baseline") => BASE,
             Ok("avx2") => AVX2,
-            _ => AVX512,
+            Ok("avx512") => AVX512,
+            _ => preferred(),
         };
-        cap.min(widest())
+        asked.min(widest())
     })
+}
+
+/// The fastest band code on this CPU: the widest, but AVX2 on AMD's family 19h (Zen 4), whose
+/// cores run each 512-bit operation as two 256-bit halves. There the AVX-512 band code was the
+/// slower at every point measured: EPYC family 25 model 17, one thread, best of 3, 1080p gray
+/// and RGB `gaussian:7` / `:9` / `:15` / `:25`, separable and full, AVX-512 took 1.03–1.16× the
+/// AVX2 time (docs/PERFORMANCE.md, "thirty-first round"). Intel's AVX-512 cores (the H100
+/// host's Xeon: 1.14–1.26× faster than AVX2 at 4–16 threads, sixteenth round) and AMD's later
+/// families keep AVX-512.
+fn preferred() -> u8 {
+    #[cfg(target_arch = "x86_64")]
+    let amd = amd_family();
+    #[cfg(not(target_arch = "x86_64"))]
+    let amd = None;
+    prefer(widest(), amd)
+}
+
+/// [`preferred`]'s rule, given the widest band code and the AMD family (if any).
+fn prefer(widest: u8, amd_family: Option<u32>) -> u8 {
+    match amd_family {
+        Some(0x19) => widest.min(AVX2),
+        _ => widest,
+    }
+}
+
+/// The CPU family of an AMD processor, or `None` for other vendors.
+#[cfg(target_arch = "x86_64")]
+fn amd_family() -> Option<u32> {
+    use std::arch::x86_64::__cpuid;
+    // Leaf 0 gives the vendor and the highest leaf, leaf 1 the family.
+    let vendor = __cpuid(0);
+    let name = [vendor.ebx, vendor.edx, vendor.ecx];
+    if name != [0x6874_7541, 0x6974_6E65, 0x444D_4163] || vendor.eax < 1 {
+        return None; // not "AuthenticAMD"
+    }
+    Some(family(__cpuid(1).eax))
+}
+
+/// The family in leaf 1's `eax`, as AMD and Intel number them: the base family, plus the
+/// extended family where the base is 0xf (0x19 for Zen 3 and Zen 4, 0x1a for Zen 5).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+fn family(eax: u32) -> u32 {
+    let base = (eax >> 8) & 0xf;
+    if base == 0xf {
+        base + ((eax >> 20) & 0xff)
+    } else {
+        base
+    }
 }
 
 /// The widest band code this CPU can run.
@@ -181,3 +232,24 @@ vertical_pair!(
     vertical_pair_avx512, "avx512f,avx2,fma", 16,
     _mm512_setzero_ps, _mm512_set1_ps, _mm512_loadu_ps, _mm512_fmadd_ps, _mm512_storeu_ps
 );
+
+#[cfg(test)]
+mod tests {
+    use super::{family, prefer, AVX2, AVX512, BASE};
+
+    #[test]
+    fn zen_4_runs_avx2_and_every_other_cpu_its_widest_band_code() {
+        // Leaf 1 signatures: Zen 4 (EPYC 9004), Zen 3 (EPYC 7003), Zen 5 (EPYC 9005), an
+        // Intel Sapphire Rapids Xeon (family 6).
+        let (zen4, zen3, zen5, spr) = (0x00a1_0f11, 0x00a0_0f11, 0x00b0_0f21, 0x0008_06f8);
+        assert_eq!(family(zen4), 0x19);
+        assert_eq!(family(zen3), 0x19);
+        assert_eq!(family(zen5), 0x1a);
+        assert_eq!(family(spr), 6);
+        assert_eq!(prefer(AVX512, Some(family(zen4))), AVX2);
+        assert_eq!(prefer(AVX2, Some(family(zen3))), AVX2);
+        assert_eq!(prefer(AVX512, Some(family(zen5))), AVX512);
+        assert_eq!(prefer(AVX512, None), AVX512);
+        assert_eq!(prefer(BASE, Some(0x19)), BASE);
+    }
+}
