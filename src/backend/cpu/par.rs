@@ -17,7 +17,7 @@
 //! On x86-64 the band code is compiled twice more, with AVX2+FMA and with AVX-512F enabled, and
 //! the widest the CPU has is chosen at run time, but AVX2 on AMD's Zen 4, where it measured
 //! faster ([`super::simd_level`], with the hand-written intrinsics in `simd.rs`;
-//! `CONVFLOW_CPU_SIMD=baseline|avx2|avx512` picks one, to compare); elsewhere (or on CPUs
+//! `CONVFLOW_CPU_SIMD=baseline|avx2|avx512` picks one it has, to compare); elsewhere (or on CPUs
 //! without FMA) `f32::mul_add` is still a fused multiply-add, only slower. Every width adds the
 //! same products in the same order, so all give the same bits.
 
@@ -331,8 +331,10 @@ fn run_band_impl<const SIMD: u8>(job: &Job<'_>, out: &Rows<'_>, span: &Span, s: 
 const ALIGN: usize = 16;
 
 /// The first `len` elements of `buf` from its first 64-byte boundary (`buf` holds `len +
-/// ALIGN`), so that the ring's rows, a multiple of 64 bytes long on most widths, and the blocks
-/// loaded from them never straddle a cache line where their offsets do not.
+/// ALIGN`). The separable ring's rows are then lines apart wherever a row's samples (width ×
+/// channels) are a multiple of 16, and the 64-sample blocks the passes store and the vertical
+/// pass loads never straddle a cache line (as allocated, on 16 bytes, up to half did). The
+/// horizontal pass's loads at tap offsets, and full plans' padded rows, straddle as before.
 #[inline(always)]
 fn aligned(buf: &mut [f32], len: usize) -> &mut [f32] {
     let skip = buf.as_ptr().align_offset(64).min(ALIGN);

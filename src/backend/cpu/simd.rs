@@ -48,7 +48,8 @@ pub(super) fn level() -> u8 {
 /// slower at every point measured: EPYC family 25 model 17, one thread, best of 3, 1080p gray
 /// and RGB `gaussian:7` / `:9` / `:15` / `:25`, separable and full, AVX-512 took 1.03–1.16× the
 /// AVX2 time (docs/PERFORMANCE.md, "thirty-first round"). Intel's AVX-512 cores (the H100
-/// host's Xeon: 1.14–1.26× faster than AVX2 at 4–16 threads, sixteenth round) and AMD's later
+/// host's Xeon: 1.14–1.26× faster than AVX2, geomean per thread count at 4–16 threads,
+/// sixteenth round) and AMD's later
 /// families keep AVX-512.
 fn preferred() -> u8 {
     #[cfg(target_arch = "x86_64")]
@@ -70,13 +71,22 @@ fn prefer(widest: u8, amd_family: Option<u32>) -> u8 {
 #[cfg(target_arch = "x86_64")]
 fn amd_family() -> Option<u32> {
     use std::arch::x86_64::__cpuid;
-    // Leaf 0 gives the vendor and the highest leaf, leaf 1 the family.
-    let vendor = __cpuid(0);
-    let name = [vendor.ebx, vendor.edx, vendor.ecx];
-    if name != [0x6874_7541, 0x6974_6E65, 0x444D_4163] || vendor.eax < 1 {
-        return None; // not "AuthenticAMD"
-    }
-    Some(family(__cpuid(1).eax))
+    // Leaf 0 gives the vendor and the highest leaf, leaf 1 the family. `__cpuid` is a safe
+    // function from Rust 1.94 on, an unsafe one before (the minimum is 1.89).
+    // SAFETY: every x86-64 CPU has the `cpuid` instruction and these two leaves.
+    #[allow(unused_unsafe)]
+    let (vendor, leaf1) = unsafe { (__cpuid(0), __cpuid(1)) };
+    (is_amd(vendor.ebx, vendor.edx, vendor.ecx) && vendor.eax >= 1).then(|| family(leaf1.eax))
+}
+
+/// Whether leaf 0's vendor registers (`ebx`, `edx`, `ecx`) spell "AuthenticAMD".
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+fn is_amd(ebx: u32, edx: u32, ecx: u32) -> bool {
+    let name: Vec<u8> = [ebx, edx, ecx]
+        .iter()
+        .flat_map(|r| r.to_le_bytes())
+        .collect();
+    name == b"AuthenticAMD"
 }
 
 /// The family in leaf 1's `eax`, as AMD and Intel number them: the base family, plus the
@@ -235,7 +245,7 @@ vertical_pair!(
 
 #[cfg(test)]
 mod tests {
-    use super::{family, prefer, AVX2, AVX512, BASE};
+    use super::{family, is_amd, prefer, AVX2, AVX512, BASE};
 
     #[test]
     fn zen_4_runs_avx2_and_every_other_cpu_its_widest_band_code() {
@@ -251,5 +261,8 @@ mod tests {
         assert_eq!(prefer(AVX512, Some(family(zen5))), AVX512);
         assert_eq!(prefer(AVX512, None), AVX512);
         assert_eq!(prefer(BASE, Some(0x19)), BASE);
+        // Leaf 0's ebx, edx, ecx: "Auth" "enti" "cAMD"; "Genu" "ineI" "ntel".
+        assert!(is_amd(0x6874_7541, 0x6974_6e65, 0x444d_4163));
+        assert!(!is_amd(0x756e_6547, 0x4965_6e69, 0x6c65_746e));
     }
 }
