@@ -82,11 +82,7 @@ fn amd_family() -> Option<u32> {
 /// Whether leaf 0's vendor registers (`ebx`, `edx`, `ecx`) spell "AuthenticAMD".
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn is_amd(ebx: u32, edx: u32, ecx: u32) -> bool {
-    let name: Vec<u8> = [ebx, edx, ecx]
-        .iter()
-        .flat_map(|r| r.to_le_bytes())
-        .collect();
-    name == b"AuthenticAMD"
+    [ebx.to_le_bytes(), edx.to_le_bytes(), ecx.to_le_bytes()] == [*b"Auth", *b"enti", *b"cAMD"]
 }
 
 /// The family in leaf 1's `eax`, as AMD and Intel number them: the base family, plus the

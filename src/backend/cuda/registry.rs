@@ -159,7 +159,6 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                                 sums_pad: i / 2 % 2 == 1,
                                 ..spec.clone()
                             }));
-                            // Its windows regrouped per channel (2-4 channels).
                             if ch >= 2 {
                                 keys.push(ModuleKey::Fast(FastSpec {
                                     row_int: Some(1 << (i % 7)),
