@@ -86,7 +86,7 @@ pub fn info() -> Result<()> {
     writeln!(out, "  cpu-seq  sequential reference")?;
     writeln!(
         out,
-        "  cpu-par  rayon row bands, default {} threads, {}",
+        "  cpu-par  rayon row bands (in column strips where they pay), default {} threads, {}",
         rayon::current_num_threads(),
         build.simd
     )?;

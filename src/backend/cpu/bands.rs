@@ -128,6 +128,29 @@ pub(super) fn first_bands(h: usize, threads: usize, kh: usize, split: bool) -> V
         .collect()
 }
 
+/// [`first_bands`] for each of `strips` column strips of the plane, `threads / strips` threads
+/// a strip (rounded up): strip `s`'s rows are numbered from `s · h`, so that a span, and any
+/// span split off it, tells its strip by its rows.
+pub(super) fn first_bands_in_strips(
+    h: usize,
+    strips: usize,
+    threads: usize,
+    kh: usize,
+    split: bool,
+) -> Vec<Span> {
+    let per_strip = threads.div_ceil(strips.max(1));
+    (0..strips)
+        .flat_map(|s| {
+            first_bands(h, per_strip, kh, split)
+                .into_iter()
+                .map(move |b| {
+                    let r = b.left();
+                    Span::new(s * h + r.start..s * h + r.end)
+                })
+        })
+        .collect()
+}
+
 /// Runs every band of `spans`, each through `run` (which claims its rows from the span), on the
 /// current rayon pool. With `split`, a thread whose band is done first takes a band no thread
 /// has started, whole; when none is left, it splits the fullest band running, as long as one is
@@ -209,6 +232,20 @@ impl<'a> Rows<'a> {
             stride,
             _plane: PhantomData,
         }
+    }
+
+    /// Bytes `bytes` of output row `y`.
+    ///
+    /// # Safety
+    /// The caller claimed row `y` of the column strip these bytes are from its band's
+    /// [`Span`], and holds no other slice of them.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn part(&self, y: usize, bytes: Range<usize>) -> &mut [u8] {
+        let a = y * self.stride + bytes.start;
+        let b = y * self.stride + bytes.end;
+        assert!(a <= b && b <= self.len && bytes.end <= self.stride);
+        // SAFETY: within the plane (asserted); the caller's claim makes the bytes its own.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(a), b - a) }
     }
 
     /// Output rows `rows`, from the first's start to the last's end (or the plane's).

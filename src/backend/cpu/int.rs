@@ -190,7 +190,7 @@ unsafe fn run_band(job: &Job<'_>, ip: &IntPlan, out: &Rows<'_>, span: &Span, s: 
                 });
                 *o = ip.form.finish(sum, job.abs, 255) as u8;
             }
-            restore_passed(job, orow, y + r);
+            restore_passed(job, orow, y + r, 0);
         }
     }
 }
@@ -215,7 +215,7 @@ unsafe fn fill(
         return;
     };
     let padded_len = ring_row / 2;
-    pad_row(job, r, &mut pad[..padded_len]);
+    pad_row(job, r, 0, &mut pad[..padded_len]);
     pad[padded_len..].fill(0);
     // 32 pairs at a time: the unpacks interleave within 128-bit lanes, the permutes put the
     // lanes in order.

@@ -162,7 +162,7 @@ pub(super) unsafe fn run_band(
                     .sum();
                 *o = sp.form.finish(sum, job.abs, 255) as u8;
             }
-            restore_passed(job, orow, y + r);
+            restore_passed(job, orow, y + r, 0);
         }
     }
 }

@@ -1,6 +1,7 @@
 //! `cpu-par`: rayon over row bands (shared out as `bands.rs` says), bit-identical to `cpu-seq`.
 //! A full plan runs as its separable plan where the two are proven to give the same bytes
-//! (`same_separable`, as `fast` does).
+//! (`same_separable`, as `fast` does). The separable f32 path's bands lie in column strips
+//! where many threads or wide rings ask for them (`strips`).
 //!
 //! Each band keeps a ring of `kh + GROUP − 1` rows: for the full path, source rows converted to
 //! f32 and padded horizontally by the border rule; for the separable path, horizontal-pass
@@ -8,8 +9,9 @@
 //! Border handling thus happens once per row, outside the hot loop, and the hot loop is a plain
 //! multiply-add over contiguous f32 (all channels interleaved alike), blocked `LANES` samples
 //! wide so the accumulators stay in vector registers, for `GROUP` output rows at a time so the
-//! rows they share are read from L1. The per-sample tap order is the contract's
-//! row-major order, so vectorizing across samples changes no result.
+//! rows they share are read from L1; a row's last block ends at the row's end, overlapping the
+//! one before (`last_block`). The per-sample tap order is the contract's row-major order,
+//! so vectorizing across samples changes no result.
 //!
 //! Samples of any depth are converted to f32 once per row, as the ring is filled, and written
 //! back at the format's depth; the hot loop never sees the storage.
@@ -22,6 +24,7 @@
 //! same products in the same order, so all give the same bits.
 
 use std::cell::RefCell;
+use std::ops::Range;
 
 use super::bands::{self, Rows, Span};
 use super::simd::{level, level_name, widest, AVX2, AVX512, BASE};
@@ -43,6 +46,8 @@ pub struct CpuPar {
     pool: rayon::ThreadPool,
     /// The band code it runs ([`level`]).
     simd: u8,
+    /// Column strips asked for (`CONVFLOW_CPU_STRIPS`, [`strips`]).
+    strips: Option<usize>,
 }
 
 impl CpuPar {
@@ -56,6 +61,9 @@ impl CpuPar {
         Ok(CpuPar {
             pool,
             simd: level(),
+            strips: std::env::var("CONVFLOW_CPU_STRIPS")
+                .ok()
+                .and_then(|v| v.parse().ok()),
         })
     }
 
@@ -178,10 +186,23 @@ impl PlaneFilter for CpuPar {
             max: src.layout.depth.max(),
         };
         let split = bands::splitting();
-        let spans = bands::first_bands(src.layout.height, self.threads(), job.kh, split);
-        let rows = Rows::new(dst.data, job.dst_stride);
         #[cfg(target_arch = "x86_64")]
         let int = super::int::IntPath::of(plan, job.depth);
+        #[cfg(target_arch = "x86_64")]
+        let f32_path = int.is_none();
+        #[cfg(not(target_arch = "x86_64"))]
+        let f32_path = true;
+        let l = src.layout;
+        let strips = match (f32_path, job.factors) {
+            (true, Some(_)) => {
+                let threads = self.threads();
+                strips(l.width, l.channels, l.height, threads, job.kh, self.strips)
+            }
+            _ => split_columns(l.width, l.channels, 1),
+        };
+        let spans =
+            bands::first_bands_in_strips(l.height, strips.len(), self.threads(), job.kh, split);
+        let rows = Rows::new(dst.data, job.dst_stride);
         self.pool.install(|| {
             bands::run_all(&spans, split, (job.kh - 1) / 2, |span| {
                 SCRATCH.with(|s| {
@@ -192,7 +213,7 @@ impl PlaneFilter for CpuPar {
                         unsafe { ip.run_band(&job, &rows, span, s) };
                         return;
                     }
-                    run_band(self.simd, &job, &rows, span, s)
+                    run_band(self.simd, &job, &strips, &rows, span, s)
                 })
             });
         });
@@ -217,42 +238,73 @@ fn same_separable(plan: &Plan, depth: Depth) -> Option<Plan> {
     plan.same_separable(depth.largest_stored())
 }
 
-/// One band with the band code `simd` names, which must not be wider than [`widest`].
-fn run_band(simd: u8, job: &Job<'_>, out: &Rows<'_>, span: &Span, s: &mut Scratch) {
+/// One band with the band code `simd` names, which must not be wider than [`widest`]: output
+/// rows of one of the plane's column `strips` (pixels), which the band's span tells
+/// ([`bands::first_bands_in_strips`]).
+fn run_band(
+    simd: u8,
+    job: &Job<'_>,
+    strips: &[Range<usize>],
+    out: &Rows<'_>,
+    span: &Span,
+    s: &mut Scratch,
+) {
     assert!(simd <= widest());
+    let h = job.src.layout.height;
+    let Some(strip) = strips.get(span.left().start / h.max(1)) else {
+        return; // nothing left to claim
+    };
+    let at = Strip {
+        cols: strip.clone(),
+        base: span.left().start / h * h,
+    };
     match simd {
         // SAFETY: `widest` found AVX-512F, AVX2 and FMA on this CPU.
         #[cfg(target_arch = "x86_64")]
-        AVX512 => unsafe { run_band_avx512(job, out, span, s) },
+        AVX512 => unsafe { run_band_avx512(job, &at, out, span, s) },
         // SAFETY: `widest` found AVX2 and FMA on this CPU.
         #[cfg(target_arch = "x86_64")]
-        AVX2 => unsafe { run_band_avx2(job, out, span, s) },
-        _ => run_band_impl::<BASE>(job, out, span, s),
+        AVX2 => unsafe { run_band_avx2(job, &at, out, span, s) },
+        _ => run_band_impl::<BASE>(job, &at, out, span, s),
     }
+}
+
+/// The column strip a band runs in: its pixels, and the first (virtual) row of its spans
+/// ([`bands::first_bands_in_strips`]).
+struct Strip {
+    cols: Range<usize>,
+    base: usize,
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn run_band_avx2(job: &Job<'_>, out: &Rows<'_>, span: &Span, s: &mut Scratch) {
-    run_band_impl::<AVX2>(job, out, span, s);
+unsafe fn run_band_avx2(job: &Job<'_>, at: &Strip, out: &Rows<'_>, span: &Span, s: &mut Scratch) {
+    run_band_impl::<AVX2>(job, at, out, span, s);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn run_band_avx512(job: &Job<'_>, out: &Rows<'_>, span: &Span, s: &mut Scratch) {
-    run_band_impl::<AVX512>(job, out, span, s);
+unsafe fn run_band_avx512(job: &Job<'_>, at: &Strip, out: &Rows<'_>, span: &Span, s: &mut Scratch) {
+    run_band_impl::<AVX512>(job, at, out, span, s);
 }
 
-/// One band of output rows, claimed group by group from `span`. `SIMD`: the instruction set the
-/// caller was compiled with ([`AVX2`] or more: the explicit AVX2 store and vertical pair may
-/// be used; [`AVX512`]: their 512-bit forms).
+/// One band of output rows in the column strip `at`, claimed group by group from `span`.
+/// `SIMD`: the instruction set the caller was compiled with ([`AVX2`] or more: the explicit
+/// AVX2 store and vertical pair may be used; [`AVX512`]: their 512-bit forms).
 #[inline(always)]
-fn run_band_impl<const SIMD: u8>(job: &Job<'_>, out: &Rows<'_>, span: &Span, s: &mut Scratch) {
+fn run_band_impl<const SIMD: u8>(
+    job: &Job<'_>,
+    at: &Strip,
+    out: &Rows<'_>,
+    span: &Span,
+    s: &mut Scratch,
+) {
     let l = job.src.layout;
-    let n = l.width * l.channels; // samples per row
-    let padded_len = (l.width + job.kw - 1) * l.channels;
+    let (x0, sw) = (at.cols.start, at.cols.len());
+    let n = sw * l.channels; // samples per strip row
+    let padded_len = (sw + job.kw - 1) * l.channels;
     let ring_row = if job.factors.is_some() { n } else { padded_len };
-    let mut walk = Walk::new(job, span, GROUP, ring_row);
+    let mut walk = Walk::in_strip(job, span, GROUP, ring_row, at.base);
     let slots_n = walk.slots_n();
     s.ring.resize(ring_row * slots_n + ALIGN, 0.0);
     s.padded.resize(padded_len + ALIGN, 0.0);
@@ -261,57 +313,33 @@ fn run_band_impl<const SIMD: u8>(job: &Job<'_>, out: &Rows<'_>, span: &Span, s: 
     let padded = aligned(padded, padded_len);
 
     for sy in walk.warmup() {
-        fill(job, ring, padded, ring_row, slots_n, sy);
+        fill(job, x0, ring, padded, ring_row, slots_n, sy);
     }
+    let b = job.depth.bytes();
+    let bytes = x0 * l.channels * b..(x0 + sw) * l.channels * b;
     // slots[r * kh + ky]: ring offset of the row read by tap row ky of output row y + r.
     while let Some((Group { y, g, new_rows }, slots)) = walk.next_group() {
         for sy in new_rows {
-            fill(job, ring, padded, ring_row, slots_n, sy);
+            fill(job, x0, ring, padded, ring_row, slots_n, sy);
         }
-        // SAFETY: the walk claimed these rows from the band's span.
-        let rows = unsafe { out.group(y..y + g) };
+        // SAFETY: the walk claimed these rows of this strip from the band's span.
+        let mut rows: [&mut [u8]; GROUP] = std::array::from_fn(|r| match r < g {
+            true => unsafe { out.part(y + r, bytes.clone()) },
+            false => &mut [][..],
+        });
         // Blocks outermost, rows innermost: the kh + g − 1 row segments of one block stay in
         // L1 while the g output rows of the group read them.
         let mut e = 0;
-        let b = job.depth.bytes();
         while e + LANES <= n {
-            let mut r = 0;
-            while r < g {
-                let taps = &slots[r * job.kh..][..job.kh];
-                let out = |r: usize| r * job.dst_stride + e * b;
-                match job.factors {
-                    None => {
-                        let acc = full_block(job, ring, taps, l.channels, e);
-                        store_block::<SIMD>(job, &acc, &mut rows[out(r)..][..LANES * b]);
-                        r += 1;
-                    }
-                    #[cfg(target_arch = "x86_64")]
-                    Some((col, _)) if SIMD >= AVX2 && r + 1 < g => {
-                        let below = slots[(r + 1) * job.kh + job.kh - 1];
-                        // SAFETY: `SIMD` names what `run_band` found on this CPU.
-                        let [acc0, acc1] = unsafe {
-                            match SIMD {
-                                AVX512 => vertical_pair_avx512(ring, taps, below, col, e),
-                                _ => vertical_pair_avx2(ring, taps, below, col, e),
-                            }
-                        };
-                        store_block::<SIMD>(job, &acc0, &mut rows[out(r)..][..LANES * b]);
-                        store_block::<SIMD>(job, &acc1, &mut rows[out(r + 1)..][..LANES * b]);
-                        r += 2;
-                    }
-                    Some((col, _)) => {
-                        let acc = vertical_block(ring, taps, col, e);
-                        store_block::<SIMD>(job, &acc, &mut rows[out(r)..][..LANES * b]);
-                        r += 1;
-                    }
-                }
-            }
+            group_block::<SIMD>(job, ring, slots, &mut rows[..g], e);
             e += LANES;
         }
-        for r in 0..g {
+        if let Some(e) = last_block(n) {
+            group_block::<SIMD>(job, ring, slots, &mut rows[..g], e);
+        }
+        for (r, orow) in rows.iter_mut().take(g).enumerate() {
             let taps = &slots[r * job.kh..][..job.kh];
-            let orow = &mut rows[r * job.dst_stride..][..l.row_bytes()];
-            for e in e..n {
+            for e in scalar_from(n)..n {
                 let acc = match job.factors {
                     None => full_sample(job, ring, taps, l.channels, e),
                     Some((col, _)) => taps
@@ -322,8 +350,151 @@ fn run_band_impl<const SIMD: u8>(job: &Job<'_>, out: &Rows<'_>, span: &Span, s: 
                 job.depth
                     .put(orow, e, finish(acc, job.offset, job.abs, job.max));
             }
-            restore_passed(job, orow, y + r);
+            restore_passed(job, orow, y + r, x0);
         }
+    }
+}
+
+/// The column strips (pixel ranges, left to right) in which the separable f32 path runs a
+/// plane `w` pixels of `ch` channels wide and `h` rows high on `threads` threads under a kernel
+/// `kh` rows high: as many as the larger of two needs asks for, as far as strips of 8 blocks
+/// go ([`split_columns`]), rounded up to a divisor or a multiple of `threads`, so that every
+/// thread gets a like share of strips and bands.
+/// - A band's ring of `kh + GROUP − 1` rows of horizontal sums stays within [`RING_BYTES`] a
+///   strip: 4K RGB `gaussian:25`'s whole rows take 1.47 MB, more than Zen 4's L2.
+/// - Each band pays `kh − 1` start-up rows of horizontal passes that the band above computes
+///   too; strips give each band `strips / threads` of the plane's rows, [`BAND_TAPS`] times the
+///   start-up rows at least (1080 rows on 16 threads: 68-row bands of whole rows, 24 start-up
+///   rows at 25 taps). A strip pays `kw − 1` columns of conversion instead.
+///
+/// `asked` (`CONVFLOW_CPU_STRIPS=N`) sets how many (1: whole rows), to compare.
+fn strips(
+    w: usize,
+    ch: usize,
+    h: usize,
+    threads: usize,
+    kh: usize,
+    asked: Option<usize>,
+) -> Vec<Range<usize>> {
+    let ring = (kh + GROUP - 1) * w * ch * std::mem::size_of::<f32>();
+    let for_ring = ring.div_ceil(RING_BYTES);
+    let for_bands = (threads * BAND_TAPS * (kh - 1)).div_ceil(h.max(1));
+    let (want, most, t) = (for_ring.max(for_bands), most_strips(w, ch), threads.max(1));
+    let even = |s: &usize| match *s <= t {
+        true => t.is_multiple_of(*s),
+        false => s.is_multiple_of(t),
+    };
+    let n = (want..=most).find(even).unwrap_or(want);
+    split_columns(w, ch, asked.unwrap_or(n))
+}
+
+/// Bytes of a band's ring [`strips`] aims under: half of Zen 4's L2, a quarter of the Xeon's.
+/// With 256 KiB, 4K gray `gaussian:25` (491 KB) ran in two strips, 0.82× as fast as whole rows
+/// on 2 Xeon threads.
+const RING_BYTES: usize = 512 << 10;
+
+/// A band's rows [`strips`] aims at, in start-up rows (`kh − 1`).
+const BAND_TAPS: usize = 8;
+
+/// Pixels between boundaries of whole 64-sample blocks in rows of `ch` channels (LANES /
+/// gcd(LANES, ch)).
+fn strip_unit(ch: usize) -> usize {
+    LANES
+        / (1..=ch)
+            .rev()
+            .find(|&d| LANES.is_multiple_of(d) && ch.is_multiple_of(d))
+            .unwrap_or(1)
+}
+
+/// The most strips of 8 blocks at least a row of `w` pixels of `ch` channels takes (1 at
+/// least).
+fn most_strips(w: usize, ch: usize) -> usize {
+    let unit = strip_unit(ch);
+    (w / unit / (8 * LANES).div_ceil(unit * ch)).max(1)
+}
+
+/// `w` pixels of `ch` channels in `n` strips of whole 64-sample blocks (the last takes the
+/// rest), no more than [`most_strips`].
+fn split_columns(w: usize, ch: usize, n: usize) -> Vec<Range<usize>> {
+    let (unit, n) = (strip_unit(ch), n.clamp(1, most_strips(w, ch)));
+    let units = w / unit;
+    let mut cols = Vec::with_capacity(n);
+    let mut x = 0;
+    for i in 1..=n {
+        let end = if i == n { w } else { units * i / n * unit };
+        cols.push(x..end);
+        x = end;
+    }
+    cols
+}
+
+/// The block of samples `e .. e + LANES` of a group's output `rows`, whose taps `slots` gives
+/// ([`Walk::next_group`]).
+#[inline(always)]
+fn group_block<const SIMD: u8>(
+    job: &Job<'_>,
+    ring: &[f32],
+    slots: &[usize],
+    rows: &mut [&mut [u8]],
+    e: usize,
+) {
+    let (g, b, ch) = (rows.len(), job.depth.bytes(), job.src.layout.channels);
+    let at = e * b..(e + LANES) * b;
+    let mut r = 0;
+    while r < g {
+        let taps = &slots[r * job.kh..][..job.kh];
+        match job.factors {
+            None => {
+                let acc = full_block(job, ring, taps, ch, e);
+                store_block::<SIMD>(job, &acc, &mut rows[r][at.clone()]);
+                r += 1;
+            }
+            #[cfg(target_arch = "x86_64")]
+            Some((col, _)) if SIMD >= AVX2 && r + 1 < g => {
+                let below = slots[(r + 1) * job.kh + job.kh - 1];
+                // SAFETY: `SIMD` names what `run_band` found on this CPU.
+                let [acc0, acc1] = unsafe {
+                    match SIMD {
+                        AVX512 => vertical_pair_avx512(ring, taps, below, col, e),
+                        _ => vertical_pair_avx2(ring, taps, below, col, e),
+                    }
+                };
+                store_block::<SIMD>(job, &acc0, &mut rows[r][at.clone()]);
+                store_block::<SIMD>(job, &acc1, &mut rows[r + 1][at.clone()]);
+                r += 2;
+            }
+            Some((col, _)) => {
+                let acc = vertical_block(ring, taps, col, e);
+                store_block::<SIMD>(job, &acc, &mut rows[r][at.clone()]);
+                r += 1;
+            }
+        }
+    }
+}
+
+/// Where a row of `n` samples has a last `LANES`-sample block after its whole ones: when `n` is
+/// not a whole number of blocks, one ending at the row's end, which overlaps the block before
+/// it. The overlapped samples are computed again with the same products in the same order, so
+/// they get the same bits, and the stores write the same bytes twice. Rows under a block have
+/// none ([`scalar_from`]). Without the overlap the rest went sample by sample: a 480-sample row
+/// (32 left over) took 2.5× a 1920-sample row's time per sample (H100 host's Xeon, one AVX-512
+/// thread, gray `gaussian:25`, 480 × 4320 against 1920 × 1080).
+#[inline(always)]
+pub(super) fn last_block(n: usize) -> Option<usize> {
+    (n % LANES >= OVERLAP_FROM && n > LANES).then(|| n - LANES)
+}
+
+/// Fewest leftover samples a row's last block overlaps for ([`last_block`]); fewer go
+/// sample by sample, which costs less than a whole block's work again.
+const OVERLAP_FROM: usize = 8;
+
+/// The first sample of a row of `n` that no block covers (`n`: none; [`last_block`]).
+#[inline(always)]
+pub(super) fn scalar_from(n: usize) -> usize {
+    match n % LANES {
+        _ if n < LANES => 0,
+        r if r < OVERLAP_FROM => n - r,
+        _ => n,
     }
 }
 
@@ -364,7 +535,10 @@ pub(super) struct Walk<'s> {
     group: usize,
     ring_row: usize,
     span: &'s Span,
-    /// The next output row: the span's first, as only this walk claims from its top.
+    /// What the span's rows are numbered from.
+    base: usize,
+    /// The next output row: the span's first (less `base`), as only this walk claims from its
+    /// top.
     y: usize,
     /// The current group's taps ([`Walk::next_group`]).
     slots: Vec<usize>,
@@ -380,18 +554,38 @@ pub(super) struct Group {
 
 impl<'s> Walk<'s> {
     pub fn new(job: &Job<'_>, span: &'s Span, group: usize, ring_row: usize) -> Walk<'s> {
-        Walk::of(job.kh, job.ay, span, group, ring_row)
+        Walk::of(job.kh, job.ay, span, group, ring_row, 0)
+    }
+
+    /// A walk of a span whose rows are numbered from `base` (a column strip's, see
+    /// [`bands::first_bands_in_strips`]); its groups give the plane's rows.
+    fn in_strip(
+        job: &Job<'_>,
+        span: &'s Span,
+        group: usize,
+        ring_row: usize,
+        base: usize,
+    ) -> Walk<'s> {
+        Walk::of(job.kh, job.ay, span, group, ring_row, base)
     }
 
     /// A walk for a kernel `kh` rows high anchored at row `ay`.
-    fn of(kh: usize, ay: usize, span: &'s Span, group: usize, ring_row: usize) -> Walk<'s> {
+    fn of(
+        kh: usize,
+        ay: usize,
+        span: &'s Span,
+        group: usize,
+        ring_row: usize,
+        base: usize,
+    ) -> Walk<'s> {
         Walk {
             kh,
             ay,
             group,
             ring_row,
             span,
-            y: span.left().start,
+            base,
+            y: span.left().start - base,
             slots: vec![0; group * kh],
         }
     }
@@ -415,7 +609,7 @@ impl<'s> Walk<'s> {
     /// row that tap row `ky` of output row `y + r` reads (see [`slot_offsets`]).
     pub fn next_group(&mut self) -> Option<(Group, &[usize])> {
         let rows = self.span.claim(self.group)?;
-        debug_assert_eq!(rows.start, self.y);
+        debug_assert_eq!(rows.start, self.y + self.base);
         let g = rows.len();
         let top = self.y as isize - self.ay as isize;
         let first_new = top + self.kh as isize - 1;
@@ -432,14 +626,16 @@ impl<'s> Walk<'s> {
     }
 }
 
-/// Puts back, in output row `orow` (source row `y`), the stored samples of the channels the
-/// filter passes through.
+/// Puts back, in output row `orow` (source row `y`, from pixel `x0` on), the stored samples of
+/// the channels the filter passes through.
 #[inline(always)]
-pub(super) fn restore_passed(job: &Job<'_>, orow: &mut [u8], y: usize) {
+pub(super) fn restore_passed(job: &Job<'_>, orow: &mut [u8], y: usize, x0: usize) {
     let l = job.src.layout;
     if job.mask != (1u8 << l.channels) - 1 {
-        let (srow, b) = (job.src.row(y), job.depth.bytes());
-        for i in (0..l.width * l.channels).filter(|i| job.mask & (1 << (i % l.channels)) == 0) {
+        let b = job.depth.bytes();
+        let srow = &job.src.row(y)[x0 * l.channels * b..];
+        let n = orow.len() / b;
+        for i in (0..n).filter(|i| job.mask & (1 << (i % l.channels)) == 0) {
             orow[i * b..][..b].copy_from_slice(&srow[i * b..][..b]);
         }
     }
@@ -460,11 +656,13 @@ fn store_block<const SIMD: u8>(job: &Job<'_>, acc: &[f32; LANES], out: &mut [u8]
     }
 }
 
-/// Fills the ring slot for source row `sy` (which may lie outside the image). A function, not a
-/// closure: closures do not inherit the caller's `target_feature`s.
+/// Fills the ring slot for source row `sy` (which may lie outside the image), from pixel `x0` on
+/// (the band's strip). A function, not a closure: closures do not inherit the caller's
+/// `target_feature`s.
 #[inline(always)]
 fn fill(
     job: &Job<'_>,
+    x0: usize,
     ring: &mut [f32],
     padded: &mut [f32],
     ring_row: usize,
@@ -479,35 +677,43 @@ fn fill(
         return;
     };
     match job.factors {
-        None => pad_row(job, r, dst),
+        None => pad_row(job, r, x0, dst),
         Some((_, row)) => {
-            pad_row(job, r, padded);
+            pad_row(job, r, x0, padded);
             horizontal(padded, row, l.channels, dst);
         }
     }
 }
 
-/// Source row `r` as f32, extended by `ax` pixels on the left and `kw−1−ax` on the right
-/// according to the border rule.
+/// Source row `r` from pixel `x0` on, as many pixels as `dst` holds less `kw − 1`, in `T`,
+/// extended by `ax` pixels on the left and `kw−1−ax` on the right: the row's own where the
+/// strip has neighbours, else according to the border rule.
 #[inline(always)]
-pub(super) fn pad_row<T: Sample>(job: &Job<'_>, r: usize, dst: &mut [T]) {
+pub(super) fn pad_row<T: Sample>(job: &Job<'_>, r: usize, x0: usize, dst: &mut [T]) {
     let l = job.src.layout;
     let ch = l.channels;
     let src = job.src.row(r);
-    let body = &mut dst[job.ax * ch..][..l.width * ch];
+    // dst's pixel j is the row's pixel x0 + j − ax; j in lo..hi lie in the row.
+    let len = dst.len() / ch;
+    let lo = job.ax.saturating_sub(x0);
+    let hi = len.min(l.width + job.ax - x0);
+    let first = (x0 + lo - job.ax) * ch;
+    let body = &mut dst[lo * ch..hi * ch];
     if job.depth == Depth::U8 {
-        for (d, &v) in body.iter_mut().zip(src) {
+        for (d, &v) in body.iter_mut().zip(&src[first..]) {
             *d = T::from_byte(v);
         }
     } else {
         for (i, d) in body.iter_mut().enumerate() {
-            *d = T::from_sample(job.depth.get(src, i));
+            *d = T::from_sample(job.depth.get(src, first + i));
         }
     }
-    let edges = (0..job.ax).chain(job.ax + l.width..l.width + job.kw - 1);
-    for px in edges {
+    for px in (0..lo).chain(hi..len) {
         let d = &mut dst[px * ch..][..ch];
-        match job.border.map(px as isize - job.ax as isize, l.width) {
+        match job
+            .border
+            .map((x0 + px) as isize - job.ax as isize, l.width)
+        {
             Some(sx) => d
                 .iter_mut()
                 .enumerate()
@@ -585,23 +791,32 @@ fn horizontal(padded: &[f32], row: &[f32], ch: usize, dst: &mut [f32]) {
     let n = dst.len();
     let mut e = 0;
     while e + LANES <= n {
-        let mut acc = [0f32; LANES];
-        for (kx, &wt) in row.iter().enumerate() {
-            let s: &[f32; LANES] = padded[e + kx * ch..][..LANES].try_into().unwrap();
-            for i in 0..LANES {
-                acc[i] = wt.mul_add(s[i], acc[i]);
-            }
-        }
-        dst[e..e + LANES].copy_from_slice(&acc);
+        horizontal_block(padded, row, ch, &mut dst[e..e + LANES], e);
         e += LANES;
     }
-    for e in e..n {
+    if let Some(e) = last_block(n) {
+        horizontal_block(padded, row, ch, &mut dst[e..e + LANES], e);
+    }
+    for e in scalar_from(n)..n {
         let mut acc = 0f32;
         for (kx, &wt) in row.iter().enumerate() {
             acc = wt.mul_add(padded[e + kx * ch], acc);
         }
         dst[e] = acc;
     }
+}
+
+/// One block of the horizontal pass: `dst[i] = Σ_kx row[kx]·padded[e + i + kx·ch]`.
+#[inline(always)]
+fn horizontal_block(padded: &[f32], row: &[f32], ch: usize, dst: &mut [f32], e: usize) {
+    let mut acc = [0f32; LANES];
+    for (kx, &wt) in row.iter().enumerate() {
+        let s: &[f32; LANES] = padded[e + kx * ch..][..LANES].try_into().unwrap();
+        for i in 0..LANES {
+            acc[i] = wt.mul_add(s[i], acc[i]);
+        }
+    }
+    dst.copy_from_slice(&acc);
 }
 
 /// One block of the vertical pass: `acc[i] = Σ_ky col[ky]·rows[ky][e + i]`.
@@ -619,7 +834,7 @@ fn vertical_block(ring: &[f32], taps: &[usize], col: &[f32], e: usize) -> [f32; 
 
 #[cfg(test)]
 mod tests {
-    use super::{widest, CpuPar, Group, Span, Walk, AVX2, AVX512, BASE};
+    use super::{split_columns, strips, widest, CpuPar, Group, Span, Walk, AVX2, AVX512, BASE};
     use crate::backend::{cpu::CpuSeq, Backend};
     use crate::bench::fill_random;
     use crate::border::Border;
@@ -628,9 +843,12 @@ mod tests {
 
     #[test]
     fn every_band_code_this_cpu_runs_gives_what_cpu_seq_gives() {
-        // Rows of whole 64-sample blocks and leftover single samples; planes of 1 to 4 channels.
+        // Rows of whole 64-sample blocks, then a last block overlapping the one before (13 or
+        // 28 samples left over) or a rest sample by sample (RGB's 6); a row under one block;
+        // planes of 1 to 4 channels.
         let formats = [
             (PixelFormat::Gray8, 333, 41),
+            (PixelFormat::Gray8, 50, 19),
             (PixelFormat::Rgb8, 130, 37),
             (PixelFormat::Rgba16, 71, 23),
             (PixelFormat::Yuv420p10, 150, 30),
@@ -641,27 +859,67 @@ mod tests {
             ("gaussian:31x3", Mode::Separable),
             ("gaussian:9x5", Mode::Full),
         ];
-        let levels: Vec<u8> = [BASE, AVX2, AVX512]
+        let setups: Vec<(String, Setup)> = [BASE, AVX2, AVX512]
             .into_iter()
             .filter(|&l| l <= widest())
+            .map(|l| {
+                let setup: Setup = Box::new(move |par| par.simd = l);
+                (format!("band code {l}"), setup)
+            })
             .collect();
-        for (format, w, h) in formats {
+        like_cpu_seq(&formats, &plans, 3, &setups);
+    }
+
+    #[test]
+    fn column_strips_give_what_cpu_seq_gives() {
+        // Planes wide enough for two and three strips; RGBA's alpha is passed through.
+        let formats = [
+            (PixelFormat::Gray8, 1601, 37),
+            (PixelFormat::Rgb8, 1090, 23),
+            (PixelFormat::Rgba16, 450, 19),
+            (PixelFormat::Nv12, 1540, 20),
+        ];
+        let plans = ["gaussian:7", "gaussian:25", "gaussian:31x3", "gaussian:3x9"]
+            .map(|spec| (spec, Mode::Separable));
+        let setups: Vec<(String, Setup)> = [2, 3]
+            .into_iter()
+            .map(|n| {
+                let setup: Setup = Box::new(move |par| par.strips = Some(n));
+                (format!("{n} strips"), setup)
+            })
+            .collect();
+        like_cpu_seq(&formats, &plans, 4, &setups);
+    }
+
+    /// What a test changes in a fresh `CpuPar`.
+    type Setup = Box<dyn Fn(&mut CpuPar)>;
+
+    /// Filters a random frame of each of `formats` (format, width, height) with each of `plans`
+    /// under every border, through a `CpuPar` of `threads` threads set up by each of `setups`,
+    /// and asserts cpu-seq's bytes.
+    fn like_cpu_seq(
+        formats: &[(PixelFormat, usize, usize)],
+        plans: &[(&str, Mode)],
+        threads: usize,
+        setups: &[(String, Setup)],
+    ) {
+        for &(format, w, h) in formats {
             let mut src = Frame::new(format, w, h).unwrap();
             fill_random(&mut src, (w * h) as u64);
-            for (spec, mode) in plans {
+            for &(spec, mode) in plans {
                 for &border in Border::ALL {
                     let mut plan = test_plan(spec, mode);
                     plan.border = border;
                     let mut want = Frame::new(format, w, h).unwrap();
                     CpuSeq::new().filter_frame(&plan, &src, &mut want).unwrap();
-                    for &simd in &levels {
-                        let mut par = CpuPar::new(3).unwrap();
-                        par.simd = simd;
+                    for (name, setup) in setups {
+                        let mut par = CpuPar::new(threads).unwrap();
+                        setup(&mut par);
                         let mut got = Frame::new(format, w, h).unwrap();
                         par.filter_frame(&plan, &src, &mut got).unwrap();
                         assert!(
                             got.data() == want.data(),
-                            "{format} {w}x{h} {spec} {border}, band code {simd}"
+                            "{format} {w}x{h} {spec} {mode:?} {border}, {name}"
                         );
                     }
                 }
@@ -670,11 +928,43 @@ mod tests {
     }
 
     #[test]
+    fn strips_start_on_whole_blocks_and_cover_the_row() {
+        // One channel: 64-pixel units; three: 64 pixels (192 samples); four: 16 pixels.
+        assert_eq!(split_columns(1920, 1, 2), [0..960, 960..1920]);
+        assert_eq!(split_columns(1921, 1, 3), [0..640, 640..1280, 1280..1921]);
+        assert_eq!(split_columns(1000, 3, 2), [0..448, 448..1000]);
+        assert_eq!(split_columns(300, 4, 2), [0..144, 144..300]);
+        // Eight blocks a strip at least, one strip at most for narrower rows.
+        assert_eq!(split_columns(1000, 1, 4), [0..1000; 1]);
+        assert_eq!(split_columns(1024, 1, 4), [0..512, 512..1024]);
+        assert_eq!(split_columns(10, 2, 2), [0..10; 1]);
+        // The rule. 1080p gray at 25 taps: a 246 KB ring, 16 threads' bands of 68 rows want
+        // three strips (bands of 203 rows, 8 × 24 at least; as many as 1920 pixels take, four
+        // would share 16 threads evenly); 8 threads' two. 1080p RGB: four on 16 threads.
+        assert_eq!(strips(1920, 1, 1080, 16, 25, None).len(), 3);
+        assert_eq!(strips(1920, 3, 1080, 16, 25, None).len(), 4);
+        assert_eq!(strips(1920, 1, 1080, 12, 25, None).len(), 3);
+        assert_eq!(strips(1920, 1, 1080, 8, 25, None).len(), 2);
+        assert_eq!(strips(1920, 1, 1080, 2, 25, None).len(), 1);
+        // 4K RGB: 25 taps' 1.47 MB ring takes three strips (four on two threads), 7 taps'
+        // 645 KB two; 4K gray at 25 taps one (491 KB) on up to 8 threads, at 7 taps (215 KB)
+        // on up to 32.
+        assert_eq!(strips(3840, 3, 2160, 1, 25, None).len(), 3);
+        assert_eq!(strips(3840, 3, 2160, 2, 25, None).len(), 4);
+        assert_eq!(strips(3840, 3, 2160, 1, 7, None).len(), 2);
+        assert_eq!(strips(3840, 1, 2160, 8, 25, None).len(), 1);
+        assert_eq!(strips(3840, 1, 2160, 32, 7, None).len(), 1);
+        // No even count within reach: as many as wanted, as far as the row allows.
+        assert_eq!(strips(1100, 1, 1080, 16, 25, None).len(), 2);
+        assert_eq!(strips(1920, 1, 1080, 16, 25, Some(1)).len(), 1);
+    }
+
+    #[test]
     fn a_walk_fills_each_source_row_once_and_finds_every_tap() {
         // Output rows 5..12 of a 3-row kernel anchored at row 1, groups of 3, a ring of 5 rows
         // of 10 elements.
         let span = Span::new(5..12);
-        let mut walk = Walk::of(3, 1, &span, 3, 10);
+        let mut walk = Walk::of(3, 1, &span, 3, 10, 0);
         assert_eq!(walk.slots_n(), 5);
         assert_eq!(walk.warmup(), 4..6);
         let mut filled: Vec<isize> = walk.warmup().collect();
