@@ -1,9 +1,12 @@
 //! How `cpu-par` shares a plane's output rows among its threads. The plane starts as one band
-//! per thread ([`first_bands`]); each band's runner claims its rows a group at a time from a
-//! [`Span`]. A thread whose band is done takes a band no thread has started (where a thread was
-//! slow to start); when none is left, it splits the fullest band still running and takes its
-//! lower part ([`Span::split`]). Each band's rows cost a start-up (the `kh − 1` source rows above
-//! them, converted or passed horizontally into a fresh ring), so more fixed bands buy balance
+//! per thread ([`first_bands`]), or, where the separable path splits its rows into column
+//! strips, as bands of each strip, `threads / strips` a strip, their rows numbered from strip ×
+//! height so that a span tells its strip ([`first_bands_in_strips`]); each band's runner claims
+//! its rows a group at a time from a [`Span`]. A thread whose band is done takes a band no
+//! thread has started (where a thread was slow to start); when none is left, it splits the
+//! fullest band still running and takes its lower part ([`Span::split`]). Each band's rows cost
+//! a start-up (the `kh − 1` source rows above them, converted or passed horizontally into a
+//! fresh ring), so more fixed bands buy balance
 //! with start-up rows; splitting only where a thread is idle pays that start-up only where it
 //! buys balance. On the 16-core Xeon of the GPU host, a thread now and then ran its band at half
 //! the others' speed (moved or sharing a core), and with fixed bands the whole plane waited for
@@ -210,7 +213,9 @@ pub(super) fn band_rows(h: usize, threads: usize, kh: usize) -> usize {
 }
 
 /// A plane's output rows, handed out a group at a time to the thread that claimed the group's
-/// rows from a [`Span`]: the rows of different claims never overlap, so the slices never alias.
+/// rows from a [`Span`]: whole rows ([`Rows::group`]) where the plane has one strip, so the
+/// rows of different claims never overlap; else each row's bytes of the claim's strip
+/// ([`Rows::part`]), which no other strip's claims cover. Either way the slices never alias.
 pub(super) struct Rows<'a> {
     ptr: *mut u8,
     len: usize,
@@ -218,8 +223,8 @@ pub(super) struct Rows<'a> {
     _plane: PhantomData<&'a mut [u8]>,
 }
 
-// SAFETY: `Rows` only hands out slices of rows claimed through a `Span` (see `Rows::group`),
-// which no two threads claim alike.
+// SAFETY: `Rows` only hands out slices of rows (or of a strip's bytes of rows) claimed through a
+// `Span` (see `Rows::group` and `Rows::part`), which no two threads claim alike.
 unsafe impl Send for Rows<'_> {}
 unsafe impl Sync for Rows<'_> {}
 

@@ -250,13 +250,13 @@ fn run_band(
     s: &mut Scratch,
 ) {
     assert!(simd <= widest());
-    let h = job.src.layout.height;
-    let Some(strip) = strips.get(span.left().start / h.max(1)) else {
+    let (h, start) = (job.src.layout.height.max(1), span.left().start);
+    let Some(strip) = strips.get(start / h) else {
         return; // nothing left to claim
     };
     let at = Strip {
         cols: strip.clone(),
-        base: span.left().start / h * h,
+        base: start / h * h,
     };
     match simd {
         // SAFETY: `widest` found AVX-512F, AVX2 and FMA on this CPU.
@@ -357,15 +357,15 @@ fn run_band_impl<const SIMD: u8>(
 
 /// The column strips (pixel ranges, left to right) in which the separable f32 path runs a
 /// plane `w` pixels of `ch` channels wide and `h` rows high on `threads` threads under a kernel
-/// `kh` rows high: as many as the larger of two needs asks for, as far as strips of 8 blocks
-/// go ([`split_columns`]), rounded up to a divisor or a multiple of `threads`, so that every
-/// thread gets a like share of strips and bands.
+/// `kh` rows high: as many as the larger of two needs asks for, rounded up to a divisor or a
+/// multiple of `threads` (so that the threads share strips and bands alike) where strips of 8
+/// blocks at least allow one, else as many as they allow ([`split_columns`]).
 /// - A band's ring of `kh + GROUP − 1` rows of horizontal sums stays within [`RING_BYTES`] a
 ///   strip: 4K RGB `gaussian:25`'s whole rows take 1.47 MB, more than Zen 4's L2.
 /// - Each band pays `kh − 1` start-up rows of horizontal passes that the band above computes
-///   too; strips give each band `strips / threads` of the plane's rows, [`BAND_TAPS`] times the
-///   start-up rows at least (1080 rows on 16 threads: 68-row bands of whole rows, 24 start-up
-///   rows at 25 taps). A strip pays `kw − 1` columns of conversion instead.
+///   too; strips give each band about `strips / threads` of the plane's rows, aiming at
+///   [`BAND_TAPS`] times the start-up rows (1080 rows on 16 threads: 68-row bands of whole
+///   rows, 24 start-up rows at 25 taps). A strip pays `kw − 1` columns of conversion instead.
 ///
 /// `asked` (`CONVFLOW_CPU_STRIPS=N`) sets how many (1: whole rows), to compare.
 fn strips(
@@ -477,8 +477,8 @@ fn group_block<const SIMD: u8>(
 /// it. The overlapped samples are computed again with the same products in the same order, so
 /// they get the same bits, and the stores write the same bytes twice. Rows under a block have
 /// none ([`scalar_from`]). Without the overlap the rest went sample by sample: a 480-sample row
-/// (32 left over) took 2.5× a 1920-sample row's time per sample (H100 host's Xeon, one AVX-512
-/// thread, gray `gaussian:25`, 480 × 4320 against 1920 × 1080).
+/// (32 left over) took 3.1× a 1920-sample row's time per sample (H100 host's Xeon, one AVX-512
+/// thread, gray `gaussian:25`, 480 × 4320 against 1920 × 1080; 2.4× at 7 taps).
 #[inline(always)]
 pub(super) fn last_block(n: usize) -> Option<usize> {
     (n % LANES >= OVERLAP_FROM && n > LANES).then(|| n - LANES)
@@ -772,7 +772,8 @@ fn full_block(job: &Job<'_>, ring: &[f32], taps: &[usize], ch: usize, e: usize) 
     acc
 }
 
-/// One sample of a full-kernel output row (the tail after the last whole block).
+/// One sample of a full-kernel output row (a rest of fewer than 8 samples, or a row under one
+/// block: [`scalar_from`]).
 #[inline(always)]
 fn full_sample(job: &Job<'_>, ring: &[f32], taps: &[usize], ch: usize, e: usize) -> f32 {
     let (kw, w) = (job.kw, job.weights);
@@ -843,9 +844,9 @@ mod tests {
 
     #[test]
     fn every_band_code_this_cpu_runs_gives_what_cpu_seq_gives() {
-        // Rows of whole 64-sample blocks, then a last block overlapping the one before (13 or
-        // 28 samples left over) or a rest sample by sample (RGB's 6); a row under one block;
-        // planes of 1 to 4 channels.
+        // Rows of whole 64-sample blocks, then a last block overlapping the one before (13,
+        // 28, 22 or 11 samples left over) or a rest sample by sample (RGB's 6); a row under
+        // one block; planes of 1 to 4 channels.
         let formats = [
             (PixelFormat::Gray8, 333, 41),
             (PixelFormat::Gray8, 50, 19),
@@ -879,8 +880,15 @@ mod tests {
             (PixelFormat::Rgba16, 450, 19),
             (PixelFormat::Nv12, 1540, 20),
         ];
-        let plans = ["gaussian:7", "gaussian:25", "gaussian:31x3", "gaussian:3x9"]
-            .map(|spec| (spec, Mode::Separable));
+        // Odd and even widths and heights (the anchor at k / 2).
+        let plans = [
+            "gaussian:7",
+            "gaussian:25",
+            "gaussian:31x3",
+            "gaussian:6x9",
+            "box:8x4",
+        ]
+        .map(|spec| (spec, Mode::Separable));
         let setups: Vec<(String, Setup)> = [2, 3]
             .into_iter()
             .map(|n| {
@@ -939,8 +947,9 @@ mod tests {
         assert_eq!(split_columns(1024, 1, 4), [0..512, 512..1024]);
         assert_eq!(split_columns(10, 2, 2), [0..10; 1]);
         // The rule. 1080p gray at 25 taps: a 246 KB ring, 16 threads' bands of 68 rows want
-        // three strips (bands of 203 rows, 8 × 24 at least; as many as 1920 pixels take, four
-        // would share 16 threads evenly); 8 threads' two. 1080p RGB: four on 16 threads.
+        // 2.8 strips for bands of 8 × 24 rows: three, as many as 1920 pixels take (four would
+        // share 16 threads evenly; three give 6 bands a strip, of 180 rows); 8 threads' two.
+        // 1080p RGB: four on 16 threads.
         assert_eq!(strips(1920, 1, 1080, 16, 25, None).len(), 3);
         assert_eq!(strips(1920, 3, 1080, 16, 25, None).len(), 4);
         assert_eq!(strips(1920, 1, 1080, 12, 25, None).len(), 3);
