@@ -12,12 +12,18 @@
 //! the others' speed (moved or sharing a core), and with fixed bands the whole plane waited for
 //! it (docs/PERFORMANCE.md).
 //!
+//! How many column strips the separable f32 path takes, and where they lie, is decided here too
+//! ([`strips`]), and so is how a band walks its rows through its ring ([`Walk`], the one
+//! schedule of the three band runners: `par.rs`'s f32 path, `int.rs` and `int_sep.rs`).
+//!
 //! `CONVFLOW_CPU_BANDS=static` keeps the earlier fixed bands ([`band_rows`]), without
 //! splitting, to compare.
 
 use std::marker::PhantomData;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use super::par::{Job, GROUP, LANES};
 
 /// Fewest rows a split hands to another thread.
 const MIN_SPLIT: usize = 8;
@@ -267,9 +273,196 @@ impl<'a> Rows<'a> {
     }
 }
 
+/// The column strips (pixel ranges, left to right) in which the separable f32 path runs a
+/// plane `w` pixels of `ch` channels wide and `h` rows high on `threads` threads under a kernel
+/// `kh` rows high: as many as the larger of two needs asks for, rounded up to a divisor or a
+/// multiple of `threads` (so that the threads share strips and bands alike) where strips of 8
+/// blocks at least allow one, else as many as they allow ([`split_columns`]).
+/// - A band's ring of `kh + GROUP − 1` rows of horizontal sums stays within [`RING_BYTES`] a
+///   strip: 4K RGB `gaussian:25`'s whole rows take 1.47 MB, more than Zen 4's L2.
+/// - Each band pays `kh − 1` start-up rows of horizontal passes that the band above computes
+///   too; strips give each band about `strips / threads` of the plane's rows, aiming at
+///   [`BAND_TAPS`] times the start-up rows (1080 rows on 16 threads: 68-row bands of whole
+///   rows, 24 start-up rows at 25 taps). A strip pays `kw − 1` columns of conversion instead.
+///
+/// `asked` (`CONVFLOW_CPU_STRIPS=N`) sets how many (1: whole rows), to compare.
+pub(super) fn strips(
+    w: usize,
+    ch: usize,
+    h: usize,
+    threads: usize,
+    kh: usize,
+    asked: Option<usize>,
+) -> Vec<Range<usize>> {
+    let ring = (kh + GROUP - 1) * w * ch * std::mem::size_of::<f32>();
+    let for_ring = ring.div_ceil(RING_BYTES);
+    let for_bands = (threads * BAND_TAPS * (kh - 1)).div_ceil(h.max(1));
+    let (want, most, t) = (for_ring.max(for_bands), most_strips(w, ch), threads.max(1));
+    let even = |s: &usize| match *s <= t {
+        true => t.is_multiple_of(*s),
+        false => s.is_multiple_of(t),
+    };
+    let n = (want..=most).find(even).unwrap_or(want);
+    split_columns(w, ch, asked.unwrap_or(n))
+}
+
+/// Bytes of a band's ring [`strips`] aims under: half of Zen 4's L2, a quarter of the Xeon's.
+/// With 256 KiB, 4K gray `gaussian:25` (491 KB) ran in two strips, 0.82× as fast as whole rows
+/// on 2 Xeon threads.
+const RING_BYTES: usize = 512 << 10;
+
+/// A band's rows [`strips`] aims at, in start-up rows (`kh − 1`).
+const BAND_TAPS: usize = 8;
+
+/// Pixels between boundaries of whole 64-sample blocks in rows of `ch` channels (LANES /
+/// gcd(LANES, ch)).
+fn strip_unit(ch: usize) -> usize {
+    LANES
+        / (1..=ch)
+            .rev()
+            .find(|&d| LANES.is_multiple_of(d) && ch.is_multiple_of(d))
+            .unwrap_or(1)
+}
+
+/// The most strips of 8 blocks at least a row of `w` pixels of `ch` channels takes (1 at
+/// least).
+fn most_strips(w: usize, ch: usize) -> usize {
+    let unit = strip_unit(ch);
+    (w / unit / (8 * LANES).div_ceil(unit * ch)).max(1)
+}
+
+/// `w` pixels of `ch` channels in `n` strips of whole 64-sample blocks (the last takes the
+/// rest), no more than [`most_strips`].
+pub(super) fn split_columns(w: usize, ch: usize, n: usize) -> Vec<Range<usize>> {
+    let (unit, n) = (strip_unit(ch), n.clamp(1, most_strips(w, ch)));
+    let units = w / unit;
+    let mut cols = Vec::with_capacity(n);
+    let mut x = 0;
+    for i in 1..=n {
+        let end = if i == n { w } else { units * i / n * unit };
+        cols.push(x..end);
+        x = end;
+    }
+    cols
+}
+
+/// `slots[r·kh + ky]`: the ring offset of the row that tap row `ky` of output row `top + ay + r`
+/// reads (source row `top + r + ky`), in a ring of `slots_n` rows of `ring_row` elements.
+#[inline(always)]
+fn slot_offsets(slots: &mut [usize], top: isize, kh: usize, slots_n: usize, ring_row: usize) {
+    for (i, slot) in slots.iter_mut().enumerate() {
+        let sy = top + (i / kh) as isize + (i % kh) as isize;
+        *slot = sy.rem_euclid(slots_n as isize) as usize * ring_row;
+    }
+}
+
+/// How a band walks its output rows, claimed from its [`Span`] a group at a time, through a ring
+/// of `kh + group − 1` rows of `ring_row` elements: the `kh − 1` source rows above the first
+/// output row fill the ring first ([`Walk::warmup`]), then each group of up to `group` output rows
+/// adds the source rows it is the first to read and finds its taps in the ring
+/// ([`Walk::next_group`]). The walk ends where the span does, which another thread may pull up
+/// ([`Span::split`]). One schedule for the three band runners (the f32 path here, `int` and
+/// `int_sep`); what a ring row holds is theirs.
+pub(super) struct Walk<'s> {
+    kh: usize,
+    ay: usize,
+    group: usize,
+    ring_row: usize,
+    span: &'s Span,
+    /// What the span's rows are numbered from.
+    base: usize,
+    /// The next output row: the span's first (less `base`), as only this walk claims from its
+    /// top.
+    y: usize,
+    /// The current group's taps ([`Walk::next_group`]).
+    slots: Vec<usize>,
+}
+
+/// One group of a [`Walk`]: output rows `y .. y + g`, which add source rows `new_rows` (some
+/// maybe outside the image) to the ring.
+pub(super) struct Group {
+    pub y: usize,
+    pub g: usize,
+    pub new_rows: std::ops::Range<isize>,
+}
+
+impl<'s> Walk<'s> {
+    pub fn new(job: &Job<'_>, span: &'s Span, group: usize, ring_row: usize) -> Walk<'s> {
+        Walk::of(job.kh, job.ay, span, group, ring_row, 0)
+    }
+
+    /// A walk of a span whose rows are numbered from `base` (a column strip's, see
+    /// [`first_bands_in_strips`]); its groups give the plane's rows.
+    pub fn in_strip(
+        job: &Job<'_>,
+        span: &'s Span,
+        group: usize,
+        ring_row: usize,
+        base: usize,
+    ) -> Walk<'s> {
+        Walk::of(job.kh, job.ay, span, group, ring_row, base)
+    }
+
+    /// A walk for a kernel `kh` rows high anchored at row `ay`.
+    fn of(
+        kh: usize,
+        ay: usize,
+        span: &'s Span,
+        group: usize,
+        ring_row: usize,
+        base: usize,
+    ) -> Walk<'s> {
+        Walk {
+            kh,
+            ay,
+            group,
+            ring_row,
+            span,
+            base,
+            y: span.left().start - base,
+            slots: vec![0; group * kh],
+        }
+    }
+
+    /// Rows in the ring.
+    pub fn slots_n(&self) -> usize {
+        self.kh + self.group - 1
+    }
+
+    /// The source rows (some maybe outside the image) the ring holds before the first group:
+    /// none if the span has no rows left.
+    pub fn warmup(&self) -> std::ops::Range<isize> {
+        if self.span.left().is_empty() {
+            return 0..0;
+        }
+        let first = self.y as isize - self.ay as isize;
+        first..first + self.kh as isize - 1
+    }
+
+    /// Claims the next group, and gives its taps: `slots[r·kh + ky]` is the ring offset of the
+    /// row that tap row `ky` of output row `y + r` reads (see [`slot_offsets`]).
+    pub fn next_group(&mut self) -> Option<(Group, &[usize])> {
+        let rows = self.span.claim(self.group)?;
+        debug_assert_eq!(rows.start, self.y + self.base);
+        let g = rows.len();
+        let top = self.y as isize - self.ay as isize;
+        let first_new = top + self.kh as isize - 1;
+        let group = Group {
+            y: self.y,
+            g,
+            new_rows: first_new..first_new + g as isize,
+        };
+        self.y += g;
+        let (kh, slots_n, ring_row) = (self.kh, self.slots_n(), self.ring_row);
+        let slots = &mut self.slots[..g * kh];
+        slot_offsets(slots, top, kh, slots_n, ring_row);
+        Some((group, slots))
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{band_rows, first_bands, run_all, Span};
+    use super::{band_rows, first_bands, run_all, split_columns, strips, Group, Span, Walk};
     use std::collections::HashSet;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -344,5 +537,64 @@ mod tests {
         assert_eq!(first_bands(1080, 16, 3, true).len(), 16);
         assert_eq!(first_bands(1080, 16, 3, false).len(), 64);
         assert_eq!(first_bands(40, 16, 3, true).len(), 3);
+    }
+
+    #[test]
+    fn strips_start_on_whole_blocks_and_cover_the_row() {
+        // One channel: 64-pixel units; three: 64 pixels (192 samples); four: 16 pixels.
+        assert_eq!(split_columns(1920, 1, 2), [0..960, 960..1920]);
+        assert_eq!(split_columns(1921, 1, 3), [0..640, 640..1280, 1280..1921]);
+        assert_eq!(split_columns(1000, 3, 2), [0..448, 448..1000]);
+        assert_eq!(split_columns(300, 4, 2), [0..144, 144..300]);
+        // Eight blocks a strip at least, one strip at most for narrower rows.
+        assert_eq!(split_columns(1000, 1, 4), [0..1000; 1]);
+        assert_eq!(split_columns(1024, 1, 4), [0..512, 512..1024]);
+        assert_eq!(split_columns(10, 2, 2), [0..10; 1]);
+        // The rule. 1080p gray at 25 taps: a 246 KB ring, 16 threads' bands of 68 rows want
+        // 2.8 strips for bands of 8 × 24 rows: three, as many as 1920 pixels take (four would
+        // share 16 threads evenly; three give 6 bands a strip, of 180 rows); 8 threads' two.
+        // 1080p RGB: four on 16 threads.
+        assert_eq!(strips(1920, 1, 1080, 16, 25, None).len(), 3);
+        assert_eq!(strips(1920, 3, 1080, 16, 25, None).len(), 4);
+        assert_eq!(strips(1920, 1, 1080, 12, 25, None).len(), 3);
+        assert_eq!(strips(1920, 1, 1080, 8, 25, None).len(), 2);
+        assert_eq!(strips(1920, 1, 1080, 2, 25, None).len(), 1);
+        // 4K RGB: 25 taps' 1.47 MB ring takes three strips (four on two threads), 7 taps'
+        // 645 KB two; 4K gray at 25 taps one (491 KB) on up to 8 threads, at 7 taps (215 KB)
+        // on up to 32.
+        assert_eq!(strips(3840, 3, 2160, 1, 25, None).len(), 3);
+        assert_eq!(strips(3840, 3, 2160, 2, 25, None).len(), 4);
+        assert_eq!(strips(3840, 3, 2160, 1, 7, None).len(), 2);
+        assert_eq!(strips(3840, 1, 2160, 8, 25, None).len(), 1);
+        assert_eq!(strips(3840, 1, 2160, 32, 7, None).len(), 1);
+        // No even count within reach: as many as wanted, as far as the row allows.
+        assert_eq!(strips(1100, 1, 1080, 16, 25, None).len(), 2);
+        assert_eq!(strips(1920, 1, 1080, 16, 25, Some(1)).len(), 1);
+    }
+
+    #[test]
+    fn a_walk_fills_each_source_row_once_and_finds_every_tap() {
+        // Output rows 5..12 of a 3-row kernel anchored at row 1, groups of 3, a ring of 5 rows
+        // of 10 elements.
+        let span = Span::new(5..12);
+        let mut walk = Walk::of(3, 1, &span, 3, 10, 0);
+        assert_eq!(walk.slots_n(), 5);
+        assert_eq!(walk.warmup(), 4..6);
+        let mut filled: Vec<isize> = walk.warmup().collect();
+        let mut groups = Vec::new();
+        while let Some((Group { y, g, new_rows }, slots)) = walk.next_group() {
+            filled.extend(new_rows.clone());
+            // Output row y + r reads source rows y + r − 1 + ky, each from its ring slot.
+            for r in 0..g {
+                for ky in 0..3 {
+                    let sy = (y + r) as isize - 1 + ky as isize;
+                    assert!(filled.contains(&sy), "row {sy} read before it was filled");
+                    assert_eq!(slots[r * 3 + ky], sy.rem_euclid(5) as usize * 10);
+                }
+            }
+            groups.push((y, g, new_rows));
+        }
+        assert_eq!(groups, [(5, 3, 6..9), (8, 3, 9..12), (11, 1, 12..13)]);
+        assert_eq!(filled, (4..13).collect::<Vec<_>>());
     }
 }

@@ -17,9 +17,10 @@
 
 use std::arch::x86_64::*;
 
+use super::bands::{Group, Walk};
 use super::bands::{Rows, Span};
 use super::int_sep::SepPlan;
-use super::par::{pad_row, restore_passed, Group, Job, Scratch, Walk, GROUP};
+use super::par::{pad_row, restore_passed, Job, Scratch, GROUP};
 use super::simd::store_bytes_avx2;
 use crate::filter::{IntegerForm, Plan};
 use crate::frame::Depth;

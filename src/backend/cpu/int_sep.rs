@@ -22,9 +22,10 @@
 
 use std::arch::x86_64::*;
 
+use super::bands::{Group, Walk};
 use super::bands::{Rows, Span};
 use super::int::{BLOCK, MAX_ROW_WEIGHT};
-use super::par::{restore_passed, Group, Job, Scratch, Walk};
+use super::par::{restore_passed, Job, Scratch};
 use crate::filter::{IntegerForm, Plan};
 use crate::frame::Depth;
 
