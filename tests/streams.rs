@@ -708,3 +708,197 @@ fn y4m_and_video_tags_translate_both_ways() {
     let line = String::from_utf8_lossy(&text[..text.iter().position(|&b| b == b'\n').unwrap()]);
     assert_eq!(line, "YUV4MPEG2 W64 H48 F25:1 It A16:15 C420mpeg2");
 }
+
+#[test]
+fn interlaced_input_stays_interlaced_in_every_container() {
+    if !have_ffmpeg() || !has_encoder("libx264") || !has_encoder("mpeg2video") {
+        return;
+    }
+    let t = Scratch::new("fields");
+    let plain = t.path("plain.y4m");
+    ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=64x48:rate=25",
+        "-frames:v",
+        "3",
+        "-pix_fmt",
+        "yuv420p",
+        s(&plain),
+    ]);
+    let bytes = std::fs::read(&plain).unwrap();
+    let end = bytes.iter().position(|&b| b == b'\n').unwrap();
+    for (tag, top_first) in [("It", "1"), ("Ib", "0")] {
+        let header = format!("YUV4MPEG2 W64 H48 F25:1 {tag} A1:1 C420mpeg2");
+        let y4m = t.path(&format!("{tag}.y4m"));
+        std::fs::write(&y4m, [header.as_bytes(), &bytes[end..]].concat()).unwrap();
+        // MPEG-TS and MP4 hold no field order of their own: the bitstream must say it.
+        for (codec, ext) in [("libx264", "ts"), ("libx264", "mp4"), ("mpeg2video", "ts")] {
+            let out = t.path(&format!("{tag}-{codec}.{ext}"));
+            ok(&[
+                "filter",
+                s(&y4m),
+                "-o",
+                s(&out),
+                "-k",
+                "box:3",
+                "--codec",
+                codec,
+                "-q",
+            ]);
+            let frames = ffprobe(&out, Some("v:0"), "frame=interlaced_frame,top_field_first");
+            let want = vec![format!("1,{top_first}"); 3].join("\n");
+            assert_eq!(frames, want, "{tag} through {codec} to .{ext}");
+        }
+    }
+    // A progressive input stays progressive.
+    let out = t.path("p.ts");
+    ok(&[
+        "filter",
+        s(&plain),
+        "-o",
+        s(&out),
+        "-k",
+        "box:3",
+        "--codec",
+        "libx264",
+        "-q",
+    ]);
+    let frames = ffprobe(&out, Some("v:0"), "frame=interlaced_frame");
+    assert_eq!(frames, ["0"; 3].join("\n"));
+}
+
+#[test]
+fn mpeg2_video_encodes_inputs_of_any_time_base() {
+    // MPEG-1/2 video codes only standard frame rates: a Matroska (1/1000) or MPEG-TS (1/90000)
+    // input must still encode, one tick per frame, its timestamps kept.
+    if !have_ffmpeg() || !has_encoder("mpeg2video") || !has_encoder("libx264") {
+        return;
+    }
+    let t = Scratch::new("mpeg2");
+    for (ext, rate, codec) in [("mkv", "25/1", "ffv1"), ("ts", "30000/1001", "libx264")] {
+        let input = t.path(&format!("in.{ext}"));
+        ffmpeg(&[
+            "-f",
+            "lavfi",
+            "-i",
+            &format!("testsrc2=size=64x48:rate={rate}"),
+            "-frames:v",
+            "5",
+            "-c:v",
+            codec,
+            s(&input),
+        ]);
+        let out = t.path(&format!("out-{ext}.mkv"));
+        ok(&[
+            "filter",
+            s(&input),
+            "-o",
+            s(&out),
+            "-k",
+            "box:3",
+            "--codec",
+            "mpeg2video",
+            "-q",
+        ]);
+        // One tick per frame: a start off the frame grid moves by up to half a frame.
+        let times = |p: &Path| -> Vec<f64> {
+            let text = ffprobe(p, Some("v:0"), "frame=pts_time");
+            text.lines().map(|l| l.parse().unwrap()).collect()
+        };
+        let (a, b) = (times(&input), times(&out));
+        let (n, d): (f64, f64) = rate
+            .split_once('/')
+            .map(|(n, d)| (n.parse().unwrap(), d.parse().unwrap()))
+            .unwrap();
+        assert_eq!(a.len(), b.len(), ".{ext} input");
+        for (x, y) in a.iter().zip(&b) {
+            assert!(
+                (x - y).abs() <= 0.5 * d / n + 1e-3,
+                ".{ext} input: {a:?} became {b:?}"
+            );
+        }
+        assert_eq!(
+            ffprobe(&out, Some("v:0"), "stream=codec_name,r_frame_rate"),
+            format!("mpeg2video,{rate}")
+        );
+    }
+}
+
+#[test]
+fn what_an_output_cannot_hold_is_said() {
+    // A display rotation kept where the container holds it and named where it does not; an
+    // HDR colour description named when the output is y4m.
+    if !have_ffmpeg() || !has_encoder("libx264") {
+        return;
+    }
+    let t = Scratch::new("display");
+    let plain = t.path("plain.mkv");
+    make_clip(&plain, "160x120", "25", 3, "yuv420p");
+    let coded = t.path("coded.mp4");
+    ffmpeg(&["-i", s(&plain), "-c:v", "libx264", s(&coded)]);
+    // FFmpeg 5 turns the tag into a display matrix when it copies (not when it encodes).
+    let turned = t.path("turned.mp4");
+    ffmpeg(&[
+        "-i",
+        s(&coded),
+        "-c",
+        "copy",
+        "-metadata:s:v:0",
+        "rotate=90",
+        s(&turned),
+    ]);
+    let rotation = |p: &Path| ffprobe(p, Some("v:0"), "stream_side_data=rotation");
+    // FFmpeg 7 and later take the rotation another way (-display_rotation): nothing to test.
+    let made = !rotation(&turned).is_empty();
+    eprintln!("rotated input made: {made}");
+    if made {
+        let mp4 = t.path("out.mp4");
+        let err = ok(&["filter", s(&turned), "-o", s(&mp4), "-k", "box:3"]);
+        assert!(!err.contains("display matrix"), "{err}");
+        assert_eq!(rotation(&mp4), rotation(&turned));
+        for out in ["out.ts", "out.y4m"] {
+            let err = ok(&["filter", s(&turned), "-o", s(&t.path(out)), "-k", "box:3"]);
+            assert!(
+                err.contains("display matrix") && err.contains("rotated 90°"),
+                "{out}: {err}"
+            );
+        }
+    }
+    let hdr = t.path("hdr.mkv");
+    ffmpeg(&[
+        "-i",
+        s(&plain),
+        "-c:v",
+        "ffv1",
+        "-color_primaries",
+        "bt2020",
+        "-color_trc",
+        "smpte2084",
+        "-colorspace",
+        "bt2020nc",
+        s(&hdr),
+    ]);
+    let err = ok(&[
+        "filter",
+        s(&hdr),
+        "-o",
+        s(&t.path("hdr.y4m")),
+        "-k",
+        "box:3",
+    ]);
+    assert!(
+        err.contains("HDR colour description") && err.contains("smpte2084 transfer"),
+        "{err}"
+    );
+    let err = ok(&[
+        "filter",
+        s(&hdr),
+        "-o",
+        s(&t.path("hdr-out.mkv")),
+        "-k",
+        "box:3",
+    ]);
+    assert!(!err.contains("colour description"), "{err}");
+}

@@ -436,6 +436,25 @@ fn left_out(
             ));
         }
     }
+    // What of the picture's description pixels alone cannot say (y4m, images).
+    #[cfg(feature = "video")]
+    if !matches!(output, Output::Video(_) | Output::Null) {
+        let carry = stream.and_then(|s| s.carry.as_ref());
+        let input = convflow::quote::path(&a.input);
+        if let Some(turn) = carry.and_then(|c| c.display_turn()) {
+            notes.push(format!(
+                "the display matrix of {input} ({turn}) is left out: the output holds the \
+                 frames as stored (write .mp4 or .mov to keep it, or turn the input first, \
+                 e.g. ffmpeg -vf transpose)"
+            ));
+        }
+        if let Some(colour) = carry.and_then(|c| c.hdr_description()) {
+            notes.push(format!(
+                "the HDR colour description of {input} ({colour}) is left out: y4m and \
+                 image files cannot hold it (write a video file to keep it)"
+            ));
+        }
+    }
     #[cfg(not(feature = "video"))]
     let _ = (a, stream, output);
     notes

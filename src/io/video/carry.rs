@@ -51,6 +51,35 @@ pub(super) struct Colour {
     pub sar: Rational,
 }
 
+impl Colour {
+    /// Whether the field order says the frames are interlaced (either field first).
+    pub fn interlaced(&self) -> bool {
+        use ffi::AVFieldOrder as F;
+        matches!(
+            self.field_order,
+            F::AV_FIELD_TT | F::AV_FIELD_BB | F::AV_FIELD_TB | F::AV_FIELD_BT
+        )
+    }
+
+    /// Whether the top field is the first (coded first: `TT`, `TB`).
+    pub fn top_first(&self) -> bool {
+        use ffi::AVFieldOrder as F;
+        matches!(self.field_order, F::AV_FIELD_TT | F::AV_FIELD_TB)
+    }
+}
+
+/// Whether the linked FFmpeg's muxer `muxer` writes a stream's display matrix (rotation,
+/// mirroring): MP4 and MOV always; Matroska from libavformat 61 (FFmpeg 7.0), whose muxer
+/// writes it as the projection's pose.
+pub(super) fn holds_display_matrix(muxer: &str) -> bool {
+    match muxer {
+        "mp4" | "mov" => true,
+        // SAFETY: a plain call returning the library's version number.
+        "matroska" => (unsafe { ffi::avformat_version() } >> 16) >= 61,
+        _ => false,
+    }
+}
+
 /// One side-data block of a stream: its FFmpeg type and bytes.
 #[derive(Clone, Debug)]
 pub(super) struct StreamSideData {
@@ -334,6 +363,103 @@ impl Carry {
     /// The other streams, for messages: `audio stream 1 (aac), subtitle stream 2 (subrip)`.
     pub fn describe_passengers(&self) -> Vec<String> {
         self.0.passengers.iter().map(Passenger::describe).collect()
+    }
+
+    /// How the video's display matrix turns its frames for display (`rotated 90° clockwise`,
+    /// `mirrored`, `mirrored and rotated 180°`), when it turns them at all: the turn FFmpeg's
+    /// own autorotation applies.
+    pub fn display_turn(&self) -> Option<String> {
+        let side = self.0.video.side_data.iter().find(|d| {
+            d.kind == ffi::AVPacketSideDataType::AV_PKT_DATA_DISPLAYMATRIX && d.bytes.len() >= 36
+        })?;
+        let m: Vec<i32> = side
+            .bytes
+            .chunks_exact(4)
+            .take(9)
+            .map(|b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        // SAFETY: a 3×3 matrix of i32, as the function reads.
+        let ccw = unsafe { ffi::av_display_rotation_get(m.as_ptr()) };
+        let mirrored = (m[0] as i64 * m[4] as i64) < (m[1] as i64 * m[3] as i64);
+        let degrees = if ccw.is_finite() {
+            (-ccw).rem_euclid(360.0).round() as i64 % 360
+        } else {
+            0
+        };
+        let turn = match degrees {
+            0 => None,
+            90 => Some("rotated 90° clockwise".to_string()),
+            180 => Some("rotated 180°".to_string()),
+            270 => Some("rotated 90° counterclockwise".to_string()),
+            d => Some(format!("rotated {d}° clockwise")),
+        };
+        match (mirrored, turn) {
+            (false, turn) => turn,
+            (true, None) => Some("mirrored".into()),
+            (true, Some(t)) => Some(format!("mirrored and {t}")),
+        }
+    }
+
+    /// The video's colour description in words (`bt2020 primaries, smpte2084 transfer,
+    /// bt2020nc matrix, mastering display`) when it says the video is HDR or wide-gamut: a PQ
+    /// or HLG transfer, BT.2020 primaries, or HDR mastering metadata on the stream. (Outputs
+    /// that hold pixels alone are read as BT.709 or BT.601 by convention, so an SDR
+    /// description is not worth a note there.)
+    pub fn hdr_description(&self) -> Option<String> {
+        use ffi::AVColorPrimaries as P;
+        use ffi::AVColorTransferCharacteristic as T;
+        use ffi::AVPacketSideDataType as S;
+        let c = self.0.colour;
+        let side = [
+            (
+                S::AV_PKT_DATA_MASTERING_DISPLAY_METADATA,
+                "mastering display",
+            ),
+            (S::AV_PKT_DATA_CONTENT_LIGHT_LEVEL, "content light levels"),
+        ]
+        .into_iter()
+        .filter(|(kind, _)| self.0.video.side_data.iter().any(|d| d.kind == *kind))
+        .map(|(_, words)| words.to_string());
+        let side: Vec<String> = side.collect();
+        let hdr = matches!(c.trc, T::AVCOL_TRC_SMPTE2084 | T::AVCOL_TRC_ARIB_STD_B67)
+            || c.primaries == P::AVCOL_PRI_BT2020
+            || !side.is_empty();
+        if !hdr {
+            return None;
+        }
+        // SAFETY: FFmpeg's names of code points: static strings, or null for unknown ones.
+        let name = |p: *const std::ffi::c_char, what: &str| {
+            (!p.is_null()).then(|| {
+                format!(
+                    "{} {what}",
+                    unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy()
+                )
+            })
+        };
+        let mut parts = Vec::new();
+        if c.primaries != P::AVCOL_PRI_UNSPECIFIED {
+            parts.extend(name(
+                unsafe { ffi::av_color_primaries_name(c.primaries) },
+                "primaries",
+            ));
+        }
+        if c.trc != T::AVCOL_TRC_UNSPECIFIED {
+            parts.extend(name(
+                unsafe { ffi::av_color_transfer_name(c.trc) },
+                "transfer",
+            ));
+        }
+        if !matches!(
+            c.matrix,
+            ffi::AVColorSpace::AVCOL_SPC_UNSPECIFIED | ffi::AVColorSpace::AVCOL_SPC_RGB
+        ) {
+            parts.extend(name(
+                unsafe { ffi::av_color_space_name(c.matrix) },
+                "matrix",
+            ));
+        }
+        parts.extend(side);
+        Some(parts.join(", "))
     }
 
     /// The packets of the other streams, from now on (a sink calls this before the first frame

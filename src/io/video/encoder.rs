@@ -1,7 +1,8 @@
 //! The encoder of a video output: which one by default (the first of libx264, libx265, FFV1
 //! and MPEG-4 that takes the frames' format, or a lossless repacking of it, and that the
 //! container holds), and opening it with the user's `--codec-opt`s, each checked (unknown
-//! options, bad values and options that make the encoder touch files of its own are errors).
+//! options, bad values and options that make the encoder touch files of its own are errors);
+//! which encoders code interlaced pictures when asked.
 
 use ffmpeg_next as ff;
 
@@ -23,6 +24,15 @@ pub(super) fn lossless_twins(p: ff::format::Pixel) -> &'static [ff::format::Pixe
         P::RGBA64LE => &[P::GBRAP16LE],
         _ => &[],
     }
+}
+
+/// Encoders that code interlaced pictures when asked by `AV_CODEC_FLAG_INTERLACED_DCT`, the
+/// field first taken from each frame (`ffmpeg -flags +ildct+ilme`).
+pub(super) fn codes_fields(encoder: &str) -> bool {
+    matches!(
+        encoder,
+        "libx264" | "libx264rgb" | "mpeg2video" | "mpeg4" | "prores_ks"
+    )
 }
 
 /// The encoders tried for containers that hold none of the usual ones (WebM holds VP8, VP9 and

@@ -17,10 +17,13 @@ use ffmpeg_next as ff;
 use std::sync::{Arc, Mutex};
 
 use super::carry::{
-    add_passengers, muxer_name, put_file_tags, put_video_tags, Carried, Carry, FRAME_SIDE_DATA,
+    add_passengers, holds_display_matrix, muxer_name, put_file_tags, put_video_tags, Carried,
+    Carry, FRAME_SIDE_DATA,
 };
 use super::convert::{to_ff, Converter};
-use super::encoder::{default_encoder, lossless_twins, open_encoder, with_encoder_defaults};
+use super::encoder::{
+    codes_fields, default_encoder, lossless_twins, open_encoder, with_encoder_defaults,
+};
 use super::{
     ff_pixel, first_line, init, map_pixel, touches_files, with_stderr_captured, IO_BUFFER,
 };
@@ -239,7 +242,8 @@ impl VideoSink {
         // base cannot express its frame period (29.97 fps in Matroska's milliseconds) gets a
         // finer one that holds both, and its timestamps are put back on the frame grid
         // (`snap`): the rounding was the container's, the rate is the stream's. MPEG-4 part 2
-        // cannot express time bases finer than 1/65535 and gets one tick per frame.
+        // cannot express time bases finer than 1/65535 and gets one tick per frame; MPEG-1 and
+        // MPEG-2 video code only their standard frame rates, one tick per frame always.
         let tick = Rational(info.rate.1, info.rate.0);
         let constant = carry.is_none_or(Carry::constant_rate);
         let (enc_tb, snap) = match in_tb.map(|tb| (tb, grid_time_base(tb, tick))) {
@@ -247,12 +251,12 @@ impl VideoSink {
             Some((tb, _)) => (tb, false),
             None => (tick, false),
         };
-        let (enc_tb, snap) =
-            if codec.id() == ff::codec::Id::MPEG4 && enc_tb.denominator() >= 1 << 16 {
-                (tick, false)
-            } else {
-                (enc_tb, snap)
-            };
+        use ff::codec::Id;
+        let (enc_tb, snap) = match codec.id() {
+            Id::MPEG4 if enc_tb.denominator() >= 1 << 16 => (tick, false),
+            Id::MPEG1VIDEO | Id::MPEG2VIDEO => (tick, false),
+            _ => (enc_tb, snap),
+        };
         let (w, h) = (info.width as u32, info.height as u32);
         let rate = Rational(info.rate.0, info.rate.1);
         let mut ost = octx
@@ -291,8 +295,20 @@ impl VideoSink {
                 e.sample_aspect_ratio = c.sar.into();
             }
         }
+        let mut flags = ff::codec::Flags::empty();
         if global_header {
-            enc.set_flags(ff::codec::Flags::GLOBAL_HEADER);
+            flags |= ff::codec::Flags::GLOBAL_HEADER;
+        }
+        // Interlaced input stays interlaced in the bitstream where the encoder codes fields
+        // (MPEG-TS and MP4 have no field-order tag of their own; the frames say which field
+        // is first). Each frame is still filtered whole, as the README says.
+        if colour.is_some_and(|c| c.interlaced()) && codes_fields(codec.name()) {
+            flags |= ff::codec::Flags::INTERLACED_DCT | ff::codec::Flags::INTERLACED_ME;
+        }
+        if !flags.is_empty() {
+            // SAFETY: a plain field of an encoder context that is not open yet; the flags
+            // its codec's defaults set are kept.
+            unsafe { (*enc.as_mut_ptr()).flags |= flags.bits() as std::ffi::c_int };
         }
         let options = with_encoder_defaults(codec.name(), &opts.codec_opts);
         let encoder = open_encoder(enc, codec, &options).map_err(err)?;
@@ -316,11 +332,18 @@ impl VideoSink {
         let mut carried = None;
         if let Some(c) = carry {
             put_file_tags(&mut octx, c);
+            if let Some(turn) = c.display_turn().filter(|_| !holds_display_matrix(muxer)) {
+                notes.push(format!(
+                    "the video's display matrix ({turn}) is left out: {} cannot hold it, so \
+                     players show the frames as stored (write .mp4 or .mov to keep it)",
+                    muxer_name(muxer)
+                ));
+            }
             // With --streams video-only the caller says what is left out.
             if !opts.video_only {
                 let (added, left_out) =
                     add_passengers(&mut octx, muxer, &encoder, c).map_err(err)?;
-                notes = left_out;
+                notes.extend(left_out);
                 for (index, out, tb) in added {
                     let (in_tb, out_tb) = (tb, tb); // out_tb is the muxer's, once known
                     routes.insert(index, Route { out, in_tb, out_tb });
@@ -637,7 +660,7 @@ fn writable(frame: &mut ff::frame::Video) -> Result<(), String> {
     Ok(())
 }
 
-/// Timestamp, colour description and side data of a frame about to be encoded.
+/// Timestamp, colour description, field order and side data of a frame about to be encoded.
 fn prepare_frame(
     frame: &mut ff::frame::Video,
     pts: i64,
@@ -658,6 +681,8 @@ fn prepare_frame(
             (*f).colorspace = c.matrix;
             (*f).chroma_location = c.chroma;
             (*f).sample_aspect_ratio = c.sar.into();
+            (*f).interlaced_frame = c.interlaced().into();
+            (*f).top_field_first = c.top_first().into();
         }
         for kind in FRAME_SIDE_DATA {
             ffi::av_frame_remove_side_data(f, kind);
