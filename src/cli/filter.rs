@@ -413,7 +413,9 @@ fn image_format(f: convflow::frame::PixelFormat) -> convflow::frame::PixelFormat
 }
 
 /// What the output leaves out of the input, to say once: streams its container cannot hold,
-/// or all of them when it holds video alone (y4m, images). Nothing for `--streams video-only`.
+/// or all of them when it holds video alone (y4m, images; nothing said of streams with
+/// `--streams video-only`), and what of the picture's description it cannot hold (a display
+/// matrix, an HDR colour description).
 fn left_out(
     a: &FilterArgs,
     stream: Option<&io::StreamInfo>,
@@ -441,17 +443,15 @@ fn left_out(
     if !matches!(output, Output::Video(_) | Output::Null) {
         let carry = stream.and_then(|s| s.carry.as_ref());
         let input = convflow::quote::path(&a.input);
-        if let Some(turn) = carry.and_then(|c| c.display_turn()) {
-            notes.push(format!(
-                "the display matrix of {input} ({turn}) is left out: the output holds the \
-                 frames as stored (write .mp4 or .mov to keep it, or turn the input first, \
-                 e.g. ffmpeg -vf transpose)"
-            ));
-        }
+        let what = match output {
+            Output::Y4m(_) => "y4m",
+            _ => "image files",
+        };
+        notes.extend(carry.and_then(|c| c.display_note(what)));
         if let Some(colour) = carry.and_then(|c| c.hdr_description()) {
             notes.push(format!(
-                "the HDR colour description of {input} ({colour}) is left out: y4m and \
-                 image files cannot hold it (write a video file to keep it)"
+                "the HDR or wide-gamut colour description of {input} ({colour}) is left out: \
+                 {what} cannot hold it (write a video file to keep it)"
             ));
         }
     }

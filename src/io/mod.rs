@@ -327,8 +327,8 @@ pub trait Sink: Send {
     fn finish(self: Box<Self>) -> Result<(), IoError>;
     /// Removes everything written so far.
     fn abort(self: Box<Self>);
-    /// What the output leaves out of the input (streams its container cannot hold), for the
-    /// caller to say once.
+    /// What the output leaves out of the input (streams or a display matrix its container
+    /// cannot hold, another video stream copied unfiltered), for the caller to say once.
     fn notes(&self) -> Vec<String> {
         Vec::new()
     }

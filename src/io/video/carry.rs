@@ -69,13 +69,13 @@ impl Colour {
 }
 
 /// Whether the linked FFmpeg's muxer `muxer` writes a stream's display matrix (rotation,
-/// mirroring): MP4 and MOV always; Matroska from libavformat 61 (FFmpeg 7.0), whose muxer
-/// writes it as the projection's pose.
+/// mirroring): MP4 and MOV always; Matroska and WebM from libavformat 60.16 (FFmpeg 6.1),
+/// whose muxer writes it as the projection's pose (FFmpeg 5.1's drops it).
 pub(super) fn holds_display_matrix(muxer: &str) -> bool {
     match muxer {
         "mp4" | "mov" => true,
         // SAFETY: a plain call returning the library's version number.
-        "matroska" => (unsafe { ffi::avformat_version() } >> 16) >= 61,
+        "matroska" | "webm" => (unsafe { ffi::avformat_version() }) >= (60 << 16) | (16 << 8),
         _ => false,
     }
 }
@@ -132,6 +132,8 @@ pub(super) type Carried = (usize, ff::Packet);
 struct Inner {
     metadata: Vec<(String, String)>,
     chapters: Vec<Chapter>,
+    /// The filtered video stream's index in the input.
+    video_index: usize,
     video: StreamTags,
     colour: Colour,
     passengers: Vec<Passenger>,
@@ -273,6 +275,7 @@ impl Carry {
         let inner = Inner {
             metadata: dictionary(input.metadata(), &["encoder"]),
             chapters,
+            video_index: video,
             video: video_tags,
             colour,
             passengers,
@@ -366,8 +369,9 @@ impl Carry {
     }
 
     /// How the video's display matrix turns its frames for display (`rotated 90° clockwise`,
-    /// `mirrored`, `mirrored and rotated 180°`), when it turns them at all: the turn FFmpeg's
-    /// own autorotation applies.
+    /// `rotated 180°`, `mirrored`, `mirrored and turned 90°`), when it does anything at all:
+    /// the turn FFmpeg's own autorotation applies. A mirror with a half turn is another mirror,
+    /// so mirrored matrices are named by whether they also swap width and height.
     pub fn display_turn(&self) -> Option<String> {
         let side = self.0.video.side_data.iter().find(|d| {
             d.kind == ffi::AVPacketSideDataType::AV_PKT_DATA_DISPLAYMATRIX && d.bytes.len() >= 36
@@ -380,24 +384,34 @@ impl Carry {
             .collect();
         // SAFETY: a 3×3 matrix of i32, as the function reads.
         let ccw = unsafe { ffi::av_display_rotation_get(m.as_ptr()) };
+        // [a b u; c d v; x y w], row-major: a negative ad − bc mirrors.
         let mirrored = (m[0] as i64 * m[4] as i64) < (m[1] as i64 * m[3] as i64);
         let degrees = if ccw.is_finite() {
             (-ccw).rem_euclid(360.0).round() as i64 % 360
         } else {
             0
         };
-        let turn = match degrees {
-            0 => None,
-            90 => Some("rotated 90° clockwise".to_string()),
-            180 => Some("rotated 180°".to_string()),
-            270 => Some("rotated 90° counterclockwise".to_string()),
-            d => Some(format!("rotated {d}° clockwise")),
-        };
-        match (mirrored, turn) {
-            (false, turn) => turn,
-            (true, None) => Some("mirrored".into()),
-            (true, Some(t)) => Some(format!("mirrored and {t}")),
+        match (mirrored, degrees) {
+            (false, 0) => None,
+            (false, 90) => Some("rotated 90° clockwise".into()),
+            (false, 180) => Some("rotated 180°".into()),
+            (false, 270) => Some("rotated 90° counterclockwise".into()),
+            (false, d) => Some(format!("rotated {d}° clockwise")),
+            (true, 0 | 180) => Some("mirrored".into()),
+            (true, _) => Some("mirrored and turned 90°".into()),
         }
+    }
+
+    /// The note for a display matrix that an output (`what`: `mkv`, `y4m`, `image files`)
+    /// cannot hold, when the video has one that turns or mirrors its frames.
+    pub fn display_note(&self, what: &str) -> Option<String> {
+        self.display_turn().map(|turn| {
+            format!(
+                "the video's display matrix ({turn}) is left out: {what} cannot hold it, so \
+                 players show the frames as stored (write .mp4 or .mov to keep it, or have \
+                 ffmpeg re-encode the input first, which turns the frames)"
+            )
+        })
     }
 
     /// The video's colour description in words (`bt2020 primaries, smpte2084 transfer,
@@ -633,15 +647,55 @@ pub(super) fn add_passengers(
                 .map(|why| format!("refuses it ({why})"))
         };
         match left_out {
+            // A timecode track (MOV's `tmcd`) whose timecode the video stream's tags carry:
+            // MOV and MP4 write a timecode track of their own from that tag, Matroska keeps it.
+            Some(_)
+                if matches!(muxer, "mov" | "mp4" | "matroska") && carries_timecode(carry, p) =>
+            {
+                notes.push(format!(
+                    "data stream {}, a timecode track, is not copied: {} keeps its timecode as \
+                     the video's timecode tag{}",
+                    p.index,
+                    muxer_name(muxer),
+                    if muxer == "matroska" {
+                        ""
+                    } else {
+                        ", written as a new timecode track"
+                    }
+                ))
+            }
             Some(why) => notes.push(format!(
                 "{} is left out: {} {why}",
                 p.describe(),
                 muxer_name(muxer)
             )),
-            None => added.push((p.index, new_copied_stream(octx, p, true)?, p.time_base)),
+            None => {
+                // Another video stream than the filtered one (a second angle), not cover art.
+                let attached = p.tags.disposition & ffi::AV_DISPOSITION_ATTACHED_PIC as i32 != 0;
+                if p.medium == "video" && !attached {
+                    notes.push(format!(
+                        "{} is copied unfiltered: convflow filters video stream {} alone",
+                        p.describe(),
+                        carry.0.video_index
+                    ));
+                }
+                added.push((p.index, new_copied_stream(octx, p, true)?, p.time_base))
+            }
         }
     }
     Ok((added, notes))
+}
+
+/// Whether the copied stream `p` is a timecode track whose timecode the video stream's tags
+/// carry too (FFmpeg's MOV demuxer puts it on both).
+fn carries_timecode(carry: &Carry, p: &Passenger) -> bool {
+    let timecode = |m: &[(String, String)]| {
+        m.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("timecode"))
+            .map(|(_, v)| v.clone())
+    };
+    p.medium == "data"
+        && timecode(&p.tags.metadata).is_some_and(|t| Some(t) == timecode(&carry.0.video.metadata))
 }
 
 /// Puts the video stream's metadata, disposition and side data on the output's stream `st`.

@@ -2,8 +2,9 @@
 //! renamed only when the run succeeds. What a video input carries besides its frames
 //! ([`Carry`]) is put back: the other streams copied packet for packet and interleaved by the
 //! muxer (those the container cannot hold are left out, with a note), the colour description,
-//! aspect ratio and field order on the encoder, the stream and every frame, stream and frame
-//! side data, metadata, dispositions and chapters. Frames keep the input's timestamps, in the
+//! aspect ratio and field order on the encoder, the stream and every frame (interlaced input
+//! coded interlaced where the encoder codes fields), stream and frame side data (a display
+//! matrix the container cannot hold is said in a note), metadata, dispositions and chapters. Frames keep the input's timestamps, in the
 //! input's time base (variable frame rates stay variable, the first timestamp stays), and
 //! packets get the input frames' durations. The header is written when the first frame comes,
 //! so that HDR side data found only on frames reaches the stream.
@@ -332,12 +333,8 @@ impl VideoSink {
         let mut carried = None;
         if let Some(c) = carry {
             put_file_tags(&mut octx, c);
-            if let Some(turn) = c.display_turn().filter(|_| !holds_display_matrix(muxer)) {
-                notes.push(format!(
-                    "the video's display matrix ({turn}) is left out: {} cannot hold it, so \
-                     players show the frames as stored (write .mp4 or .mov to keep it)",
-                    muxer_name(muxer)
-                ));
+            if !holds_display_matrix(muxer) {
+                notes.extend(c.display_note(muxer_name(muxer)));
             }
             // With --streams video-only the caller says what is left out.
             if !opts.video_only {
