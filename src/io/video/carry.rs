@@ -68,18 +68,6 @@ impl Colour {
     }
 }
 
-/// Whether the linked FFmpeg's muxer `muxer` writes a stream's display matrix (rotation,
-/// mirroring): MP4 and MOV always; Matroska and WebM from libavformat 60.16 (FFmpeg 6.1),
-/// whose muxer writes it as the projection's pose (FFmpeg 5.1's drops it).
-pub(super) fn holds_display_matrix(muxer: &str) -> bool {
-    match muxer {
-        "mp4" | "mov" => true,
-        // SAFETY: a plain call returning the library's version number.
-        "matroska" | "webm" => (unsafe { ffi::avformat_version() }) >= (60 << 16) | (16 << 8),
-        _ => false,
-    }
-}
-
 /// One side-data block of a stream: its FFmpeg type and bytes.
 #[derive(Clone, Debug)]
 pub(super) struct StreamSideData {
@@ -368,112 +356,16 @@ impl Carry {
         self.0.passengers.iter().map(Passenger::describe).collect()
     }
 
-    /// How the video's display matrix turns its frames for display (`rotated 90° clockwise`,
-    /// `rotated 180°`, `mirrored`, `mirrored and turned 90°`), when it does anything at all:
-    /// the turn FFmpeg's own autorotation applies. A mirror with a half turn is another mirror,
-    /// so mirrored matrices are named by whether they also swap width and height.
-    pub fn display_turn(&self) -> Option<String> {
-        let side = self.0.video.side_data.iter().find(|d| {
-            d.kind == ffi::AVPacketSideDataType::AV_PKT_DATA_DISPLAYMATRIX && d.bytes.len() >= 36
-        })?;
-        let m: Vec<i32> = side
-            .bytes
-            .chunks_exact(4)
-            .take(9)
-            .map(|b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
-        // SAFETY: a 3×3 matrix of i32, as the function reads.
-        let ccw = unsafe { ffi::av_display_rotation_get(m.as_ptr()) };
-        // [a b u; c d v; x y w], row-major: a negative ad − bc mirrors.
-        let mirrored = (m[0] as i64 * m[4] as i64) < (m[1] as i64 * m[3] as i64);
-        let degrees = if ccw.is_finite() {
-            (-ccw).rem_euclid(360.0).round() as i64 % 360
-        } else {
-            0
-        };
-        match (mirrored, degrees) {
-            (false, 0) => None,
-            (false, 90) => Some("rotated 90° clockwise".into()),
-            (false, 180) => Some("rotated 180°".into()),
-            (false, 270) => Some("rotated 90° counterclockwise".into()),
-            (false, d) => Some(format!("rotated {d}° clockwise")),
-            (true, 0 | 180) => Some("mirrored".into()),
-            (true, _) => Some("mirrored and turned 90°".into()),
-        }
-    }
-
     /// The note for a display matrix that an output (`what`: `mkv`, `y4m`, `image files`)
     /// cannot hold, when the video has one that turns or mirrors its frames.
     pub fn display_note(&self, what: &str) -> Option<String> {
-        self.display_turn().map(|turn| {
-            format!(
-                "the video's display matrix ({turn}) is left out: {what} cannot hold it, so \
-                 players show the frames as stored (write .mp4 or .mov to keep it, or have \
-                 ffmpeg re-encode the input first, which turns the frames)"
-            )
-        })
+        super::display::note(&self.0.video.side_data, what)
     }
 
-    /// The video's colour description in words (`bt2020 primaries, smpte2084 transfer,
-    /// bt2020nc matrix, mastering display`) when it says the video is HDR or wide-gamut: a PQ
-    /// or HLG transfer, BT.2020 primaries, or HDR mastering metadata on the stream. (Outputs
-    /// that hold pixels alone are read as BT.709 or BT.601 by convention, so an SDR
-    /// description is not worth a note there.)
+    /// The video's colour description in words when it says the video is HDR or wide-gamut
+    /// ([`super::display::hdr_description`]).
     pub fn hdr_description(&self) -> Option<String> {
-        use ffi::AVColorPrimaries as P;
-        use ffi::AVColorTransferCharacteristic as T;
-        use ffi::AVPacketSideDataType as S;
-        let c = self.0.colour;
-        let side = [
-            (
-                S::AV_PKT_DATA_MASTERING_DISPLAY_METADATA,
-                "mastering display",
-            ),
-            (S::AV_PKT_DATA_CONTENT_LIGHT_LEVEL, "content light levels"),
-        ]
-        .into_iter()
-        .filter(|(kind, _)| self.0.video.side_data.iter().any(|d| d.kind == *kind))
-        .map(|(_, words)| words.to_string());
-        let side: Vec<String> = side.collect();
-        let hdr = matches!(c.trc, T::AVCOL_TRC_SMPTE2084 | T::AVCOL_TRC_ARIB_STD_B67)
-            || c.primaries == P::AVCOL_PRI_BT2020
-            || !side.is_empty();
-        if !hdr {
-            return None;
-        }
-        // SAFETY: FFmpeg's names of code points: static strings, or null for unknown ones.
-        let name = |p: *const std::ffi::c_char, what: &str| {
-            (!p.is_null()).then(|| {
-                format!(
-                    "{} {what}",
-                    unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy()
-                )
-            })
-        };
-        let mut parts = Vec::new();
-        if c.primaries != P::AVCOL_PRI_UNSPECIFIED {
-            parts.extend(name(
-                unsafe { ffi::av_color_primaries_name(c.primaries) },
-                "primaries",
-            ));
-        }
-        if c.trc != T::AVCOL_TRC_UNSPECIFIED {
-            parts.extend(name(
-                unsafe { ffi::av_color_transfer_name(c.trc) },
-                "transfer",
-            ));
-        }
-        if !matches!(
-            c.matrix,
-            ffi::AVColorSpace::AVCOL_SPC_UNSPECIFIED | ffi::AVColorSpace::AVCOL_SPC_RGB
-        ) {
-            parts.extend(name(
-                unsafe { ffi::av_color_space_name(c.matrix) },
-                "matrix",
-            ));
-        }
-        parts.extend(side);
-        Some(parts.join(", "))
+        super::display::hdr_description(&self.0.colour, &self.0.video.side_data)
     }
 
     /// The packets of the other streams, from now on (a sink calls this before the first frame
@@ -671,6 +563,7 @@ pub(super) fn add_passengers(
             )),
             None => {
                 // Another video stream than the filtered one (a second angle), not cover art.
+                #[allow(clippy::unnecessary_cast)] // the constant's type differs by FFmpeg
                 let attached = p.tags.disposition & ffi::AV_DISPOSITION_ATTACHED_PIC as i32 != 0;
                 if p.medium == "video" && !attached {
                     notes.push(format!(

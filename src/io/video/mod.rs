@@ -24,6 +24,7 @@
 mod carry;
 pub mod concat;
 pub mod convert;
+mod display;
 mod encoder;
 pub use encoder::WEB_ENCODERS;
 mod sink;

@@ -4,10 +4,11 @@
 //! muxer (those the container cannot hold are left out, with a note), the colour description,
 //! aspect ratio and field order on the encoder, the stream and every frame (interlaced input
 //! coded interlaced where the encoder codes fields), stream and frame side data (a display
-//! matrix the container cannot hold is said in a note), metadata, dispositions and chapters. Frames keep the input's timestamps, in the
-//! input's time base (variable frame rates stay variable, the first timestamp stays), and
-//! packets get the input frames' durations. The header is written when the first frame comes,
-//! so that HDR side data found only on frames reaches the stream.
+//! matrix the container cannot hold is said in a note), metadata, dispositions and chapters.
+//! Frames keep the input's timestamps, in the input's time base (variable frame rates stay
+//! variable, the first timestamp stays), and packets get the input frames' durations. The
+//! header is written when the first frame comes, so that HDR side data found only on frames
+//! reaches the stream.
 
 use std::path::{Path, PathBuf};
 
@@ -18,10 +19,10 @@ use ffmpeg_next as ff;
 use std::sync::{Arc, Mutex};
 
 use super::carry::{
-    add_passengers, holds_display_matrix, muxer_name, put_file_tags, put_video_tags, Carried,
-    Carry, FRAME_SIDE_DATA,
+    add_passengers, muxer_name, put_file_tags, put_video_tags, Carried, Carry, FRAME_SIDE_DATA,
 };
 use super::convert::{to_ff, Converter};
+use super::display::holds_display_matrix;
 use super::encoder::{
     codes_fields, default_encoder, lossless_twins, open_encoder, with_encoder_defaults,
 };
