@@ -803,6 +803,95 @@ fn sixteen_bit_stills_stay_sixteen_bit() {
     }
 }
 
+/// An embedded ICC colour profile passes from PNG and JPEG inputs (one image or a directory)
+/// to PNG, JPEG and TIFF outputs byte for byte; BMP, which cannot hold one, is still written.
+#[test]
+fn still_colour_profiles_pass_through() {
+    use image::codecs::{jpeg::JpegEncoder, png::PngEncoder};
+    use image::{ImageDecoder, ImageEncoder};
+    let t = Scratch::new("cli-icc");
+    // Any bytes do: the profile is carried, not interpreted.
+    let profile: Vec<u8> = (0..600u32).map(|i| (i * 31 % 251) as u8).collect();
+    let (w, h) = (12u32, 9u32);
+    let pixels: Vec<u8> = (0..w * h * 3).map(|i| (i * 13 % 256) as u8).collect();
+    let mut png = Vec::new();
+    let mut e = PngEncoder::new(&mut png);
+    e.set_icc_profile(profile.clone()).unwrap();
+    e.write_image(&pixels, w, h, image::ExtendedColorType::Rgb8)
+        .unwrap();
+    let mut jpg = Vec::new();
+    let mut e = JpegEncoder::new(&mut jpg);
+    e.set_icc_profile(profile.clone()).unwrap();
+    e.write_image(&pixels, w, h, image::ExtendedColorType::Rgb8)
+        .unwrap();
+    std::fs::write(t.path("in.png"), &png).unwrap();
+    std::fs::write(t.path("in.jpg"), &jpg).unwrap();
+    let read_profile = |p: &std::path::Path| {
+        let reader = image::ImageReader::open(p)
+            .unwrap()
+            .with_guessed_format()
+            .unwrap();
+        reader.into_decoder().unwrap().icc_profile().unwrap()
+    };
+    for input in ["in.png", "in.jpg"] {
+        let input_path = t.path(input);
+        for out in ["o.png", "o.jpg", "o.tif"] {
+            let output = t.path(&format!("{input}-{out}"));
+            let args = [
+                "filter",
+                s(&input_path),
+                "-o",
+                s(&output),
+                "-k",
+                "box:3",
+                "-q",
+            ];
+            let r = run(&args);
+            assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+            // The image crate's TIFF decoder does not read back the profile its encoder
+            // writes (FFmpeg's does): the bytes are looked for in the file there.
+            let got = if out.ends_with(".tif") {
+                let bytes = std::fs::read(&output).unwrap();
+                let found = bytes.windows(profile.len()).any(|w| w == &profile[..]);
+                found.then(|| profile.clone())
+            } else {
+                read_profile(&output)
+            };
+            assert_eq!(got.as_ref(), Some(&profile), "{input} to {out}");
+        }
+    }
+    let r = run(&[
+        "filter",
+        s(&t.path("in.png")),
+        "-o",
+        s(&t.path("o.bmp")),
+        "-k",
+        "box:3",
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    // A directory of frames keeps each frame's profile.
+    std::fs::create_dir(t.path("dir")).unwrap();
+    for name in ["a.png", "b.png"] {
+        std::fs::write(t.path("dir").join(name), &png).unwrap();
+    }
+    let r = run(&[
+        "filter",
+        s(&t.path("dir")),
+        "-o",
+        s(&t.path("out")),
+        "-k",
+        "box:3",
+        "-q",
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    for name in ["a.png", "b.png"] {
+        assert_eq!(
+            read_profile(&t.path("out").join(name)).as_ref(),
+            Some(&profile)
+        );
+    }
+}
+
 /// `bench kernels --family` measures the named kernel family and writes it in the CSV's
 /// `kernel` column; an unknown family is a usage error naming it.
 #[test]

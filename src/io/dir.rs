@@ -12,8 +12,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::atomic::PendingDir;
-use super::still::{encode, load, output_format};
-use super::{existing_parent, FrameMeta, FrameSlots, IoError, Sink, Source, StreamInfo};
+use super::still::{encode, load_with_profile, output_format};
+use super::{existing_parent, FrameMeta, FrameSlots, IoError, SideData, Sink, Source, StreamInfo};
 use crate::frame::Frame;
 
 /// The file name a directory output gives frame `index` (0-based) of a source without names
@@ -102,8 +102,9 @@ pub struct DirSource {
     end: usize,
     next: usize,
     first: Option<(usize, usize)>,
-    /// The first frame, read early to declare the stream for a video or y4m output.
-    peeked: Option<Frame>,
+    /// The first frame and its side data (a colour profile), read early to declare the stream
+    /// for a video or y4m output.
+    peeked: Option<(Frame, SideData)>,
     rate: Option<(i32, i32)>,
 }
 
@@ -147,7 +148,7 @@ impl Source for DirSource {
         Ok(())
     }
     fn stream_info(&self) -> Option<StreamInfo> {
-        let (f, rate) = (self.peeked.as_ref()?, self.rate?);
+        let ((f, _), rate) = (self.peeked.as_ref()?, self.rate?);
         Some(StreamInfo {
             format: f.format(),
             width: f.width(),
@@ -169,7 +170,7 @@ impl Source for DirSource {
                 .get(self.start)
                 .filter(|_| self.start < self.end)
                 .ok_or_else(|| IoError::EmptyDir(self.dir.clone()))?;
-            self.peeked = Some(load(first)?);
+            self.peeked = Some(load_with_profile(first)?);
         }
         self.rate = Some(rate);
         Ok(self.stream_info())
@@ -186,7 +187,7 @@ impl Source for DirSource {
         } else {
             None
         };
-        let frame = match peeked.map_or_else(|| load(path), Ok) {
+        let (frame, side_data) = match peeked.map_or_else(|| load_with_profile(path), Ok) {
             Ok(f) => f,
             Err(e) => {
                 // A damaged file loses its frame only; the sequence can go on (`--skip-bad`).
@@ -216,6 +217,7 @@ impl Source for DirSource {
             index: self.next,
             name: path.file_name().map(|n| n.to_os_string()),
             pts: None,
+            side_data,
             ..Default::default()
         };
         self.next += 1;
@@ -271,7 +273,14 @@ impl Sink for DirSink {
             path: shown.clone(),
             msg: e.to_string(),
         })?;
-        encode(frame, format, &mut std::io::BufWriter::new(file), &shown)?;
+        let icc = super::still::icc_profile(&meta.side_data);
+        encode(
+            frame,
+            format,
+            &mut std::io::BufWriter::new(file),
+            &shown,
+            icc,
+        )?;
         self.names.push(name);
         Ok(())
     }

@@ -249,8 +249,17 @@ pub struct FrameMeta {
     pub duration: Option<i64>,
     /// Side data of a video frame that a video output puts back: (FFmpeg's
     /// `AVFrameSideDataType` number, bytes). Mastering display, content light level, captions…
-    pub side_data: Vec<(u32, Vec<u8>)>,
+    /// and an image's colour profile ([`ICC_PROFILE`]).
+    pub side_data: SideData,
 }
+
+/// A frame's side data: (FFmpeg's `AVFrameSideDataType` number, bytes) per block.
+pub type SideData = Vec<(u32, Vec<u8>)>;
+
+/// The [`FrameMeta::side_data`] kind of an ICC colour profile: FFmpeg's
+/// `AV_FRAME_DATA_ICC_PROFILE`, so that a profile read from an image reaches a video output's
+/// frames and a video frame's reaches image files.
+pub const ICC_PROFILE: u32 = 15;
 
 /// A frame as a source delivers it: in host memory, or already in the device's memory (a
 /// hardware decoder's output), which the pipeline filters without any host copy.

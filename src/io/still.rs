@@ -1,11 +1,14 @@
 //! Single still images through the `image` crate (PNG, JPEG, BMP, TIFF).
 //!
-//! 8-bit gray, RGB and RGBA load as they are; gray+alpha loads as RGBA, and 16-bit or float
-//! images are reduced to 8 bits. An EXIF orientation (JPEG, PNG, TIFF) is applied on read, as
-//! image viewers and OpenCV's `imread` do, so the pixels come out upright; outputs carry no
-//! orientation tag. Decoding is bounded by the memory budget ([`crate::memory`]) and a decoder
-//! panic on hostile bytes becomes an error. The output format follows the output file's
-//! extension; JPEG cannot hold alpha, so RGBA is written to JPEG as RGB.
+//! Gray, RGB and RGBA load as they are, at 8 or 16 bits; gray+alpha loads as RGBA and floating
+//! point as 16 bits. An EXIF orientation (JPEG, PNG, TIFF) is applied on read, as image viewers
+//! and OpenCV's `imread` do, so the pixels come out upright; outputs carry no orientation tag.
+//! An embedded ICC colour profile travels with the frame ([`ICC_PROFILE`] side data) and is
+//! written into PNG, JPEG and TIFF outputs (BMP cannot hold one), so colour-managed viewers
+//! show the output's colours as the input's. Decoding is bounded by the memory budget
+//! ([`crate::memory`]) and a decoder panic on hostile bytes becomes an error. The output format
+//! follows the output file's extension; JPEG cannot hold alpha, so RGBA is written to JPEG as
+//! RGB.
 
 use std::io::{BufRead, Seek, Write};
 use std::path::{Path, PathBuf};
@@ -13,7 +16,7 @@ use std::path::{Path, PathBuf};
 use image::{DynamicImage, ExtendedColorType, ImageDecoder, ImageFormat};
 
 use super::atomic::PendingFile;
-use super::{existing_parent, FrameMeta, FrameSlots, IoError, Sink, Source};
+use super::{existing_parent, FrameMeta, FrameSlots, IoError, SideData, Sink, Source, ICC_PROFILE};
 use crate::frame::{Frame, PixelFormat};
 
 thread_local! {
@@ -57,6 +60,15 @@ pub fn decode_within<R: BufRead + Seek>(
     origin: &Path,
     cap: Option<u64>,
 ) -> Result<Frame, IoError> {
+    decode_parts(reader, origin, cap).map(|(frame, _)| frame)
+}
+
+/// [`decode_within`], and the image's ICC colour profile when it embeds one.
+fn decode_parts<R: BufRead + Seek>(
+    reader: R,
+    origin: &Path,
+    cap: Option<u64>,
+) -> Result<(Frame, Option<Vec<u8>>), IoError> {
     let decode_err = |msg: String| IoError::Decode {
         path: origin.to_path_buf(),
         msg: msg.replace(['\n', '\r'], " "),
@@ -69,7 +81,8 @@ pub fn decode_within<R: BufRead + Seek>(
     }
     let png = reader.format() == Some(image::ImageFormat::Png);
     reader.limits(limits(png, cap));
-    let (format, w, h, data) = catch(|| -> Result<(PixelFormat, usize, usize, Vec<u8>), String> {
+    type Decoded = (PixelFormat, usize, usize, Vec<u8>, Option<Vec<u8>>);
+    let (format, w, h, data, icc) = catch(|| -> Result<Decoded, String> {
         let mut decoder = reader.into_decoder().map_err(|e| match e {
             image::ImageError::Limits(_) if png => format!(
                 "its metadata (a colour profile or text) inflates beyond what convflow allows \
@@ -105,6 +118,12 @@ pub fn decode_within<R: BufRead + Seek>(
             ));
         }
         let orientation = decoder.orientation().map_err(|e| e.to_string())?;
+        // A damaged profile costs the profile, not the image.
+        let icc = decoder
+            .icc_profile()
+            .ok()
+            .flatten()
+            .filter(|p| !p.is_empty());
         let mut img = DynamicImage::from_decoder(decoder).map_err(|e| match e {
             image::ImageError::Limits(_) => {
                 format!("{w}x{h} image: the decoder needs more memory than convflow may use")
@@ -131,12 +150,14 @@ pub fn decode_within<R: BufRead + Seek>(
             DynamicImage::ImageRgb32F(_) => (PixelFormat::Rgb16, le(img.to_rgb16().into_raw())),
             _ => (PixelFormat::Rgba16, le(img.to_rgba16().into_raw())),
         };
-        Ok((format, w, h, data))
+        Ok((format, w, h, data, icc))
     })
     .map_err(decode_err)?
     .map_err(decode_err)?;
     let stride = w * format.plane_channels(0) * format.depth().bytes();
-    Frame::from_parts(format, w, h, &[stride], data).map_err(|e| decode_err(e.to_string()))
+    let frame =
+        Frame::from_parts(format, w, h, &[stride], data).map_err(|e| decode_err(e.to_string()))?;
+    Ok((frame, icc))
 }
 
 /// What a decoder may allocate besides the image, given `cap` on the decoded image: for PNG
@@ -175,7 +196,22 @@ fn open_regular(path: &Path) -> Result<std::fs::File, IoError> {
 
 /// Decodes one image file into a frame: a regular file, opened without waiting on a FIFO.
 pub fn load(path: &Path) -> Result<Frame, IoError> {
-    decode(std::io::BufReader::new(open_regular(path)?), path)
+    load_with_profile(path).map(|(frame, _)| frame)
+}
+
+/// [`load`], and the image's ICC colour profile as frame side data ([`ICC_PROFILE`]).
+pub fn load_with_profile(path: &Path) -> Result<(Frame, SideData), IoError> {
+    let cap = crate::memory::budget().map(|(b, _)| b);
+    let (frame, icc) = decode_parts(std::io::BufReader::new(open_regular(path)?), path, cap)?;
+    Ok((frame, icc.map(|p| (ICC_PROFILE, p)).into_iter().collect()))
+}
+
+/// The ICC colour profile among a frame's side data, if any.
+pub fn icc_profile(side_data: &[(u32, Vec<u8>)]) -> Option<&[u8]> {
+    side_data
+        .iter()
+        .find(|(kind, _)| *kind == ICC_PROFILE)
+        .map(|(_, p)| &p[..])
 }
 
 /// True when the file's first bytes are an image format this build reads (regular files
@@ -231,12 +267,14 @@ pub fn output_format(path: &Path) -> Result<ImageFormat, IoError> {
     }
 }
 
-/// Encodes `frame` as `format` into `out`; `path` names the output in errors.
+/// Encodes `frame` as `format` into `out`, with the ICC colour profile `icc` where the format
+/// holds one (PNG, JPEG, TIFF); `path` names the output in errors.
 pub fn encode<W: Write + Seek>(
     frame: &Frame,
     format: ImageFormat,
     out: &mut W,
     path: &Path,
+    icc: Option<&[u8]>,
 ) -> Result<(), IoError> {
     let write_err = |msg: String| IoError::Write {
         path: path.to_path_buf(),
@@ -279,8 +317,27 @@ pub fn encode<W: Write + Seek>(
         }
     };
     let (w, h) = (frame.width() as u32, frame.height() as u32);
-    image::write_buffer_with_format(out, &data, w, h, color, format)
-        .map_err(|e| write_err(e.to_string()))?;
+    /// Sets the profile where the encoder takes one (BMP's does not), then writes.
+    fn write<E: image::ImageEncoder>(
+        mut encoder: E,
+        icc: Option<&[u8]>,
+        image: (&[u8], u32, u32, ExtendedColorType),
+    ) -> image::ImageResult<()> {
+        if let Some(p) = icc {
+            let _ = encoder.set_icc_profile(p.to_vec());
+        }
+        encoder.write_image(image.0, image.1, image.2, image.3)
+    }
+    use image::codecs::{bmp::BmpEncoder, jpeg::JpegEncoder, png::PngEncoder, tiff::TiffEncoder};
+    let image = (&data[..], w, h, color);
+    match format {
+        ImageFormat::Png => write(PngEncoder::new(&mut *out), icc, image),
+        ImageFormat::Jpeg => write(JpegEncoder::new(&mut *out), icc, image),
+        ImageFormat::Tiff => write(TiffEncoder::new(&mut *out), icc, image),
+        ImageFormat::Bmp => write(BmpEncoder::new(out), icc, image),
+        _ => image::write_buffer_with_format(out, &data, w, h, color, format),
+    }
+    .map_err(|e| write_err(e.to_string()))?;
     out.flush().map_err(|e| write_err(e.to_string()))
 }
 
@@ -318,13 +375,15 @@ impl Source for StillSource {
             return Ok(None);
         }
         let name = self.path.file_name().map(|n| n.to_os_string());
-        let frame = slots.adopt(load(&self.path)?)?;
+        let (frame, side_data) = load_with_profile(&self.path)?;
+        let frame = slots.adopt(frame)?;
         Ok(Some((
             frame,
             FrameMeta {
                 index: 0,
                 name,
                 pts: None,
+                side_data,
                 ..Default::default()
             },
         )))
@@ -355,7 +414,7 @@ impl Sink for StillSink {
     fn describe(&self) -> String {
         crate::quote::path(&self.path)
     }
-    fn write_frame(&mut self, frame: &Frame, _meta: &FrameMeta) -> Result<(), IoError> {
+    fn write_frame(&mut self, frame: &Frame, meta: &FrameMeta) -> Result<(), IoError> {
         if self.pending.is_some() {
             return Err(IoError::Output {
                 path: self.path.clone(),
@@ -371,6 +430,7 @@ impl Sink for StillSink {
             self.format,
             &mut std::io::BufWriter::new(&mut f),
             &self.path,
+            icc_profile(&meta.side_data),
         )?;
         self.pending = Some(f);
         Ok(())

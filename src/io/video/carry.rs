@@ -362,8 +362,9 @@ impl Carry {
         super::display::note(&self.0.video.side_data, what)
     }
 
-    /// The video's colour description in words when it says the video is HDR or wide-gamut
-    /// ([`super::display::hdr_description`]).
+    /// The video's colour description in words (`bt2020 primaries, smpte2084 transfer, …`)
+    /// when it says the video is HDR or wide-gamut: a PQ or HLG transfer, BT.2020 primaries or
+    /// HDR mastering metadata on the stream.
     pub fn hdr_description(&self) -> Option<String> {
         super::display::hdr_description(&self.0.colour, &self.0.video.side_data)
     }

@@ -135,6 +135,12 @@ mod tests {
     }
 
     #[test]
+    fn an_icc_profile_is_ffmpegs_side_data_kind() {
+        let kind = ffi::AVFrameSideDataType::AV_FRAME_DATA_ICC_PROFILE as u32;
+        assert_eq!(crate::io::ICC_PROFILE, kind);
+    }
+
+    #[test]
     fn turns_are_named_as_players_apply_them() {
         assert_eq!(turn(&matrix(0.0, false, false)), None);
         let named = |angle, h, v| turn(&matrix(angle, h, v)).unwrap();

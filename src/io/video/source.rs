@@ -637,7 +637,7 @@ impl Source for VideoSource {
         // valid entries.
         let (duration, side_data) = unsafe {
             let f = &*d.as_ptr();
-            let side: Vec<(u32, Vec<u8>)> = (0..f.nb_side_data.max(0) as usize)
+            let side: crate::io::SideData = (0..f.nb_side_data.max(0) as usize)
                 .map(|i| &**f.side_data.add(i))
                 .filter(|s| FRAME_SIDE_DATA.contains(&s.type_) && !s.data.is_null())
                 .map(|s| {
