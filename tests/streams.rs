@@ -959,3 +959,79 @@ fn what_an_output_cannot_hold_is_said() {
         assert!(tags.to_lowercase().contains("01:02:03:04"), "{tags}");
     }
 }
+
+#[test]
+fn full_range_survives_deep_formats_and_y4m() {
+    // Full range is a yuvj format at 8 bits but only a tag at 10: both must reach y4m headers
+    // (XCOLORRANGE), video tags and the YUV → RGB conversion for image files.
+    if !have_ffmpeg() {
+        return;
+    }
+    let t = Scratch::new("range");
+    let (w, h) = (16usize, 8usize);
+    // A flat 10-bit frame: Y = 600, neutral chroma.
+    let mut raw = Vec::new();
+    for (n, v) in [(w * h, 600u16), (w * h / 2, 512)] {
+        raw.extend((0..n).flat_map(|_| v.to_le_bytes()));
+    }
+    std::fs::write(t.path("flat.yuv"), &raw).unwrap();
+    let mkv = t.path("full10.mkv");
+    ffmpeg(&[
+        "-f",
+        "rawvideo",
+        "-pix_fmt",
+        "yuv420p10le",
+        "-s",
+        "16x8",
+        "-color_range",
+        "pc",
+        "-i",
+        s(&t.path("flat.yuv")),
+        "-c:v",
+        "ffv1",
+        "-color_range",
+        "pc",
+        s(&mkv),
+    ]);
+    assert_eq!(ffprobe(&mkv, Some("v:0"), "stream=color_range"), "pc");
+    // To y4m: the header says full range; and back to video: the tag says it.
+    let y4m = t.path("full10.y4m");
+    ok(&["filter", s(&mkv), "-o", s(&y4m), "-k", "box:1", "-q"]);
+    let text = std::fs::read(&y4m).unwrap();
+    let line = String::from_utf8_lossy(&text[..text.iter().position(|&b| b == b'\n').unwrap()]);
+    assert!(line.ends_with("XCOLORRANGE=FULL"), "{line}");
+    let back = t.path("back.mkv");
+    ok(&[
+        "filter",
+        s(&y4m),
+        "-o",
+        s(&back),
+        "-k",
+        "box:1",
+        "--codec",
+        "ffv1",
+        "-q",
+    ]);
+    assert_eq!(ffprobe(&back, Some("v:0"), "stream=color_range"), "pc");
+    // To 16-bit PNG: Y = 600 of 1023 at full range is 600/1023 of white (38 436), where a
+    // limited-range reading would give (600 − 64)/876 of it (40 099).
+    let png = t.path("frame.png");
+    ok(&[
+        "filter",
+        s(&mkv),
+        "-o",
+        s(&t.path("frames")),
+        "-k",
+        "box:1",
+        "-q",
+    ]);
+    let first = std::fs::read_dir(t.path("frames"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    std::fs::copy(first.path(), &png).unwrap();
+    let img = image::open(&png).unwrap().to_rgb16();
+    let v = img.get_pixel(8, 4)[1] as i32;
+    assert!((v - 38436).abs() < 300, "full-range Y 600 became {v}");
+}

@@ -61,8 +61,9 @@ impl Y4mHeader {
     }
 
     /// The header a y4m output of `s` gets: its frame rate, and what a video input's tags say
-    /// of interlacing, pixel aspect and 4:2:0 chroma siting (as FFmpeg's y4m muxer writes
-    /// them); else progressive, square pixels, centred chroma.
+    /// of interlacing, pixel aspect, 4:2:0 chroma siting and colour range (as FFmpeg's y4m
+    /// muxer writes them); else progressive, square pixels, centred chroma, and a full range
+    /// where the frames are full range.
     pub fn for_stream(s: &StreamInfo) -> Option<Y4mHeader> {
         let mut h = Self::for_format(s.format, s.width, s.height)?;
         if s.rate.0 > 0 && s.rate.1 > 0 {
@@ -79,6 +80,12 @@ impl Y4mHeader {
             if let (Some(tag), PixelFormat::Yuv420p) = (t.siting_420, s.format) {
                 h.params[5] = format!("C{tag}").into_bytes();
             }
+            if t.full_range == Some(false) && !s.full_range {
+                h.params.push(b"XCOLORRANGE=LIMITED".to_vec());
+            }
+        }
+        if s.full_range {
+            h.params.push(b"XCOLORRANGE=FULL".to_vec());
         }
         Some(h)
     }
@@ -96,6 +103,11 @@ impl Y4mHeader {
                 Some("420paldv") => Some("420paldv"),
                 _ => None,
             },
+            full_range: self.params.iter().find_map(|p| match &p[..] {
+                b"XCOLORRANGE=FULL" => Some(true),
+                b"XCOLORRANGE=LIMITED" => Some(false),
+                _ => None,
+            }),
         }
     }
 
@@ -245,8 +257,8 @@ fn parse_ratio(v: &[u8]) -> Option<(i32, i32)> {
     (n > 0 && d > 0).then_some((n, d))
 }
 
-/// Interlacing, pixel aspect and 4:2:0 chroma siting, in y4m's words, shared by y4m headers
-/// and a video's colour tags.
+/// Interlacing, pixel aspect, 4:2:0 chroma siting and colour range, in y4m's words, shared by
+/// y4m headers and a video's colour tags.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Y4mTags {
     /// `p` progressive, `t` top field first, `b` bottom field first.
@@ -255,6 +267,8 @@ pub struct Y4mTags {
     pub aspect: Option<(i32, i32)>,
     /// `420jpeg` (centred), `420mpeg2` (left), `420paldv` (top-left).
     pub siting_420: Option<&'static str>,
+    /// `XCOLORRANGE=FULL` (true) or `=LIMITED` (false), as FFmpeg's y4m muxer writes it.
+    pub full_range: Option<bool>,
 }
 
 /// Reads frames from a y4m stream.
@@ -419,7 +433,7 @@ impl Source for Y4mSource {
             height: h.height,
             rate: h.rate(),
             time_base: None,
-            full_range: false,
+            full_range: h.tags().full_range == Some(true),
             #[cfg(feature = "video")]
             carry: None,
             y4m: Some(h.clone()),

@@ -283,7 +283,7 @@ impl Carry {
         self.0.colour
     }
 
-    /// The video's interlacing, pixel aspect and chroma siting in y4m's words.
+    /// The video's interlacing, pixel aspect, chroma siting and colour range in y4m's words.
     pub fn y4m_tags(&self) -> crate::io::y4m::Y4mTags {
         let c = self.0.colour;
         use ffi::AVChromaLocation as L;
@@ -303,6 +303,11 @@ impl Carry {
                 L::AVCHROMA_LOC_CENTER => Some("420jpeg"),
                 _ => None,
             },
+            full_range: match c.range {
+                ffi::AVColorRange::AVCOL_RANGE_JPEG => Some(true),
+                ffi::AVColorRange::AVCOL_RANGE_MPEG => Some(false),
+                _ => None,
+            },
         }
     }
 
@@ -311,10 +316,10 @@ impl Carry {
         use ffi::AVChromaLocation as L;
         use ffi::AVFieldOrder as F;
         Colour {
-            range: if full_range {
-                ffi::AVColorRange::AVCOL_RANGE_JPEG
-            } else {
-                ffi::AVColorRange::AVCOL_RANGE_UNSPECIFIED
+            range: match (full_range, tags.full_range) {
+                (true, _) => ffi::AVColorRange::AVCOL_RANGE_JPEG,
+                (false, Some(false)) => ffi::AVColorRange::AVCOL_RANGE_MPEG,
+                _ => ffi::AVColorRange::AVCOL_RANGE_UNSPECIFIED,
             },
             primaries: ffi::AVColorPrimaries::AVCOL_PRI_UNSPECIFIED,
             trc: ffi::AVColorTransferCharacteristic::AVCOL_TRC_UNSPECIFIED,

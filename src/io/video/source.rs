@@ -197,6 +197,8 @@ impl VideoSource {
                     .map_or("unknown".to_string(), |d| d.name().to_string())
             ))
         })?;
+        // Full range: a yuvj format, or the stream's tag (deeper formats have no yuvj twin).
+        let full_range = full_range || decoder.color_range() == ff::color::Range::JPEG;
         let rate = ratio(st.avg_frame_rate())
             .or_else(|| ratio(st.rate()))
             .unwrap_or((25, 1));
