@@ -892,6 +892,43 @@ fn still_colour_profiles_pass_through() {
     }
 }
 
+/// A frame directory whose files change colour type (gray, then RGB) cannot become one y4m
+/// stream as it is: an error naming the frame and `--pix-fmt`, no output; with `--pix-fmt` it
+/// is one stream.
+#[test]
+fn a_directory_of_mixed_colour_types_to_y4m_is_refused_not_corrupted() {
+    let t = Scratch::new("cli-mixed");
+    let dir = t.path("frames");
+    std::fs::create_dir(&dir).unwrap();
+    let (w, h) = (8u32, 6u32);
+    let gray: Vec<u8> = (0..w * h).map(|i| (i * 5) as u8).collect();
+    let rgb: Vec<u8> = (0..w * h * 3).map(|i| (i * 7) as u8).collect();
+    image::save_buffer(dir.join("1.png"), &gray, w, h, image::ColorType::L8).unwrap();
+    image::save_buffer(dir.join("2.png"), &rgb, w, h, image::ColorType::Rgb8).unwrap();
+    let y4m = t.path("out.y4m");
+    let out = run(&["filter", s(&dir), "-o", s(&y4m), "-k", "box:3"]);
+    assert_fails(&out, &["frame 1 is rgb 8x6", "gray 8x6", "--pix-fmt"]);
+    assert!(!y4m.exists());
+    let out = run(&[
+        "filter",
+        s(&dir),
+        "-o",
+        s(&y4m),
+        "-k",
+        "box:3",
+        "--pix-fmt",
+        "gray",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&y4m).unwrap();
+    let header = bytes.iter().position(|&b| b == b'\n').unwrap() + 1;
+    assert_eq!(bytes.len(), header + 2 * (6 + (w * h) as usize));
+}
+
 /// `bench kernels --family` measures the named kernel family and writes it in the CSV's
 /// `kernel` column; an unknown family is a usage error naming it.
 #[test]

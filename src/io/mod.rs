@@ -563,6 +563,38 @@ pub fn open_sink(
     }
 }
 
+/// Checks that frame `index` has the format and size a stream output (video, y4m) was opened
+/// for, `shape`: an error for `path` naming both, with the fix where formats differ (a frame
+/// directory's files may be gray, RGB and RGBA in turn).
+pub(crate) fn same_shape(
+    frame: &Frame,
+    shape: (PixelFormat, usize, usize),
+    index: usize,
+    path: &Path,
+) -> Result<(), IoError> {
+    let got = (frame.format(), frame.width(), frame.height());
+    if got == shape {
+        return Ok(());
+    }
+    Err(IoError::Write {
+        path: path.to_path_buf(),
+        msg: format!(
+            "frame {index} is {} {}x{} but the output started as {} {}x{}{}",
+            got.0,
+            got.1,
+            got.2,
+            shape.0,
+            shape.1,
+            shape.2,
+            if got.0 != shape.0 {
+                " (--pix-fmt FMT converts every frame to one format)"
+            } else {
+                ""
+            }
+        ),
+    })
+}
+
 /// The parent directory of `path` ("." for a bare name), which must exist.
 pub(crate) fn existing_parent(path: &Path) -> Result<PathBuf, IoError> {
     let parent = match path.parent() {

@@ -558,6 +558,8 @@ impl Sink for Y4mSink {
         crate::quote::path(&self.name)
     }
     fn write_frame(&mut self, frame: &Frame, meta: &FrameMeta) -> Result<(), IoError> {
+        let h = &self.header;
+        super::same_shape(frame, (h.format, h.width, h.height), meta.index, &self.name)?;
         let result = (|| {
             if !self.wrote_header {
                 let line = self.header.line();

@@ -515,18 +515,7 @@ impl Sink for VideoSink {
     }
 
     fn write_frame(&mut self, frame: &Frame, meta: &FrameMeta) -> Result<(), IoError> {
-        if (frame.format(), frame.width(), frame.height()) != self.shape {
-            return Err(self.write_err(format!(
-                "frame {} is {} {}x{} but the video is {} {}x{}",
-                meta.index,
-                frame.format(),
-                frame.width(),
-                frame.height(),
-                self.shape.0,
-                self.shape.1,
-                self.shape.2
-            )));
-        }
+        crate::io::same_shape(frame, self.shape, meta.index, &self.target)?;
         self.header(Some(meta))?;
         self.carry_packets()?;
         // The encoder may still hold the last frame's buffers (frame threads): new ones then.
