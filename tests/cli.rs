@@ -810,8 +810,13 @@ fn still_colour_profiles_pass_through() {
     use image::codecs::{jpeg::JpegEncoder, png::PngEncoder};
     use image::{ImageDecoder, ImageEncoder};
     let t = Scratch::new("cli-icc");
-    // Any bytes do: the profile is carried, not interpreted.
-    let profile: Vec<u8> = (0..600u32).map(|i| (i * 31 % 251) as u8).collect();
+    // The profile is carried, not interpreted, but its header must say RGB (bytes 16–19).
+    let with_space = |space: &[u8; 4]| {
+        let mut p: Vec<u8> = (0..600u32).map(|i| (i * 31 % 251) as u8).collect();
+        p[16..20].copy_from_slice(space);
+        p
+    };
+    let profile = with_space(b"RGB ");
     let (w, h) = (12u32, 9u32);
     let pixels: Vec<u8> = (0..w * h * 3).map(|i| (i * 13 % 256) as u8).collect();
     let mut png = Vec::new();
@@ -848,8 +853,8 @@ fn still_colour_profiles_pass_through() {
             ];
             let r = run(&args);
             assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-            // The image crate's TIFF decoder does not read back the profile its encoder
-            // writes (FFmpeg's does): the bytes are looked for in the file there.
+            // The image crate's TIFF decoder gives back no profile from its own encoder's
+            // files (FFmpeg's TIFF decoder finds it): the bytes are looked for in the file.
             let got = if out.ends_with(".tif") {
                 let bytes = std::fs::read(&output).unwrap();
                 let found = bytes.windows(profile.len()).any(|w| w == &profile[..]);
@@ -869,6 +874,48 @@ fn still_colour_profiles_pass_through() {
         "box:3",
     ]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    // A profile of another colour space than the output's is left out: an RGB profile on a
+    // gray image (as an RGB photo converted to gray by an editor that kept it), and a gray
+    // profile on a gray+alpha image, which loads as RGBA; a gray profile on gray is kept.
+    let gray: Vec<u8> = (0..w * h).map(|i| (i * 3) as u8).collect();
+    let gray_alpha: Vec<u8> = (0..w * h * 2).map(|i| (i * 3) as u8).collect();
+    let gray_profile = with_space(b"GRAY");
+    for (name, space, color, px, kept) in [
+        (
+            "g-rgb.png",
+            &profile,
+            image::ExtendedColorType::L8,
+            &gray,
+            false,
+        ),
+        (
+            "g-gray.png",
+            &gray_profile,
+            image::ExtendedColorType::L8,
+            &gray,
+            true,
+        ),
+        (
+            "ga-gray.png",
+            &gray_profile,
+            image::ExtendedColorType::La8,
+            &gray_alpha,
+            false,
+        ),
+    ] {
+        let mut png = Vec::new();
+        let mut e = PngEncoder::new(&mut png);
+        e.set_icc_profile(space.clone()).unwrap();
+        e.write_image(px, w, h, color).unwrap();
+        let input = t.path(name);
+        std::fs::write(&input, &png).unwrap();
+        let output = t.path(&format!("out-{name}"));
+        let args = ["filter", s(&input), "-o", s(&output), "-k", "box:3", "-q"];
+        let r = run(&args);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let want = kept.then(|| space.clone());
+        assert_eq!(read_profile(&output), want, "{name}");
+    }
     // A directory of frames keeps each frame's profile.
     std::fs::create_dir(t.path("dir")).unwrap();
     for name in ["a.png", "b.png"] {

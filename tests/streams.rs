@@ -999,6 +999,7 @@ fn full_range_survives_deep_formats_and_y4m() {
     ok(&["filter", s(&mkv), "-o", s(&y4m), "-k", "box:1", "-q"]);
     let text = std::fs::read(&y4m).unwrap();
     let line = String::from_utf8_lossy(&text[..text.iter().position(|&b| b == b'\n').unwrap()]);
+    assert_eq!(line.matches("XCOLORRANGE").count(), 1, "{line}");
     assert!(line.ends_with("XCOLORRANGE=FULL"), "{line}");
     let back = t.path("back.mkv");
     ok(&[
@@ -1034,4 +1035,47 @@ fn full_range_survives_deep_formats_and_y4m() {
     let img = image::open(&png).unwrap().to_rgb16();
     let v = img.get_pixel(8, 4)[1] as i32;
     assert!((v - 38436).abs() < 300, "full-range Y 600 became {v}");
+    // The same samples tagged limited range: the y4m header says so, and the PNG is read
+    // that way.
+    let tv = t.path("tv10.mkv");
+    ffmpeg(&[
+        "-f",
+        "rawvideo",
+        "-pix_fmt",
+        "yuv420p10le",
+        "-s",
+        "16x8",
+        "-color_range",
+        "tv",
+        "-i",
+        s(&t.path("flat.yuv")),
+        "-c:v",
+        "ffv1",
+        "-color_range",
+        "tv",
+        s(&tv),
+    ]);
+    let y4m = t.path("tv10.y4m");
+    ok(&["filter", s(&tv), "-o", s(&y4m), "-k", "box:1", "-q"]);
+    let text = std::fs::read(&y4m).unwrap();
+    let line = String::from_utf8_lossy(&text[..text.iter().position(|&b| b == b'\n').unwrap()]);
+    assert_eq!(line.matches("XCOLORRANGE").count(), 1, "{line}");
+    assert!(line.ends_with("XCOLORRANGE=LIMITED"), "{line}");
+    ok(&[
+        "filter",
+        s(&tv),
+        "-o",
+        s(&t.path("tv-frames")),
+        "-k",
+        "box:1",
+        "-q",
+    ]);
+    let first = std::fs::read_dir(t.path("tv-frames"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let img = image::open(first.path()).unwrap().to_rgb16();
+    let v = img.get_pixel(8, 4)[1] as i32;
+    assert!((v - 40099).abs() < 300, "limited-range Y 600 became {v}");
 }

@@ -163,7 +163,9 @@ pub struct StreamInfo {
     pub time_base: Option<(i32, i32)>,
     /// A y4m input's header, repeated verbatim by a y4m output (interlacing, aspect, tags).
     pub y4m: Option<y4m::Y4mHeader>,
-    /// Full-range (JPEG) YUV, kept by video outputs.
+    /// Full range: a `yuvj` format, a video stream tagged full range (`pc`, also at 10 to 16
+    /// bits, which have no `yuvj` format), or a y4m header's `XCOLORRANGE=FULL`. Kept by video
+    /// and y4m outputs, and read by YUV ↔ RGB conversions (RGB frames are full range anyway).
     pub full_range: bool,
     /// What a video input hands a video output besides the frames: other streams, colour
     /// tags, side data, chapters, metadata.

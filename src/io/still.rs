@@ -4,8 +4,9 @@
 //! point as 16 bits. An EXIF orientation (JPEG, PNG, TIFF) is applied on read, as image viewers
 //! and OpenCV's `imread` do, so the pixels come out upright; outputs carry no orientation tag.
 //! An embedded ICC colour profile travels with the frame ([`ICC_PROFILE`] side data) and is
-//! written into PNG, JPEG and TIFF outputs (BMP cannot hold one), so colour-managed viewers
-//! show the output's colours as the input's. Decoding is bounded by the memory budget
+//! written into PNG, JPEG and TIFF outputs when it describes the frame's colours (a gray or
+//! an RGB profile; not a CMYK JPEG's, decoded to RGB; the BMP encoder writes none), so
+//! colour-managed viewers show the output's colours as the input's. Decoding is bounded by the memory budget
 //! ([`crate::memory`]) and a decoder panic on hostile bytes becomes an error. The output format
 //! follows the output file's extension; JPEG cannot hold alpha, so RGBA is written to JPEG as
 //! RGB.
@@ -317,6 +318,7 @@ pub fn encode<W: Write + Seek>(
         }
     };
     let (w, h) = (frame.width() as u32, frame.height() as u32);
+    let icc = icc.filter(|p| profile_fits(p, frame.format(), format));
     /// Sets the profile where the encoder takes one (BMP's does not), then writes.
     fn write<E: image::ImageEncoder>(
         mut encoder: E,
@@ -339,6 +341,19 @@ pub fn encode<W: Write + Seek>(
     }
     .map_err(|e| write_err(e.to_string()))?;
     out.flush().map_err(|e| write_err(e.to_string()))
+}
+
+/// Whether an ICC profile may go with frames of `frame` into `format`: its data colour space
+/// (header bytes 16–19) must be the frame's, `GRAY` for gray and `RGB ` for RGB(A) (a CMYK
+/// JPEG's profile does not describe the RGB it was decoded to, nor a gray image's the RGBA it
+/// loads as), and JPEG's APP2 segments hold at most 255 × 65 519 bytes.
+fn profile_fits(profile: &[u8], frame: PixelFormat, format: ImageFormat) -> bool {
+    let space = profile.get(16..20);
+    let fits = match frame {
+        PixelFormat::Gray8 | PixelFormat::Gray16 => space == Some(b"GRAY"),
+        _ => space == Some(b"RGB "),
+    };
+    fits && (format != ImageFormat::Jpeg || profile.len() <= 255 * 65_519)
 }
 
 /// One image file as a one-frame source.
