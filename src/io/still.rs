@@ -6,10 +6,10 @@
 //! An embedded ICC colour profile travels with the frame ([`ICC_PROFILE`] side data) and is
 //! written into PNG, JPEG and TIFF outputs when it describes the frame's colours (a gray or
 //! an RGB profile; not a CMYK JPEG's, decoded to RGB; the BMP encoder writes none), so
-//! colour-managed viewers show the output's colours as the input's. Decoding is bounded by the memory budget
-//! ([`crate::memory`]) and a decoder panic on hostile bytes becomes an error. The output format
-//! follows the output file's extension; JPEG cannot hold alpha, so RGBA is written to JPEG as
-//! RGB.
+//! colour-managed viewers show the output's colours as the input's. Decoding is bounded by the
+//! memory budget ([`crate::memory`]) and a decoder panic on hostile bytes becomes an error. The
+//! output format follows the output file's extension; JPEG cannot hold alpha, so RGBA is
+//! written to JPEG as RGB.
 
 use std::io::{BufRead, Seek, Write};
 use std::path::{Path, PathBuf};
