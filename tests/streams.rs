@@ -660,13 +660,10 @@ fn pixel_formats_change_only_when_asked() {
     assert!(!t.path("typo.mkv").exists());
 }
 
-#[test]
-fn y4m_and_video_tags_translate_both_ways() {
-    if !have_ffmpeg() {
-        return;
-    }
-    let t = Scratch::new("y4mtags");
-    let plain = t.path("plain.y4m");
+/// Three 64x48 yuv420p frames of ffmpeg's testsrc2 as y4m under `header` (which must say that
+/// size and format), written to `name` in `t`.
+fn y4m_clip(t: &Scratch, name: &str, header: &str) -> std::path::PathBuf {
+    let plain = t.path(&format!("{name}.plain"));
     ffmpeg(&[
         "-f",
         "lavfi",
@@ -676,14 +673,26 @@ fn y4m_and_video_tags_translate_both_ways() {
         "3",
         "-pix_fmt",
         "yuv420p",
+        "-f",
+        "yuv4mpegpipe",
         s(&plain),
     ]);
-    // Interlaced, 16:15 pixels, MPEG-2 (left) chroma siting.
     let bytes = std::fs::read(&plain).unwrap();
     let end = bytes.iter().position(|&b| b == b'\n').unwrap();
+    let path = t.path(name);
+    std::fs::write(&path, [header.as_bytes(), &bytes[end..]].concat()).unwrap();
+    path
+}
+
+#[test]
+fn y4m_and_video_tags_translate_both_ways() {
+    if !have_ffmpeg() {
+        return;
+    }
+    let t = Scratch::new("y4mtags");
+    // Interlaced, 16:15 pixels, MPEG-2 (left) chroma siting.
     let header = "YUV4MPEG2 W64 H48 F25:1 It A16:15 C420mpeg2 XYSCSS=420MPEG2";
-    let tagged = t.path("tagged.y4m");
-    std::fs::write(&tagged, [header.as_bytes(), &bytes[end..]].concat()).unwrap();
+    let tagged = y4m_clip(&t, "tagged.y4m", header);
     let mkv = t.path("tagged.mkv");
     ok(&[
         "filter",
@@ -715,24 +724,9 @@ fn interlaced_input_stays_interlaced_in_ts_and_mp4() {
         return;
     }
     let t = Scratch::new("fields");
-    let plain = t.path("plain.y4m");
-    ffmpeg(&[
-        "-f",
-        "lavfi",
-        "-i",
-        "testsrc2=size=64x48:rate=25",
-        "-frames:v",
-        "3",
-        "-pix_fmt",
-        "yuv420p",
-        s(&plain),
-    ]);
-    let bytes = std::fs::read(&plain).unwrap();
-    let end = bytes.iter().position(|&b| b == b'\n').unwrap();
     for (tag, top_first) in [("It", "1"), ("Ib", "0")] {
         let header = format!("YUV4MPEG2 W64 H48 F25:1 {tag} A1:1 C420mpeg2");
-        let y4m = t.path(&format!("{tag}.y4m"));
-        std::fs::write(&y4m, [header.as_bytes(), &bytes[end..]].concat()).unwrap();
+        let y4m = y4m_clip(&t, &format!("{tag}.y4m"), &header);
         // MPEG-TS and MP4 hold no field order of their own: the bitstream must say it.
         for (codec, ext) in [("libx264", "ts"), ("libx264", "mp4"), ("mpeg2video", "ts")] {
             let out = t.path(&format!("{tag}-{codec}.{ext}"));
@@ -753,6 +747,7 @@ fn interlaced_input_stays_interlaced_in_ts_and_mp4() {
         }
     }
     // A progressive input stays progressive.
+    let plain = y4m_clip(&t, "p.y4m", "YUV4MPEG2 W64 H48 F25:1 Ip A1:1 C420mpeg2");
     let out = t.path("p.ts");
     ok(&[
         "filter",
@@ -975,24 +970,30 @@ fn full_range_survives_deep_formats_and_y4m() {
         raw.extend((0..n).flat_map(|_| v.to_le_bytes()));
     }
     std::fs::write(t.path("flat.yuv"), &raw).unwrap();
-    let mkv = t.path("full10.mkv");
-    ffmpeg(&[
-        "-f",
-        "rawvideo",
-        "-pix_fmt",
-        "yuv420p10le",
-        "-s",
-        "16x8",
-        "-color_range",
-        "pc",
-        "-i",
-        s(&t.path("flat.yuv")),
-        "-c:v",
-        "ffv1",
-        "-color_range",
-        "pc",
-        s(&mkv),
-    ]);
+    // The frame as ffv1 tagged `range` (pc or tv).
+    let tagged = |range: &str| {
+        let mkv = t.path(&format!("{range}10.mkv"));
+        let yuv = t.path("flat.yuv");
+        ffmpeg(&[
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "yuv420p10le",
+            "-s",
+            "16x8",
+            "-color_range",
+            range,
+            "-i",
+            s(&yuv),
+            "-c:v",
+            "ffv1",
+            "-color_range",
+            range,
+            s(&mkv),
+        ]);
+        mkv
+    };
+    let mkv = tagged("pc");
     assert_eq!(ffprobe(&mkv, Some("v:0"), "stream=color_range"), "pc");
     // To y4m: the header says full range; and back to video: the tag says it.
     let y4m = t.path("full10.y4m");
@@ -1037,24 +1038,7 @@ fn full_range_survives_deep_formats_and_y4m() {
     assert!((v - 38436).abs() < 300, "full-range Y 600 became {v}");
     // The same samples tagged limited range: the y4m header says so, and the PNG is read
     // that way.
-    let tv = t.path("tv10.mkv");
-    ffmpeg(&[
-        "-f",
-        "rawvideo",
-        "-pix_fmt",
-        "yuv420p10le",
-        "-s",
-        "16x8",
-        "-color_range",
-        "tv",
-        "-i",
-        s(&t.path("flat.yuv")),
-        "-c:v",
-        "ffv1",
-        "-color_range",
-        "tv",
-        s(&tv),
-    ]);
+    let tv = tagged("tv");
     let y4m = t.path("tv10.y4m");
     ok(&["filter", s(&tv), "-o", s(&y4m), "-k", "box:1", "-q"]);
     let text = std::fs::read(&y4m).unwrap();
