@@ -107,6 +107,14 @@ fn video_parts_join_into_the_whole_run() {
             "mpeg2.ts",
             &["-c:v", "mpeg2video", "-g", "12", "-bf", "2", "-c:a", "mp2"][..],
         ),
+        // One GOP for the whole clip in MPEG-TS, which seeks by byte position: a part's seek
+        // lands on pictures that need earlier ones, and no keyframe follows to decode from.
+        (
+            "one-gop.ts",
+            &[
+                "-c:v", "libx264", "-g", "250", "-bf", "2", "-pix_fmt", "yuv420p", "-c:a", "aac",
+            ][..],
+        ),
         (
             "vp9.mkv",
             &[

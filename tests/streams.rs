@@ -859,6 +859,25 @@ fn what_an_output_cannot_hold_is_said() {
         let err = ok(&["filter", s(&turned), "-o", s(&mp4), "-k", "box:3"]);
         assert!(!err.contains("display matrix"), "{err}");
         assert_eq!(rotation(&mp4), rotation(&turned));
+        // The parts of a segmented run keep it, and so does their concatenation.
+        let parts: Vec<_> = (0..2).map(|i| t.path(&format!("part{i}.mp4"))).collect();
+        for (i, part) in parts.iter().enumerate() {
+            let seg = format!("{i}/2");
+            ok(&[
+                "filter",
+                s(&turned),
+                "-o",
+                s(part),
+                "-k",
+                "box:3",
+                "--segment",
+                &seg,
+                "-q",
+            ]);
+        }
+        let joined = t.path("joined.mp4");
+        ok(&["concat", s(&parts[0]), s(&parts[1]), "-o", s(&joined), "-q"]);
+        assert_eq!(rotation(&joined), rotation(&turned));
         for out in ["out.ts", "out.y4m", "frames"] {
             let err = ok(&["filter", s(&turned), "-o", s(&t.path(out)), "-k", "box:3"]);
             let said: Vec<&str> = err

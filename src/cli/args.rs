@@ -141,6 +141,9 @@ pub enum Command {
         /// directory for frame directories.
         #[arg(short, long)]
         output: PathBuf,
+        /// Print nothing on success (as `filter -q`).
+        #[arg(short, long)]
+        quiet: bool,
     },
     /// List the kernel library, or print the weights of one kernel.
     #[command(

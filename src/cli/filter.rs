@@ -517,8 +517,9 @@ pub fn check_file_output(what: &str, path: &Path) -> Result<()> {
     }
 }
 
-/// `convflow concat`: the parts joined into `output`, which may be none of them (usage error).
-pub fn concat(parts: &[std::path::PathBuf], output: &Path) -> Result<()> {
+/// `convflow concat`: the parts joined into `output`, which may be none of them (usage error);
+/// the summary line unless `quiet`.
+pub fn concat(parts: &[std::path::PathBuf], output: &Path, quiet: bool) -> Result<()> {
     let mut inputs = guard::Inputs::new();
     for p in parts {
         inputs.add(p);
@@ -544,6 +545,9 @@ pub fn concat(parts: &[std::path::PathBuf], output: &Path) -> Result<()> {
     guard::check(&inputs, &[out]).map_err(usage)?;
     let t = Instant::now();
     let joined = io::concat::concat(parts, output)?;
+    if quiet {
+        return Ok(());
+    }
     convflow::say!(
         "convflow: joined {} {} ({} {} in all: {}) -> {} | {:.2} s",
         parts.len(),

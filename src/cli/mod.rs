@@ -229,10 +229,14 @@ fn run(cli: Cli) -> Result<()> {
             inspect::kernels(spec.as_deref(), kernel_file.as_deref())
         }
         Command::Info => inspect::info(),
-        Command::Concat { parts, output } => {
+        Command::Concat {
+            parts,
+            output,
+            quiet,
+        } => {
             // A signal removes the unfinished output and exits.
             signals::install_aborting()?;
-            filter::concat(&parts, &output)
+            filter::concat(&parts, &output, quiet)
         }
         Command::Completions { shell } => inspect::completions(shell),
         Command::Man => inspect::man(),

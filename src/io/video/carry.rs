@@ -172,7 +172,7 @@ const STALE_VIDEO_TAGS: [&str; 8] = [
     "_STATISTICS_WRITING_DATE_UTC",
 ];
 
-fn stream_tags(st: &ff::format::stream::Stream<'_>, skip: &[&str]) -> StreamTags {
+pub(super) fn stream_tags(st: &ff::format::stream::Stream<'_>, skip: &[&str]) -> StreamTags {
     // SAFETY: the stream belongs to an open input; its side-data array holds nb_side_data
     // entries of `size` bytes each (FFmpeg 5.1's AVStream).
     let side_data = unsafe {
@@ -393,7 +393,10 @@ impl Carry {
 ///
 /// # Safety
 /// `st` is a stream of an output context whose header is not written yet.
-unsafe fn put_stream_tags(st: *mut ffi::AVStream, tags: &StreamTags) -> Result<(), String> {
+pub(super) unsafe fn put_stream_tags(
+    st: *mut ffi::AVStream,
+    tags: &StreamTags,
+) -> Result<(), String> {
     for (k, v) in &tags.metadata {
         let (Ok(k), Ok(v)) = (
             std::ffi::CString::new(k.as_str()),

@@ -6,6 +6,7 @@
 //! moved its timestamps up to keep them non-negative) is shifted to start where that one ends;
 //! a part that starts where it ends or later (a segment, which keeps the whole input's times)
 //! keeps its timestamps, so the parts of a segmented run join into the whole run's timing.
+//! Each stream keeps the first part's metadata, disposition and side data (a display matrix).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use std::sync::Arc;
 use ff::{Rational, Rescale};
 use ffmpeg_next as ff;
 
+use super::carry::{put_stream_tags, stream_tags};
 use super::init;
 use super::sink::{container, create_output};
 use crate::io::IoError;
@@ -160,12 +162,14 @@ pub fn concat(parts: &[PathBuf], out: &Path) -> Result<Joined, IoError> {
         // The rate and aspect a muxer reads from the stream (Matroska's default duration).
         o.set_avg_frame_rate(st.avg_frame_rate());
         o.set_rate(st.rate());
-        o.set_metadata(st.metadata().to_owned());
-        // SAFETY: plain fields of a new stream before the header is written.
+        // SAFETY: plain fields of a new stream before the header is written; its metadata,
+        // disposition and side data (a display matrix, HDR metadata) copied from the first
+        // part's stream.
         unsafe {
             (*(*o.as_mut_ptr()).codecpar).codec_tag = 0;
-            (*o.as_mut_ptr()).disposition = (*st.as_ptr()).disposition;
             (*o.as_mut_ptr()).sample_aspect_ratio = (*st.as_ptr()).sample_aspect_ratio;
+            put_stream_tags(o.as_mut_ptr(), &stream_tags(&st, &[]))
+                .map_err(|e| err(format!("stream {}: {e}", st.index())))?;
         }
     }
     octx.set_metadata(first.metadata().to_owned());

@@ -24,6 +24,7 @@
 mod carry;
 pub mod concat;
 pub mod convert;
+mod cut;
 mod display;
 mod encoder;
 pub use encoder::WEB_ENCODERS;

@@ -11,10 +11,25 @@ use ffmpeg_next as ff;
 
 use super::carry::{Carried, Carry, FRAME_SIDE_DATA};
 use super::convert::{from_ff, repacked_twin, Converter};
+use super::cut::{Cut, Place};
 use super::{ff_pixel, init, map_pixel, ratio, take_logged, IO_BUFFER};
 use crate::frame::Frame;
 use crate::io::stop::{StopFlag, StopRead};
 use crate::io::{FrameMeta, FrameSlots, IoError, Source, StreamInfo};
+
+/// A frame-threaded decoder for the video stream `st`.
+fn open_decoder(st: &ff::format::stream::Stream<'_>) -> Result<ff::decoder::Video, String> {
+    let mut ctx = ff::codec::context::Context::from_parameters(st.parameters())
+        .map_err(|e| format!("video stream: {e}"))?;
+    ctx.set_threading(threading::Config {
+        kind: threading::Type::Frame,
+        count: 0,
+        ..Default::default()
+    });
+    ctx.decoder()
+        .video()
+        .map_err(|e| format!("no decoder for this video stream in the linked FFmpeg ({e})"))
+}
 
 /// Opens `path` ourselves and gives FFmpeg a reader: the file (seekable) when it is a regular
 /// file, else a reader that notices `stop` while it waits (a FIFO, a character device).
@@ -79,63 +94,6 @@ pub struct VideoSource {
     cut: Option<Cut>,
 }
 
-/// The part of a video a `--segment` delivers: frames presented from `lo` (the start when
-/// None) up to `hi` (the end when None), in the stream's time base. Reading starts at the
-/// keyframe at or before `lo`; frames before `lo` are decoded and dropped.
-struct Cut {
-    lo: Option<i64>,
-    hi: Option<i64>,
-    /// Where the last seek aimed, and whether a frame has been decoded since (the first after
-    /// a seek decides whether it landed well).
-    aim: Option<i64>,
-    landed: bool,
-    /// How much earlier the next seek aims if the demuxer lands after `lo`.
-    step: i64,
-    /// The stream's first timestamp: nothing to seek before.
-    start: i64,
-    /// Other streams' packets read since the last seek, held until its first frame shows the
-    /// seek landed well (a seek back re-reads them, so they are dropped then).
-    held: Vec<ff::Packet>,
-}
-
-/// Where a decoded frame falls relative to a [`Cut`].
-enum Place {
-    Before,
-    In,
-    After,
-    /// The seek landed after `lo`: frames may have been skipped; seek earlier.
-    Missed,
-}
-
-impl Cut {
-    /// `key`: the frame is a keyframe. The first frame after a seek must be a keyframe shown
-    /// at or before `lo`: one shown later means frames before it were skipped, and one that
-    /// is not a keyframe (an open GOP's leading pictures) may lack what it refers to.
-    fn place(&mut self, pts: i64, key: bool) -> Place {
-        if !std::mem::replace(&mut self.landed, true) {
-            if let (Some(aim), Some(lo)) = (self.aim, self.lo) {
-                if (pts > lo || !key) && aim > self.start {
-                    return Place::Missed;
-                }
-            }
-        }
-        match (self.lo, self.hi) {
-            (Some(lo), _) if pts < lo => Place::Before,
-            (_, Some(hi)) if pts >= hi => Place::After,
-            _ => Place::In,
-        }
-    }
-
-    /// True when a packet presented at `t` (in the video's time base) belongs to the part. One
-    /// without a timestamp goes with the first part.
-    fn keeps(&self, t: Option<i64>) -> bool {
-        match t {
-            Some(t) => self.lo.is_none_or(|lo| t >= lo) && self.hi.is_none_or(|hi| t < hi),
-            None => self.lo.is_none(),
-        }
-    }
-}
-
 /// The length a container declares for the video stream.
 #[derive(Clone, Copy, Debug)]
 enum Declared {
@@ -161,18 +119,7 @@ impl VideoSource {
             .best(ff::media::Type::Video)
             .ok_or_else(|| err("holds no video stream".into()))?;
         let stream = st.index();
-        let mut ctx = ff::codec::context::Context::from_parameters(st.parameters())
-            .map_err(|e| err(format!("video stream: {e}")))?;
-        ctx.set_threading(threading::Config {
-            kind: threading::Type::Frame,
-            count: 0,
-            ..Default::default()
-        });
-        let decoder = ctx.decoder().video().map_err(|e| {
-            err(format!(
-                "no decoder for this video stream in the linked FFmpeg ({e})"
-            ))
-        })?;
+        let decoder = open_decoder(&st).map_err(err)?;
         let (w, h) = (decoder.width(), decoder.height());
         // Planar GBR (RGB video) is repacked into interleaved RGB: the same samples.
         let repack = match repacked_twin(decoder.format()) {
@@ -279,6 +226,31 @@ impl VideoSource {
             c.held.clear();
         }
         Ok(())
+    }
+
+    /// After a seek that missed the part's start: seeks earlier, twice as far back each time,
+    /// and from the stream's first timestamp reads the file again from its first byte.
+    fn seek_earlier(&mut self) -> Result<(), IoError> {
+        let Some(cut) = &mut self.cut else {
+            return Ok(());
+        };
+        let aim = cut.aim.unwrap_or(cut.start).saturating_sub(cut.step);
+        cut.step = cut.step.saturating_mul(2);
+        take_logged();
+        if aim > cut.start {
+            self.seek_to(aim)
+        } else {
+            self.rewind()
+        }
+    }
+
+    /// Whether the input ended with no frame decoded since the last seek: the seek landed on
+    /// pictures that need frames before them and no keyframe followed (MPEG-TS seeks by byte
+    /// position), so it missed as surely as one that lands late.
+    fn landed_nowhere(&self) -> bool {
+        self.cut
+            .as_ref()
+            .is_some_and(|c| !c.landed && c.aim.is_some())
     }
 
     /// Reads the file again from its first byte (a seek to the start may land on a later
@@ -422,7 +394,11 @@ impl VideoSource {
                 }
                 Err(ff::Error::Eof) => {
                     self.eof_sent = true;
-                    self.packets = None;
+                    // The other streams are complete, unless a seek that decoded nothing will
+                    // read the file again (`landed_nowhere`).
+                    if !self.landed_nowhere() {
+                        self.packets = None;
+                    }
                     let _ = self.decoder.send_eof();
                     return Ok(());
                 }
@@ -519,8 +495,16 @@ impl Source for VideoSource {
         loop {
             match self.decoder.receive_frame(&mut self.decoded) {
                 Ok(()) => {}
+                Err(ff::Error::Eof) if self.landed_nowhere() => {
+                    self.seek_earlier()?;
+                    continue;
+                }
                 Err(ff::Error::Eof) => return self.end(),
                 Err(ff::Error::Other { errno }) if errno == ff::util::error::EAGAIN => {
+                    if self.eof_sent && self.landed_nowhere() {
+                        self.seek_earlier()?;
+                        continue;
+                    }
                     if self.eof_sent {
                         return self.end();
                     }
@@ -548,7 +532,6 @@ impl Source for VideoSource {
                     self.pass_on(p);
                 }
             }
-            let Some(cut) = &mut self.cut else { break };
             match place {
                 Place::In => break,
                 // Decoded from the keyframe on, shown before the part: dropped (with what the
@@ -557,16 +540,7 @@ impl Source for VideoSource {
                     take_logged();
                 }
                 Place::After => return self.end(),
-                Place::Missed => {
-                    let aim = cut.aim.unwrap_or(cut.start).saturating_sub(cut.step);
-                    cut.step = cut.step.saturating_mul(2);
-                    take_logged();
-                    if aim > cut.start {
-                        self.seek_to(aim)?;
-                    } else {
-                        self.rewind()?;
-                    }
-                }
+                Place::Missed => self.seek_earlier()?,
             }
         }
         let i = &self.info;
