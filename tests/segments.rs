@@ -112,7 +112,18 @@ fn video_parts_join_into_the_whole_run() {
         (
             "one-gop.ts",
             &[
-                "-c:v", "libx264", "-g", "250", "-bf", "2", "-pix_fmt", "yuv420p", "-c:a", "aac",
+                "-c:v",
+                "libx264",
+                "-g",
+                "250",
+                "-sc_threshold",
+                "0",
+                "-bf",
+                "2",
+                "-pix_fmt",
+                "yuv420p",
+                "-c:a",
+                "aac",
             ][..],
         ),
         (

@@ -160,8 +160,8 @@ fn dictionary(d: ff::DictionaryRef<'_>, skip: &[&str]) -> Vec<(String, String)> 
 }
 
 /// Tags a muxer writes afresh for a re-encoded stream (and the statistics mkvmerge leaves,
-/// which no longer hold after re-encoding).
-const STALE_VIDEO_TAGS: [&str; 8] = [
+/// which no longer hold after re-encoding, nor for a part's stream in a joined file).
+pub(super) const STALE_VIDEO_TAGS: [&str; 8] = [
     "encoder",
     "DURATION",
     "NUMBER_OF_FRAMES",
@@ -172,6 +172,7 @@ const STALE_VIDEO_TAGS: [&str; 8] = [
     "_STATISTICS_WRITING_DATE_UTC",
 ];
 
+/// A stream's metadata (less the keys in `skip`, in any case), disposition and side data.
 pub(super) fn stream_tags(st: &ff::format::stream::Stream<'_>, skip: &[&str]) -> StreamTags {
     // SAFETY: the stream belongs to an open input; its side-data array holds nb_side_data
     // entries of `size` bytes each (FFmpeg 5.1's AVStream).

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use ff::{Rational, Rescale};
 use ffmpeg_next as ff;
 
-use super::carry::{put_stream_tags, stream_tags};
+use super::carry::{put_stream_tags, stream_tags, STALE_VIDEO_TAGS};
 use super::init;
 use super::sink::{container, create_output};
 use crate::io::IoError;
@@ -168,7 +168,13 @@ pub fn concat(parts: &[PathBuf], out: &Path) -> Result<Joined, IoError> {
         unsafe {
             (*(*o.as_mut_ptr()).codecpar).codec_tag = 0;
             (*o.as_mut_ptr()).sample_aspect_ratio = (*st.as_ptr()).sample_aspect_ratio;
-            put_stream_tags(o.as_mut_ptr(), &stream_tags(&st, &[]))
+            // Lengths and statistics of the first part alone are left for the muxer; the
+            // encoder tag stays true (the packets are copied).
+            let stale: Vec<&str> = STALE_VIDEO_TAGS
+                .into_iter()
+                .filter(|t| *t != "encoder")
+                .collect();
+            put_stream_tags(o.as_mut_ptr(), &stream_tags(&st, &stale))
                 .map_err(|e| err(format!("stream {}: {e}", st.index())))?;
         }
     }
