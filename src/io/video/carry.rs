@@ -292,8 +292,7 @@ impl Carry {
         crate::io::y4m::Y4mTags {
             interlace: match c.field_order {
                 F::AV_FIELD_PROGRESSIVE => Some(b'p'),
-                F::AV_FIELD_TT | F::AV_FIELD_TB => Some(b't'),
-                F::AV_FIELD_BB | F::AV_FIELD_BT => Some(b'b'),
+                _ if c.interlaced() => Some(if c.top_first() { b't' } else { b'b' }),
                 _ => None,
             },
             aspect: (c.sar.numerator() > 0 && c.sar.denominator() > 0)
