@@ -15,10 +15,10 @@
 // tiled kernels' shared rows are padded, see tcol), HS_PAD (fast_sep's horizontal-sum rows an
 // odd number of float4s apart, sums_row), SEPI (with SEPG: fast_sep's row pass in
 // exact integers, its row factor n / RDIV in c_wr; see row_item), INT (with REG: build
-// fast_int instead, the exact integer kernel for 8-bit samples, whose divisor and offset
-// numerator are IDIV and IOFF), DEIL (1: the integer dot products of fast_int, PX / CH pixels
-// per thread, or of fast_sep's SEPI row pass read each window row with its channels regrouped
-// first, channel_word), CMASK (bit c set: channel c is
+// fast_int instead, the exact integer kernel for 8-bit samples and for full plans on 16-bit
+// ones, whose divisor and offset numerator are IDIV and IOFF), DEIL (1: the integer dot
+// products of fast_int, PX / CH pixels per thread, or of fast_sep's SEPI row pass read each
+// window row with its channels regrouped first, channel_word), CMASK (bit c set: channel c is
 // filtered; the others, such as RGBA's alpha under --alpha keep, are neither computed nor
 // converted, and take the source's stored samples), SHIFT (a sample's value is its stored
 // word shifted right by this: MSB-aligned formats such as P010; 0 otherwise), ABS (--abs) and

@@ -2,18 +2,21 @@
 // includes this file (src/backend/cuda/registry.rs): it uses fast.cu's window loads
 // (reg_thread, zero_acc, window_words), macros (CH, KW, PX, NWR, …) and output stores.
 #if INT
-// The exact integer path (src/filter/exact.rs): 8-bit samples, integer weights n over the
-// divisor IDIV, offset numerator IOFF; the host builds it only where filter::exact proves that
-// round_half_even((sum n*s + IOFF) / IDIV) is the f32 contract's output for every input. A
-// thread's windows are the register kernel's words; output i's taps in input row r are the
-// bytes OFF + i + kx*CH, spread over IWIN words at most, and one __dp4a (unsigned samples times
-// signed 8-bit weights, 4 taps per instruction, exact in 32 bits) consumes a word against the
-// weights packed for that byte offset: c_wp[(ky * 4 + b) * IWIN + t] holds in lane l the weight
-// of tap kx where 4t + l - b = kx*TSTR (0 elsewhere), b the window's offset in its first word.
-// No conversion: the bytes are used as loaded (TSTR = CH), or, with DEIL, regrouped per
-// channel by byte_perm first (TSTR = 1).
-#if SB != 1
-#error "the integer path takes 8-bit samples"
+// The exact integer path (src/filter/exact.rs): 8-bit or 16-bit samples, integer weights n
+// over the divisor IDIV, offset numerator IOFF; the host builds it only where filter::exact
+// proves that round_half_even((sum n*s + IOFF) / IDIV) is the f32 contract's output for every
+// input (every stored word, for 16-bit). A thread's windows are the register kernel's words;
+// output i's taps in input row r are the samples OFF + i + kx*CH, spread over IWIN words at
+// most, and one dot product consumes a word against the weights packed for that sample
+// offset: c_wp[(ky * SPW + b) * IWIN + t] holds in byte lane l < SPW the weight of tap kx where
+// SPW*t + l - b = kx*TSTR (0 elsewhere), b the window's offset in its first word. 8-bit: one
+// __dp4a (four unsigned bytes times four signed 8-bit weights, exact in 32 bits); 16-bit: one
+// dp2a.lo (the word's two unsigned 16-bit samples times the weight word's low two signed
+// bytes). A word that holds none of an output's taps is skipped at compile time. No
+// conversion: the samples are used as loaded (TSTR = CH; MSB-aligned 16-bit words shifted down
+// first), or, with DEIL, 8-bit samples regrouped per channel by byte_perm first (TSTR = 1).
+#if SB != 1 && (DEIL || SEPARABLE)
+#error "16-bit integer kernels take full plans with interleaved windows"
 #endif
 // Bytes between a kernel row's taps in the words the dot products read: CH in the plane's
 // words, 1 in deinterleaved channel words.
@@ -22,7 +25,36 @@
 #else
 #define TSTR CH
 #endif
-#define IWIN ((3 + (KW - 1) * TSTR + 1 + 3) / 4)
+#define IWIN ((SPW - 1 + (KW - 1) * TSTR + 1 + SPW - 1) / SPW)
+
+// Whether word t of a window whose first tap is sample b of its first word holds a tap of a
+// kernel row (a compile-time constant once the callers' loops are unrolled).
+__device__ __forceinline__ constexpr bool holds_tap(int b, int t) {
+    for (int kx = 0; kx < KW; ++kx)
+        if ((b + kx * TSTR) / SPW == t) return true;
+    return false;
+}
+
+// The dot product of one window word against a packed weight word, added to c.
+__device__ __forceinline__ int dot_us(unsigned a, int b, int c) {
+#if SB == 1
+    return dp4a_us(a, b, c);
+#else
+    int d;
+    asm("dp2a.lo.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+#endif
+}
+
+// A window word as the dot products read it: 16-bit MSB-aligned samples (SHIFT) shifted down
+// in both lanes; others as loaded.
+__device__ __forceinline__ unsigned int_word(unsigned w) {
+#if SB == 2 && SHIFT != 0
+    return (w >> SHIFT) & (0x10001u * (0xFFFFu >> SHIFT));
+#else
+    return w;
+#endif
+}
 #if SEPARABLE
 // Separable integer kernels (one channel): c_wp holds the row factor packed as one kernel
 // row, c_wc the column factor; each input row's horizontal sums (dp4a) are weighted by the
@@ -33,7 +65,7 @@
 __constant__ int c_wp[4 * IWIN];
 __constant__ int c_wc[KH];
 #else
-__constant__ int c_wp[KH * 4 * IWIN];
+__constant__ int c_wp[KH * SPW * IWIN];
 #endif
 
 #if DEIL
@@ -96,32 +128,48 @@ __device__ __forceinline__ void int_accumulate(const unsigned words[RIN][NWR], i
 #else
 __device__ __forceinline__ void int_accumulate(const unsigned words[RIN][NWR], int acc[PY][PX]) {
 #pragma unroll
-    for (int r = 0; r < RIN; ++r)
+    for (int r = 0; r < RIN; ++r) {
+        unsigned w[NWR];
+#pragma unroll
+        for (int k = 0; k < NWR; ++k) w[k] = int_word(words[r][k]);
 #pragma unroll
         for (int py = 0; py < PY; ++py) {
             const int ky = r - py;
             if (ky >= 0 && ky < KH) {
 #pragma unroll
                 for (int i = 0; i < PX; ++i) {
-                    const int b = (i + OFF) % 4, q = (i + OFF) / 4;
+                    const int b = (i + OFF) % SPW, q = (i + OFF) / SPW;
 #pragma unroll
-                    for (int t = 0; t * 4 < b + (KW - 1) * CH + 1; ++t)
-                        if (FILTERED(i)) acc[py][i] = dp4a_us(words[r][q + t], c_wp[(ky * 4 + b) * IWIN + t], acc[py][i]);
+                    for (int t = 0; t < IWIN; ++t)
+                        if (FILTERED(i) && holds_tap(b, t)) acc[py][i] = dot_us(w[q + t], c_wp[(ky * SPW + b) * IWIN + t], acc[py][i]);
                 }
             }
         }
+    }
 }
 #endif  // DEIL, SEPARABLE
 
 // filter::IntegerForm::finish: (sum + IOFF) / IDIV, |.| with --abs, rounded half to even,
-// saturated to 0..255. IDIV and IOFF are compile-time constants, and filter::exact gives forms
+// saturated to 0..maxval. IDIV and IOFF are compile-time constants, and filter::exact gives forms
 // only with odd or power-of-two divisors: for an odd one (2t + IDIV) / (2 IDIV) is a multiply
 // and shift, and there are no ties; for 2^s, (t + 2^(s-1) - 1 + bit s of t) >> s rounds ties to
 // even. Sums stay below 2^29 in magnitude (filter::exact), so nothing overflows 32 bits.
 #if IDIV % 2 == 0 && (IDIV & (IDIV - 1)) != 0
 #error "integer forms have odd or power-of-two divisors"
 #endif
+// INT_FFIN: 16-bit samples under a power-of-two divisor up to 64, no --abs, and the host's
+// proof that the output rule's clamp never acts (SAT_FREE: every t / IDIV in [-0.5, maxval +
+// 0.5), so |t| < 2^22). Then t is placed in the mantissa of 1.5 * 2^23 by one integer add
+// (exact: the float 1.5 * 2^23 + t), and one fused multiply-add by 1 / IDIV (a power of two:
+// exact) with 1.5 * 2^23 * (1 - 1 / IDIV) (an integer below 2^24: exact) leaves t / IDIV +
+// 1.5 * 2^23 rounded once, half to even, as finish_bits does: the output in the word's low bits
+// (t / IDIV >= -0.5 rounds to 0), two instructions where the integer rule takes six.
+#define INT_FFIN (SB == 2 && SAT_FREE && !ABS && IDIV <= 64 && (IDIV & (IDIV - 1)) == 0)
 __device__ __forceinline__ unsigned finish_int(int sum, const PlaneParams& p) {
+#if INT_FFIN
+    const float f = __int_as_float(0x4B400000 + IOFF + sum);
+    return __float_as_uint(__fmaf_rn(f, 1.0f / IDIV, 12582912.0f - 12582912.0f / IDIV));
+#else
     int t = sum + IOFF;
     if (ABS) t = abs(t);
     const unsigned u = (unsigned)max(t, 0);  // t <= 0 gives 0
@@ -132,7 +180,8 @@ __device__ __forceinline__ unsigned finish_int(int sum, const PlaneParams& p) {
 #else
     const unsigned q = (2u * u + IDIV) / (2u * IDIV);
 #endif
-    return min(q, 255u);
+    return min(q, SB == 1 ? 255u : (unsigned)p.maxval);
+#endif
 }
 
 extern "C" __global__ void __launch_bounds__(128, REG_MINB) fast_int(FAST_PLANES_PARAM) {
@@ -150,7 +199,7 @@ extern "C" __global__ void __launch_bounds__(128, REG_MINB) fast_int(FAST_PLANES
         keep_from_words(words[AY + py], out);
 #pragma unroll
         for (int i = 0; i < PX; ++i)
-            if (FILTERED(i)) out[i] = finish_int(acc[py][i], p);
+            if (FILTERED(i)) out[i] = finish_int(acc[py][i], p) << SHIFT;
         store_samples(p, e, y0 + py, out);
     }
 }

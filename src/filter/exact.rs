@@ -3,10 +3,10 @@
 //! Most named kernels are small integers over a divisor (box, binomial, the default Gaussians,
 //! sobel, laplacian, sharpen, emboss, custom kernels such as `1/16`). For them an output can be
 //! computed exactly as `round_half_even((Σ n·s + O) / D)` with integer weights `n`, divisor
-//! `D` and offset numerator `O`, in integer arithmetic (`__dp4a` on the GPU). That is only
-//! allowed where it gives the bytes of the f32 contract ([`super`]'s module doc) for **every**
-//! reachable input; [`IntegerForm::of`] returns a form only when one of two proofs holds for
-//! the plan and the sample depth:
+//! `D` and offset numerator `O`, in integer arithmetic (`__dp4a` on the GPU's 8-bit samples,
+//! `dp2a` on its 16-bit ones). That is only allowed where it gives the bytes of the f32
+//! contract ([`super`]'s module doc) for **every** reachable input; [`IntegerForm::of`]
+//! returns a form only when one of two proofs holds for the plan and the sample depth:
 //!
 //! 1. **Exact**: `D` is a power of two, every f32 weight (and the offset) is exactly `n / D`,
 //!    and every partial sum of the contract is an integer multiple of `1/D` of at most

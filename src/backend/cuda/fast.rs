@@ -257,15 +257,29 @@ impl FastSpec {
     /// plans of the sides from [`INT_SEP_MIN_SIDE`] to [`INT_SEP_MAX_SIDE`] whose integer form
     /// is an outer product with a row factor within a signed byte take the two-factor kernel
     /// instead (`separable` set in the result). `samples` is the plane's width × channels ×
-    /// height.
+    /// height. 16-bit samples (`sb` 2) take the full kernel (`dp2a`, the register kernel's
+    /// thread shape) up to the side [`INT16_MAX_SIDE`], separable plans as their outer
+    /// product.
     pub fn integer(
         form: &IntegerForm,
         ch: usize,
+        sb: usize,
         border: Border,
         separable: bool,
         samples: usize,
     ) -> Option<FastSpec> {
         let tune = tuning();
+        if sb == 2 {
+            let side = form.width.max(form.height);
+            if side > tune.int16_max.unwrap_or(INT16_MAX_SIDE) || form.max_weight() > 127 {
+                return None;
+            }
+            let reg = FastSpec::register(form.width, form.height, ch, border, false, sb)?;
+            return Some(FastSpec {
+                int: Some((form.divisor, form.offset)),
+                ..reg
+            });
+        }
         let max_side = match (separable, samples >= INT_LARGE_PLANE) {
             (false, _) => INT_MAX_FULL,
             (true, false) => INT_MAX_SEP,
@@ -615,20 +629,23 @@ fn all_channels(ch: usize) -> u8 {
     ((1u32 << ch) - 1) as u8
 }
 
-/// `fast_int`'s `c_wp`: for kernel row ky, byte offset b (0–3) of an output's first tap in its
-/// first word, and word t of its window, the weights of the taps in that word's four byte
-/// lanes as signed bytes: lane l holds tap kx where 4t + l − b = kx·stride, else 0. `stride`
-/// is [`FastSpec::tap_stride`].
-pub fn pack_int_weights(form: &IntegerForm, stride: usize) -> Vec<u32> {
+/// `fast_int`'s `c_wp` for `sb`-byte samples (`spw = 4 / sb` samples a word): for kernel row
+/// ky, sample offset b (0…spw) of an output's first tap in its first word, and word t of its
+/// window, the weights of the taps in that word's lanes as signed bytes: byte l < spw holds
+/// tap kx where spw·t + l − b = kx·stride, else 0 (8-bit: the four bytes `__dp4a` multiplies
+/// with the word's four samples; 16-bit: the two low bytes `dp2a.lo` multiplies with its two).
+/// `stride` is [`FastSpec::tap_stride`].
+pub fn pack_int_weights(form: &IntegerForm, stride: usize, sb: usize) -> Vec<u32> {
     let (kw, kh, ch) = (form.width, form.height, stride);
+    let spw = 4 / sb;
     let span = (kw - 1) * ch + 1;
-    let win = (3 + span).div_ceil(4);
-    let mut out = Vec::with_capacity(kh * 4 * win);
+    let win = (spw - 1 + span).div_ceil(spw);
+    let mut out = Vec::with_capacity(kh * spw * win);
     for ky in 0..kh {
-        for b in 0..4 {
+        for b in 0..spw {
             for t in 0..win {
-                let lanes = (0..4).map(|l| {
-                    let pos = (4 * t + l) as isize - b as isize;
+                let lanes = (0..spw).map(|l| {
+                    let pos = (spw * t + l) as isize - b as isize;
                     let kx = pos / ch as isize;
                     let tap = pos >= 0 && pos % ch as isize == 0 && (kx as usize) < kw;
                     let n = if tap {

@@ -222,12 +222,21 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                 offset,
             };
             let b = Border::ALL[i % 4];
-            if let Some(spec) = FastSpec::integer(&form, ch, b, false, 0) {
+            if let Some(spec) = FastSpec::integer(&form, ch, 1, b, false, 0) {
                 keys.push(ModuleKey::Fast(spec));
+            }
+            // 16-bit samples (dp2a), up to side 5 whatever the rule's side.
+            if kw.max(kh) <= 5 {
+                if let Some(reg) = FastSpec::register(kw, kh, ch, b, false, 2) {
+                    keys.push(ModuleKey::Fast(FastSpec {
+                        int: Some((divisor, offset)),
+                        ..reg
+                    }));
+                }
             }
             // Interleaved channels regrouped per channel, 4 and 8 pixels per thread.
             if ch >= 2 && kw <= 5 {
-                if let Some(spec) = FastSpec::integer(&form, 1, b, false, 0) {
+                if let Some(spec) = FastSpec::integer(&form, 1, 1, b, false, 0) {
                     for pixels in [4, 8] {
                         keys.push(ModuleKey::Fast(FastSpec {
                             ch,
@@ -253,7 +262,7 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                 divisor,
                 offset: 0,
             };
-            let spec = FastSpec::integer(&form, 1, Border::ALL[i % 4], true, usize::MAX);
+            let spec = FastSpec::integer(&form, 1, 1, Border::ALL[i % 4], true, usize::MAX);
             keys.extend(spec.map(ModuleKey::Fast));
             i += 1;
         }

@@ -78,6 +78,24 @@ pub const INT_PIXELS: usize = 4;
 /// 13.0 vs 13.7 µs at 3, 17.3 vs 19.1 µs at 5; at 9, 39.6 vs 35.4 µs, so 9 keeps
 /// [`REG_MIN_BLOCKS`]).
 pub const INT_MIN_BLOCKS_SMALL: usize = 8;
+/// Largest kernel side `fast_int` takes on 16-bit samples (full plans, and separable ones as
+/// their outer product; `CONVFLOW_FAST_INT16`: another side, 0 for none). At 3 (`dp2a`: 6 dot
+/// products an output on one channel, 9 on 3–4, where the f32 kernel converts each sample and
+/// rounds by float adds) it was as fast or faster everywhere: H100, `gaussian:3` full, µs, f32
+/// register kernel / this (with the float finish and the rows below): 720p / 1080p / 4K gray16
+/// 5.6 / 8.0 / 16.3 against 5.2 / 7.3 / 15.9, rgb48 10.1 / 15.4 / 42.3 against 9.5 / 15.0 /
+/// 41.0, RGBA64 11.0 / 17.7 / 52.5 against 10.6 / 17.2 / 51.2, YUV 4:2:0 10-bit 6.8 / 9.9 / 23.6
+/// against 6.1 / 9.3 / 22.8, P010 7.4 / 10.7 / 25.5 against 7.0 / 9.7 / 24.3
+/// (docs/PERFORMANCE.md, "thirty-fourth round"). At 5 the separable plans keep their tiled f32
+/// kernel (2k taps; a full plan of `gaussian:5` runs as its separable plan), which no full
+/// kernel of k² taps beats.
+pub const INT16_MAX_SIDE: usize = 3;
+/// `fast_int` on 16-bit samples finishes in floating point where the plan proves the clamp idle
+/// (fast_int.cuh's `INT_FFIN`: two instructions an output where the integer rounding and clamp
+/// take six; `CONVFLOW_FAST_INT_FFIN=0` / `1`). H100, `gaussian:3` full, µs, integer finish /
+/// float finish: 1080p gray16 7.5 / 7.3, P010 10.1 / 9.7, 4K rgb48 41.6 / 41.0, RGBA64 51.7 /
+/// 51.2; nowhere slower.
+pub const INT16_FLOAT_FINISH: bool = true;
 /// Most words of input window a `fast_int` thread may hold in registers (beyond, the f32
 /// path: the window would spill).
 pub const INT_MAX_WORDS: usize = 64;
@@ -98,6 +116,12 @@ pub const INT_ONE_ROW_BELOW: usize = 3_000_000;
 /// 8.1 / 7.6 / 8.3, 1080p NV12 5×5 19.4 / 17.5 / 17.2; on 4K 2 × 16 wins (RGB 5×5 59.0 / 70.0
 /// / 91.4).
 pub const INT_NARROW_BELOW: usize = 1_000_000;
+/// `fast_int` on 16-bit samples: one row per thread below this many samples in the launch (H100,
+/// `gaussian:3` full, µs, two rows / one: 1080p gray16 (2.1 M samples) 8.2 / 7.4 and P010 (3.1
+/// M) 10.3 / 9.7, YUV 4:2:0 10-bit 9.6 / 9.1; at 6.2 M, 1080p rgb48, 15.1 / 14.9 and RGBA64
+/// (8.3 M) 17.4 / 18.5, 4K gray16 15.9 / 16.0: two rows from there; `fast_reg` keeps its own
+/// rule, one row there gaining little or losing: 1080p gray16 8.0 / 7.8, rgb48 15.4 / 17.3).
+pub const INT16_ONE_ROW_BELOW: usize = 4_000_000;
 /// For 16-bit samples (8 a row, 16 bytes), one row per thread below this many samples in the
 /// launch …
 pub const REG16_ONE_ROW_BELOW: usize = 1_000_000;
@@ -113,17 +137,20 @@ pub const REG16_TWO_ROWS_BELOW: usize = 4_000_000;
 
 /// Samples and rows per thread of a register kernel (`fast_int` but its deinterleaving and
 /// two-factor forms, `fast_reg`) of `sb`-byte samples for a launch of `samples` samples (`px`,
-/// `py` the rule would give otherwise, returned unchanged on large launches). The environment's
-/// overrides (`CONVFLOW_FAST_PY`, `CONVFLOW_FAST_REG_PX`) keep theirs.
+/// `py` the rule would give otherwise, returned unchanged on large launches; `int`: the kernel
+/// is `fast_int`). The environment's overrides (`CONVFLOW_FAST_PY`, `CONVFLOW_FAST_REG_PX`)
+/// keep theirs.
 pub fn register_thread_shape(
     samples: usize,
     sb: usize,
+    int: bool,
     (px, py): (usize, usize),
 ) -> (usize, usize) {
     let t = tuning();
     let py = match t.py {
         Some(_) => py,
         None if sb == 1 && samples < INT_ONE_ROW_BELOW => 1,
+        None if sb == 2 && int && samples < INT16_ONE_ROW_BELOW => 1,
         None if sb == 2 && samples < REG16_ONE_ROW_BELOW => 1,
         None if sb == 2 && samples < REG16_TWO_ROWS_BELOW => py.min(2),
         None => py,
@@ -174,6 +201,8 @@ pub const SAT_FREE_MAX_CHANNELS: usize = 2;
 /// `fast_int` takes), `CONVFLOW_FAST_DEIL_WIDTH`
 /// (least kernel width it deinterleaves), `CONVFLOW_FAST_INT_PIXELS` (pixels per deinterleaving
 /// thread: 4 or 8), `CONVFLOW_FAST_INT_SEP_MIN` (least side of its two-factor kernel),
+/// `CONVFLOW_FAST_INT16` (largest kernel side for `fast_int` on 16-bit samples; 0: never),
+/// `CONVFLOW_FAST_INT_FFIN` (0 / 1: its float finish never / where proven),
 /// `CONVFLOW_FAST_SEPG` (1: the tiled separable kernel's row pass reads global memory; 0: an
 /// input tile), `CONVFLOW_FAST_SEPA` (1 / 0: inner blocks of that kernel stage their input
 /// rows everywhere / nowhere, [`sep_staged`]), `CONVFLOW_FAST_SEPI` (1 / 0: its row pass in
@@ -204,6 +233,8 @@ pub(super) struct Tuning {
     pub(super) deil_width: Option<usize>,
     pub(super) int_pixels: Option<usize>,
     pub(super) int_sep_min: Option<usize>,
+    pub(super) int16_max: Option<usize>,
+    pub(super) int_ffin: Option<bool>,
     pub(super) sep_global: Option<bool>,
     pub(super) sep_staged: Option<bool>,
     pub(super) sep_int: Option<bool>,
@@ -233,6 +264,8 @@ pub(super) fn tuning() -> Tuning {
             deil_width: var("CONVFLOW_FAST_DEIL_WIDTH"),
             int_pixels: var("CONVFLOW_FAST_INT_PIXELS").filter(|n| [4, 8].contains(n)),
             int_sep_min: var("CONVFLOW_FAST_INT_SEP_MIN"),
+            int16_max: var("CONVFLOW_FAST_INT16"),
+            int_ffin: var("CONVFLOW_FAST_INT_FFIN").map(|v: usize| v != 0),
             sep_global: var("CONVFLOW_FAST_SEPG").map(|v: usize| v != 0),
             sep_staged: var("CONVFLOW_FAST_SEPA").map(|v: usize| v != 0),
             sep_int: var("CONVFLOW_FAST_SEPI").map(|v: usize| v != 0),

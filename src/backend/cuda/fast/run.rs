@@ -12,8 +12,8 @@ use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
 use super::rules::{
     full_rows_by_side, full_tiled_first, register_thread_shape, sep_int_channels, sep_int_rows,
     sep_rows_tall, sep_short16, sep_staged, sums_padded, tiled_rows, tuning, BLOCKS,
-    FULL_TILE_PREFERRED, SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16, SEP_ROWS_RGB_INT_SMALL,
-    SEP_SMALL_PLANE, SEP_TILE_PREFERRED, TALL_TILE_PREFERRED,
+    FULL_TILE_PREFERRED, INT16_FLOAT_FINISH, SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16,
+    SEP_ROWS_RGB_INT_SMALL, SEP_SMALL_PLANE, SEP_TILE_PREFERRED, TALL_TILE_PREFERRED,
 };
 use super::{pack_int_weights, FastSpec};
 use crate::backend::cuda::abi::{launch, FastPlanes, PlaneParams, MAX_CONST_TAPS};
@@ -235,11 +235,16 @@ fn choose(
     let (kw, kh, ch) = (plan.kernel.width(), plan.kernel.height(), l.channels);
     let separable = plan.is_separable();
     // Where the plan's sums never leave the output range, the f32 kernels of narrow planes
-    // leave the clamp out (`SAT_FREE_MAX_CHANNELS`).
-    let saturation_free = tuning().sat_free.unwrap_or(ch <= SAT_FREE_MAX_CHANNELS)
-        && plan.saturation_free(l.depth.largest_stored(), l.depth.max());
+    // leave the clamp out (`SAT_FREE_MAX_CHANNELS`), and the integer kernel on 16-bit samples
+    // finishes in floating point (fast_int.cuh's `INT_FFIN`, `INT16_FLOAT_FINISH`).
+    let proven_free = plan.saturation_free(l.depth.largest_stored(), l.depth.max());
+    let saturation_free = tuning().sat_free.unwrap_or(ch <= SAT_FREE_MAX_CHANNELS) && proven_free;
+    let int_free = proven_free && tuning().int_ffin.unwrap_or(INT16_FLOAT_FINISH);
     let plane = |spec: FastSpec| FastSpec {
-        saturation_free: saturation_free && spec.int.is_none(),
+        saturation_free: match spec.int {
+            None => saturation_free,
+            Some(_) => spec.sb == 2 && int_free,
+        },
         ..spec.for_plane(p)
     };
     // Small kernels: the register kernel, unless a block shape was asked for, which only the
@@ -256,15 +261,17 @@ fn choose(
     // 6–7 (`full_tiled_first`).
     let full_tiled =
         !separable && !b.large_rules && full_tiled_first(side, ch, sb, pixels, launch_samples);
-    if b.block_override().is_none() && l.depth == Depth::U8 && !tiled_first {
+    // The integer kernel, where the plan has an integer form for every stored word (a 10-bit
+    // format's malformed high bits included: `Depth::largest_stored`).
+    if b.block_override().is_none() && !tiled_first {
         let samples = sized(l.width * ch * l.height);
-        if let Some(form) = IntegerForm::of(plan, l.depth.max()) {
-            match FastSpec::integer(&form, ch, plan.border, separable, samples) {
+        if let Some(form) = IntegerForm::of(plan, l.depth.largest_stored()) {
+            match FastSpec::integer(&form, ch, sb, plan.border, separable, samples) {
                 Some(_) if full_tiled && side <= 5 => tiled_first = true,
                 Some(mut spec) => {
                     if !spec.deinterleave && !spec.separable && !b.large_rules {
                         (spec.px, spec.py) =
-                            register_thread_shape(launch_samples, sb, (spec.px, spec.py));
+                            register_thread_shape(launch_samples, sb, true, (spec.px, spec.py));
                     }
                     return Ok(Choice::Register {
                         spec: plane(spec),
@@ -280,7 +287,8 @@ fn choose(
     let reg = FastSpec::register(kw, kh, ch, plan.border, separable, sb);
     if let Some(mut spec) = reg.filter(|_| b.block_override().is_none() && !tiled_first) {
         if !b.large_rules {
-            (spec.px, spec.py) = register_thread_shape(launch_samples, sb, (spec.px, spec.py));
+            (spec.px, spec.py) =
+                register_thread_shape(launch_samples, sb, false, (spec.px, spec.py));
         }
         return Ok(Choice::Register {
             spec: plane(spec),
@@ -443,7 +451,11 @@ fn prepare(
             let key = ModuleKey::Fast(spec.clone());
             b.constant_weights(&key, "c_w", plan)?;
             if let Some(row) = row {
-                b.constant_words(&key, "c_wr", &pack_int_weights(row, spec.tap_stride()))?;
+                b.constant_words(
+                    &key,
+                    "c_wr",
+                    &pack_int_weights(row, spec.tap_stride(), spec.sb),
+                )?;
             }
             let name = if spec.separable {
                 "fast_sep"
@@ -497,9 +509,9 @@ fn integer_weights(
                 weights: row,
                 ..form.clone()
             };
-            pack_int_weights(&row, spec.tap_stride())
+            pack_int_weights(&row, spec.tap_stride(), spec.sb)
         }
-        None => pack_int_weights(form, spec.tap_stride()),
+        None => pack_int_weights(form, spec.tap_stride(), spec.sb),
     };
     b.constant_words(key, "c_wp", &packed)
 }

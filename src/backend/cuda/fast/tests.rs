@@ -20,7 +20,7 @@ fn integer_kernel_takes_the_measured_cases_only() {
     };
     let (small, large) = (1920 * 1080, 3840 * 2160);
     let take = |k, n, ch, sep, samples| {
-        FastSpec::integer(&form(k, n), ch, Border::Clamp, sep, samples).is_some()
+        FastSpec::integer(&form(k, n), ch, 1, Border::Clamp, sep, samples).is_some()
     };
     for ch in 1..=2 {
         assert!(take(3, 1, ch, false, small) && take(7, -127, ch, false, small));
@@ -41,7 +41,23 @@ fn integer_kernel_takes_the_measured_cases_only() {
         assert!(take(3, 1, ch, false, 3 * small) && take(5, 1, ch, true, 3 * small));
         assert!(!take(7, 1, ch, true, 3 * small) && !take(7, 1, ch, false, 4 * large));
     }
-    let spec = |k, ch| FastSpec::integer(&form(k, 1), ch, Border::Clamp, false, small);
+    // 16-bit samples: the full kernel (dp2a, the register kernel's thread shape) up to
+    // INT16_MAX_SIDE, separable plans as their outer product; weights within a signed byte.
+    for ch in 1..=4 {
+        for separable in [false, true] {
+            let s = FastSpec::integer(&form(3, 1), ch, 2, Border::Wrap, separable, small).unwrap();
+            let reg = FastSpec::register(3, 3, ch, Border::Wrap, false, 2).unwrap();
+            assert_eq!(
+                (s.sb, s.px, s.py, s.min_blocks),
+                (2, reg.px, reg.py, reg.min_blocks)
+            );
+            assert!(s.reg && s.int == Some((9, 0)) && !s.separable && !s.deinterleave);
+            assert!(FastSpec::integer(&form(3, 128), ch, 2, Border::Wrap, false, small).is_none());
+            let side = INT16_MAX_SIDE + 1;
+            assert!(FastSpec::integer(&form(side, 1), ch, 2, Border::Wrap, false, small).is_none());
+        }
+    }
+    let spec = |k, ch| FastSpec::integer(&form(k, 1), ch, 1, Border::Clamp, false, small);
     assert!(!spec(3, 3).unwrap().deinterleave && spec(3, 3).unwrap().px == 16);
     for ch in 2..=4 {
         let s5 = spec(5, ch).unwrap();
@@ -61,21 +77,22 @@ fn integer_kernel_takes_the_measured_cases_only() {
         divisor: 4096,
         offset: 0,
     };
-    let two = FastSpec::integer(&outer, 1, Border::Clamp, true, small).unwrap();
+    let two = FastSpec::integer(&outer, 1, 1, Border::Clamp, true, small).unwrap();
     assert!(two.separable && two.int == Some((4096, 0)) && two.py == INT_SEP_ROWS);
-    assert!(FastSpec::integer(&outer, 1, Border::Clamp, false, small).is_none());
-    assert!(FastSpec::integer(&outer, 2, Border::Clamp, true, small).is_none());
+    assert!(FastSpec::integer(&outer, 1, 1, Border::Clamp, false, small).is_none());
+    assert!(FastSpec::integer(&outer, 2, 1, Border::Clamp, true, small).is_none());
     // 9 keeps the f32 separable kernel, 5 the full integer one.
     assert!(!take(9, 1, 1, true, small));
-    let s5 = FastSpec::integer(&form(5, 1), 1, Border::Clamp, true, small).unwrap();
+    let s5 = FastSpec::integer(&form(5, 1), 1, 1, Border::Clamp, true, small).unwrap();
     assert!(!s5.separable);
-    let spec = FastSpec::integer(&form(5, 1), 1, Border::Zero, false, large).unwrap();
+    let spec = FastSpec::integer(&form(5, 1), 1, 1, Border::Zero, false, large).unwrap();
     assert!(spec.reg && spec.int == Some((25, 0)) && spec.min_blocks == INT_MIN_BLOCKS_SMALL);
 }
 
 /// fast_int's accumulation replayed on the host (the same OFF, word index and packed
-/// weights, dp4a as four byte products) against the direct sum, for every kernel width up
-/// to 9, 1–4 channels and all 16 outputs of a thread.
+/// weights; dp4a as four byte products, dp2a.lo as two 16-bit ones) against the direct sum,
+/// for every kernel width up to 9, 1–4 channels, 8- and 16-bit samples and all 16 bytes of
+/// outputs of a thread.
 #[test]
 fn packed_weights_give_every_tap_once() {
     let mut seed = 7u32;
@@ -83,7 +100,11 @@ fn packed_weights_give_every_tap_once() {
         seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
         seed >> 8
     };
-    for ch in 1..=4 {
+    for (sb, ch) in [1, 2]
+        .into_iter()
+        .flat_map(|sb| (1..=4).map(move |ch| (sb, ch)))
+    {
+        let spw = 4 / sb;
         for kw in 1..=9 {
             let form = IntegerForm {
                 width: kw,
@@ -92,28 +113,39 @@ fn packed_weights_give_every_tap_once() {
                 divisor: 1,
                 offset: 0,
             };
-            let packed = pack_int_weights(&form, ch);
+            let packed = pack_int_weights(&form, ch, sb);
             let ax = kw / 2;
-            let hwl = (ax * ch).div_ceil(4);
-            let off = hwl * 4 - ax * ch;
+            let hwl = (ax * ch).div_ceil(spw);
+            let off = hwl * spw - ax * ch;
             let span = (kw - 1) * ch + 1;
-            let win = (3 + span).div_ceil(4);
-            assert_eq!(packed.len(), 4 * win);
-            let bytes: Vec<u8> = (0..4 * (hwl + 4 + 10)).map(|_| rnd() as u8).collect();
-            let word = |k: usize| u32::from_le_bytes(bytes[4 * k..][..4].try_into().unwrap());
-            for i in 0..16 {
-                let (b, q) = ((i + off) % 4, (i + off) / 4);
-                let mut acc = 0i32;
-                for t in 0..(b + span).div_ceil(4) {
+            let win = (spw - 1 + span).div_ceil(spw);
+            assert_eq!(packed.len(), spw * win);
+            // Samples of sb bytes (16-bit ones anywhere in 0…65535), spw to a word.
+            let samples: Vec<u32> = (0..spw * (hwl + 4 + 10))
+                .map(|_| rnd() & if sb == 1 { 0xFF } else { 0xFFFF })
+                .collect();
+            let word =
+                |k: usize| (0..spw).fold(0u32, |w, l| w | samples[spw * k + l] << (8 * sb * l));
+            for i in 0..16 / sb {
+                let (b, q) = ((i + off) % spw, (i + off) / spw);
+                let mut acc = 0i64;
+                for t in 0..(b + span).div_ceil(spw) {
                     let (a, w) = (word(q + t), packed[b * win + t]);
-                    for l in 0..4 {
-                        acc += (a >> (8 * l) & 255) as i32 * (w >> (8 * l)) as u8 as i8 as i32;
+                    // dp4a: four bytes by four weight bytes; dp2a.lo: two 16-bit lanes by
+                    // the weight word's two low bytes.
+                    for l in 0..spw {
+                        let s = (a >> (8 * sb * l)) & if sb == 1 { 0xFF } else { 0xFFFF };
+                        acc += s as i64 * (w >> (8 * l)) as u8 as i8 as i64;
+                    }
+                    // dp2a.lo reads no weight from the high bytes: they hold none.
+                    if spw < 4 {
+                        assert_eq!(w >> (8 * spw), 0);
                     }
                 }
-                let direct: i32 = (0..kw)
-                    .map(|kx| form.weights[kx] * bytes[off + i + kx * ch] as i32)
+                let direct: i64 = (0..kw)
+                    .map(|kx| form.weights[kx] as i64 * samples[off + i + kx * ch] as i64)
                     .sum();
-                assert_eq!(acc, direct, "ch {ch} kw {kw} output {i}");
+                assert_eq!(acc, direct, "sb {sb} ch {ch} kw {kw} output {i}");
             }
         }
     }
@@ -236,7 +268,7 @@ fn small_launches_give_each_thread_fewer_outputs() {
     let (p480, p720, p1080, p4k) = (853 * 480, 1280 * 720, 1920 * 1080, 3840 * 2160);
     // 8-bit register kernels: 16 samples × 2 rows on 4K, one row on 1080p gray and 720p RGB,
     // 8 samples on 720p gray; a YUV 4:2:0 frame's planes count together (1.5 × the luma).
-    let shape8 = |samples| register_thread_shape(samples, 1, (16, 2));
+    let shape8 = |samples| register_thread_shape(samples, 1, false, (16, 2));
     assert_eq!(shape8(p4k), (16, 2));
     assert_eq!(shape8(p1080), (16, 1));
     assert_eq!(shape8(3 * p720), (16, 1));
@@ -244,14 +276,21 @@ fn small_launches_give_each_thread_fewer_outputs() {
     assert_eq!(shape8(p720 * 3 / 2), (16, 1));
     assert_eq!(shape8(p1080 * 3 / 2), (16, 2));
     // 16-bit ones keep 8 samples; one row below 1 M samples, at most two below 4 M.
-    let shape16 = |samples, py| register_thread_shape(samples, 2, (8, py));
+    let shape16 = |samples, py| register_thread_shape(samples, 2, false, (8, py));
     assert_eq!(shape16(p720, 2), (8, 1));
     assert_eq!(shape16(p720, 4), (8, 1));
     assert_eq!(shape16(p1080, 2), (8, 2));
     assert_eq!(shape16(p1080, 4), (8, 2));
     assert_eq!(shape16(3 * p1080, 4), (8, 4));
     assert_eq!(shape16(p4k, 2), (8, 2));
-    assert_eq!(register_thread_shape(p720, 2, (16, 2)), (16, 1));
+    assert_eq!(register_thread_shape(p720, 2, false, (16, 2)), (16, 1));
+    // fast_int on 16-bit samples: one row below 4 M samples (1080p gray16 and YUV 4:2:0
+    // 10-bit), not on 1080p rgb48 or 4K gray16.
+    let int16 = |samples| register_thread_shape(samples, 2, true, (8, 2));
+    assert_eq!(int16(p1080), (8, 1));
+    assert_eq!(int16(p1080 * 3 / 2), (8, 1));
+    assert_eq!(int16(3 * p1080), (8, 2));
+    assert_eq!(int16(p4k), (8, 2));
     // Tiled full kernels: one row below 64 K threads, but 4 channels taller than 7.
     let full = |samples, shape, ch, sb, kh| tiled_rows(samples, shape, false, (ch, sb), kh);
     assert_eq!(full(p480, (4, 4), 1, 1, 7), 1);
