@@ -14,7 +14,8 @@ mod common;
 mod integer;
 
 use integer::{
-    dyadic_separable_kernels, integer_kernels_every_shape_and_row_end, small_integer_kernels,
+    deep_integer_kernels, dyadic_separable_kernels, integer_kernels_every_shape_and_row_end,
+    small_integer_kernels,
 };
 
 use common::{check_against_oracle, first_difference, poisoned_like, random_frame, Rng};
@@ -615,6 +616,10 @@ macro_rules! backend_suite {
             #[test]
             fn small_integer_kernels_every_border_and_row_end() {
                 each(super::small_integer_kernels, 11);
+            }
+            #[test]
+            fn integer_kernels_on_16_bit_words() {
+                each(super::deep_integer_kernels, 15);
             }
             #[test]
             fn dyadic_separable_kernels_every_border_and_row_end() {

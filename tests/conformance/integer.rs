@@ -132,6 +132,90 @@ pub fn small_integer_kernels(backend: &mut dyn Backend, salt: u64) {
     }
 }
 
+/// Integer kernels on 16-bit words (gray16, rgb48, RGBA64, 10-bit planar and P010): the small
+/// named ones and random ones up to 5×5 with weights within a signed byte (the ones `fast_int`
+/// takes on 16-bit samples, `dp2a`), offsets and `--abs`, every border, row ends of every
+/// length, frames at the format's extremes and, for 10-bit words in their low bits, malformed
+/// words whose high bits are set (up to 65535: the contract takes the word as it is, and
+/// integer forms are proven for every stored word, `Depth::largest_stored`).
+pub fn deep_integer_kernels(backend: &mut dyn Backend, salt: u64) {
+    let (mut rng, seed) = Rng::fresh(salt);
+    let named = [
+        "gaussian:3",
+        "box:3",
+        "binomial:3",
+        "sobel-x",
+        "laplacian",
+        "sharpen",
+        "emboss",
+        "edge",
+        "gaussian:5",
+        "box:5x3",
+    ];
+    let formats = [
+        PixelFormat::Gray16,
+        PixelFormat::Rgb16,
+        PixelFormat::Rgba16,
+        PixelFormat::Yuv420p10,
+        PixelFormat::P010,
+    ];
+    let (mut cases, mut integer) = (0, 0);
+    for i in 0..36 {
+        let kernel = match named.get(i) {
+            Some(spec) => parse_spec(spec).unwrap(),
+            None => {
+                let (kw, kh) = (rng.range(1, 6), rng.range(1, 6));
+                let divisor = rng.pick(&[1u32, 4, 16, 64, 9, 25, 7]) as f64;
+                let w = (0..kw * kh)
+                    .map(|_| ((rng.range(0, 25) as f64 - 8.0) / divisor) as f32)
+                    .collect();
+                let k = Kernel::new("deep-integer", kw, kh, w).unwrap();
+                k.with_offset(rng.pick(&[0.0, 512.0, -3.0 / divisor]))
+                    .unwrap()
+            }
+        };
+        let format = rng.pick(&formats);
+        let depth = format.depth();
+        let widths = [1, 3, 4, 7, 8, 9, 15, 16, 17, 33, 64, 100, 131];
+        let (w, h) = (rng.pick(&widths), rng.range(1, 24));
+        let mut src = random_frame(&mut rng, format, w, h);
+        let pattern = rng.range(0, 4);
+        for p in 0..src.planes().len() {
+            let plane = src.planes()[p];
+            for y in 0..plane.height {
+                for s in 0..plane.row_samples() {
+                    let row = src.row_mut(p, y);
+                    match pattern {
+                        // Mostly the maximum: saturated windows.
+                        1 if rng.range(0, 8) != 0 => depth.put(row, s, depth.max()),
+                        // Malformed words of low-aligned formats (any 16 bits).
+                        2 if depth.largest_stored() > depth.max() && rng.range(0, 3) == 0 => {
+                            let word = (rng.next() >> 16) as u16;
+                            row[2 * s..2 * s + 2].copy_from_slice(&word.to_le_bytes());
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        let border = rng.pick(Border::ALL);
+        let filter = random_filter(&mut rng, kernel, border, backend.runs());
+        if !backend.runs().runs(&filter.plan().unwrap().decomposition) {
+            continue;
+        }
+        let plan = filter.plan().unwrap();
+        check_seeded(backend, &filter, &src, &mut rng, seed);
+        cases += 1;
+        integer +=
+            convflow::filter::IntegerForm::of(&plan, depth.largest_stored()).is_some() as usize;
+    }
+    // Most have a form (a named kernel's or a random one's over 7, 9 or 25 may not).
+    assert!(
+        integer * 2 > cases,
+        "seed {seed}: only {integer} of {cases} cases had an integer form"
+    );
+}
+
 /// Separable kernels of small integers over a power of two (the default Gaussians up to 5 taps,
 /// binomials, boxes of 2^n, the Sobels, random ones with and without negative weights and
 /// offsets): the kernels whose two passes `cpu-par` computes in 16-bit integers. Separable
