@@ -659,7 +659,7 @@ macro_rules! backend_suite {
             }
             #[test]
             fn auto_mode_plans_the_same_everywhere() {
-                each(auto_mode_plans_the_same_on_every_backend, 8);
+                each(auto_mode_plans_the_same_on_every_backend, 16);
             }
         }
     )*};

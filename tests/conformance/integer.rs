@@ -133,11 +133,12 @@ pub fn small_integer_kernels(backend: &mut dyn Backend, salt: u64) {
 }
 
 /// Integer kernels on 16-bit words (gray16, rgb48, RGBA64, 10-bit planar and P010): the small
-/// named ones and random ones up to 5×5 with weights within a signed byte (the ones `fast_int`
-/// takes on 16-bit samples, `dp2a`), offsets and `--abs`, every border, row ends of every
-/// length, frames at the format's extremes and, for 10-bit words in their low bits, malformed
-/// words whose high bits are set (up to 65535: the contract takes the word as it is, and
-/// integer forms are proven for every stored word, `Depth::largest_stored`).
+/// named ones and random ones up to 5×5 with weights within a signed byte (`fast_int` takes
+/// those of 3×3 on 16-bit samples, `dp2a`; the others check the f32 kernels beside them),
+/// offsets and `--abs`, every border, row ends of every length, frames at the format's
+/// extremes and, for 10-bit words in their low bits, malformed words whose high bits are set
+/// (up to 65535: the contract takes the word as it is, and integer forms are proven for every
+/// stored word, `Depth::largest_stored`); then the edges of the float finish (below).
 pub fn deep_integer_kernels(backend: &mut dyn Backend, salt: u64) {
     let (mut rng, seed) = Rng::fresh(salt);
     let named = [
@@ -214,6 +215,44 @@ pub fn deep_integer_kernels(backend: &mut dyn Backend, salt: u64) {
         integer * 2 > cases,
         "seed {seed}: only {integer} of {cases} cases had an integer form"
     );
+    // The edges of `fast_int`'s float finish (a power-of-two divisor, the clamp proven idle, no
+    // `--abs`): `gaussian:3` less 0.5, whose flat windows are all ties (t / 16 − 0.5) from −0.5
+    // up to the maximum less 0.5, on frames all 0, all at the maximum, random, and of raw
+    // random words (P010's low bits set; 10-bit words with their high bits set, which the
+    // integer kernel must clamp to 1023 with its integer finish), every border.
+    let tie = parse_spec("gaussian:3").unwrap().with_offset(-0.5).unwrap();
+    for format in [
+        PixelFormat::Gray16,
+        PixelFormat::Rgb16,
+        PixelFormat::P010,
+        PixelFormat::Yuv420p10,
+    ] {
+        let depth = format.depth();
+        for fill in 0..5 {
+            let (w, h) = (rng.range(1, 70), rng.range(1, 12));
+            let mut src = random_frame(&mut rng, format, w, h);
+            for p in 0..src.planes().len() {
+                let plane = src.planes()[p];
+                for y in 0..plane.height {
+                    for s in 0..plane.row_samples() {
+                        let row = src.row_mut(p, y);
+                        let word = match fill {
+                            0 => 0,
+                            1 => depth.max() << depth.shift(),
+                            2 => continue,
+                            3 => (rng.next() >> 16) as u16,
+                            _ => u16::MAX,
+                        };
+                        row[2 * s..2 * s + 2].copy_from_slice(&word.to_le_bytes());
+                    }
+                }
+            }
+            let mut filter = Filter::new(tie.clone());
+            filter.border = rng.pick(Border::ALL);
+            filter.mode = mode_for(&mut rng, &filter.kernel, backend.runs());
+            check_seeded(backend, &filter, &src, &mut rng, seed);
+        }
+    }
 }
 
 /// Separable kernels of small integers over a power of two (the default Gaussians up to 5 taps,

@@ -191,6 +191,11 @@ pub const FAST_TILE_PAD_PERIOD: usize = 32;
 /// See [`FAST_TILE_PAD_PERIOD`].
 pub const FAST_TILE_PAD_FLOATS: usize = 4;
 
+/// Largest divisor (a power of two) under which `fast_int` finishes 16-bit outputs in floating
+/// point (fast_int.cuh's `INT_FFIN`): with the clamp proven idle every sum then lies within
+/// ±2^22, where the float 1.5·2^23 + sum is exact.
+pub const INT_FFIN_MAX_DIVISOR: u32 = 64;
+
 /// The id a border has in kernel code (`BORDER_CLAMP`, …): its position in [`Border::ALL`].
 pub fn border_id(b: Border) -> usize {
     Border::ALL
@@ -209,6 +214,7 @@ pub fn prelude() -> String {
     s += &format!("#define CONVFLOW_TILE_PAD_PERIOD {FAST_TILE_PAD_PERIOD}\n");
     s += &format!("#define CONVFLOW_TILE_PAD_FLOATS {FAST_TILE_PAD_FLOATS}\n");
     s += &format!("#define CONVFLOW_MAX_PLANES {MAX_PLANES}\n");
+    s += &format!("#define CONVFLOW_INT_FFIN_MAX_DIV {INT_FFIN_MAX_DIVISOR}\n");
     let mut each = String::new();
     for &b in Border::ALL {
         let upper = b.name().to_ascii_uppercase();

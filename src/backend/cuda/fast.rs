@@ -106,7 +106,9 @@ pub struct FastSpec {
     pub zero_offset: bool,
     /// The output rule's clamp never acts for the plan on this plane's samples
     /// ([`Plan::saturation_free`](crate::filter::Plan::saturation_free)): left out (the f32
-    /// kernels).
+    /// kernels), or, on 16-bit integer specializations under a power-of-two divisor up to
+    /// [`INT_FFIN_MAX_DIVISOR`](super::abi::INT_FFIN_MAX_DIVISOR) without `--abs`, the output
+    /// finished in floating point (fast_int.cuh's `INT_FFIN`).
     pub saturation_free: bool,
     /// The tiled kernels' `__launch_bounds__`: threads per block and blocks resident per
     /// multiprocessor at least (caps their registers), or None.
@@ -630,7 +632,7 @@ fn all_channels(ch: usize) -> u8 {
 }
 
 /// `fast_int`'s `c_wp` for `sb`-byte samples (`spw = 4 / sb` samples a word): for kernel row
-/// ky, sample offset b (0…spw) of an output's first tap in its first word, and word t of its
+/// ky, sample offset b (0…spw − 1) of an output's first tap in its first word, and word t of its
 /// window, the weights of the taps in that word's lanes as signed bytes: byte l < spw holds
 /// tap kx where spw·t + l − b = kx·stride, else 0 (8-bit: the four bytes `__dp4a` multiplies
 /// with the word's four samples; 16-bit: the two low bytes `dp2a.lo` multiplies with its two).

@@ -225,13 +225,22 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
             if let Some(spec) = FastSpec::integer(&form, ch, 1, b, false, 0) {
                 keys.push(ModuleKey::Fast(spec));
             }
-            // 16-bit samples (dp2a), up to side 5 whatever the rule's side.
+            // 16-bit samples (dp2a), up to side 5 whatever the rule's side; one row per
+            // thread too, and the float finish (SAT_FREE) where the divisor allows it.
             if kw.max(kh) <= 5 {
                 if let Some(reg) = FastSpec::register(kw, kh, ch, b, false, 2) {
-                    keys.push(ModuleKey::Fast(FastSpec {
+                    let spec = FastSpec {
                         int: Some((divisor, offset)),
                         ..reg
-                    }));
+                    };
+                    if divisor.is_power_of_two() && divisor <= abi::INT_FFIN_MAX_DIVISOR {
+                        keys.push(ModuleKey::Fast(FastSpec {
+                            saturation_free: true,
+                            py: 1,
+                            ..spec.clone()
+                        }));
+                    }
+                    keys.push(ModuleKey::Fast(spec));
                 }
             }
             // Interleaved channels regrouped per channel, 4 and 8 pixels per thread.
@@ -292,6 +301,13 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                     zero_offset: false,
                     ..s.clone()
                 });
+                // P010's shifted words under the integer kernel's float finish.
+                if s.int.is_some() && s.saturation_free {
+                    v.push(FastSpec {
+                        shift: 6,
+                        ..s.clone()
+                    });
+                }
             }
             if s.ch == 1 {
                 v.push(FastSpec {

@@ -80,7 +80,7 @@ pub const INT_PIXELS: usize = 4;
 pub const INT_MIN_BLOCKS_SMALL: usize = 8;
 /// Largest kernel side `fast_int` takes on 16-bit samples (full plans, and separable ones as
 /// their outer product; `CONVFLOW_FAST_INT16`: another side, 0 for none). At 3 (`dp2a`: 6 dot
-/// products an output on one channel, 9 on 3–4, where the f32 kernel converts each sample and
+/// products an output on one channel, 9 on 2–4, where the f32 kernel converts each sample and
 /// rounds by float adds) it was as fast or faster everywhere: H100, `gaussian:3` full, µs, f32
 /// register kernel / this (with the float finish and the rows below): 720p / 1080p / 4K gray16
 /// 5.6 / 8.0 / 16.3 against 5.2 / 7.3 / 15.9, rgb48 10.1 / 15.4 / 42.3 against 9.5 / 15.0 /
@@ -119,8 +119,9 @@ pub const INT_NARROW_BELOW: usize = 1_000_000;
 /// `fast_int` on 16-bit samples: one row per thread below this many samples in the launch (H100,
 /// `gaussian:3` full, µs, two rows / one: 1080p gray16 (2.1 M samples) 8.2 / 7.4 and P010 (3.1
 /// M) 10.3 / 9.7, YUV 4:2:0 10-bit 9.6 / 9.1; at 6.2 M, 1080p rgb48, 15.1 / 14.9 and RGBA64
-/// (8.3 M) 17.4 / 18.5, 4K gray16 15.9 / 16.0: two rows from there; `fast_reg` keeps its own
-/// rule, one row there gaining little or losing: 1080p gray16 8.0 / 7.8, rgb48 15.4 / 17.3).
+/// (8.3 M) 17.4 / 18.5, 4K gray16 15.9 / 16.0: from 6.2 M one row gains 1 % or loses, so two
+/// rows there; `fast_reg` keeps its own rule, one row gaining little or losing: 1080p gray16
+/// 8.0 / 7.8, rgb48 15.4 / 17.3).
 pub const INT16_ONE_ROW_BELOW: usize = 4_000_000;
 /// For 16-bit samples (8 a row, 16 bytes), one row per thread below this many samples in the
 /// launch …

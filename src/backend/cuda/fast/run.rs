@@ -16,7 +16,9 @@ use super::rules::{
     SEP_ROWS_RGB_INT_SMALL, SEP_SMALL_PLANE, SEP_TILE_PREFERRED, TALL_TILE_PREFERRED,
 };
 use super::{pack_int_weights, FastSpec};
-use crate::backend::cuda::abi::{launch, FastPlanes, PlaneParams, MAX_CONST_TAPS};
+use crate::backend::cuda::abi::{
+    launch, FastPlanes, PlaneParams, INT_FFIN_MAX_DIVISOR, MAX_CONST_TAPS,
+};
 use crate::backend::cuda::registry::ModuleKey;
 use crate::backend::cuda::{variants, CudaBackend, CudaError};
 use crate::border::Border;
@@ -243,7 +245,13 @@ fn choose(
     let plane = |spec: FastSpec| FastSpec {
         saturation_free: match spec.int {
             None => saturation_free,
-            Some(_) => spec.sb == 2 && int_free,
+            Some((d, _)) => {
+                spec.sb == 2
+                    && int_free
+                    && !plan.abs
+                    && d.is_power_of_two()
+                    && d <= INT_FFIN_MAX_DIVISOR
+            }
         },
         ..spec.for_plane(p)
     };

@@ -129,8 +129,15 @@ fn packed_weights_give_every_tap_once() {
             for i in 0..16 / sb {
                 let (b, q) = ((i + off) % spw, (i + off) / spw);
                 let mut acc = 0i64;
-                for t in 0..(b + span).div_ceil(spw) {
+                // fast_int's loop: every word of the window but those holding no tap
+                // (holds_tap), whose packed weights must all be 0.
+                let holds_tap = |t: usize| (0..kw).any(|kx| (b + kx * ch) / spw == t);
+                for t in 0..win {
                     let (a, w) = (word(q + t), packed[b * win + t]);
+                    if !holds_tap(t) {
+                        assert_eq!(w, 0, "sb {sb} ch {ch} kw {kw}: word {t} holds no tap");
+                        continue;
+                    }
                     // dp4a: four bytes by four weight bytes; dp2a.lo: two 16-bit lanes by
                     // the weight word's two low bytes.
                     for l in 0..spw {
@@ -148,6 +155,35 @@ fn packed_weights_give_every_tap_once() {
                 assert_eq!(acc, direct, "sb {sb} ch {ch} kw {kw} output {i}");
             }
         }
+    }
+}
+
+/// fast_int.cuh's float finish (`INT_FFIN`) replayed on the host for every sum it may see:
+/// each power-of-two divisor up to `INT_FFIN_MAX_DIVISOR`, every t with t / d in [−0.5, 65535.5)
+/// (the clamp proven idle), offsets included (t is the sum plus the offset's numerator). The
+/// low 16 bits of 1.5·2²³ + t, fused-multiplied by 1/d plus 1.5·2²³·(1 − 1/d), must be
+/// `IntegerForm::finish`'s output.
+#[test]
+fn float_finish_of_16_bit_integer_sums_is_the_integer_rounding() {
+    use crate::backend::cuda::abi::INT_FFIN_MAX_DIVISOR;
+    let mut d = 1u32;
+    while d <= INT_FFIN_MAX_DIVISOR {
+        let form = IntegerForm {
+            width: 1,
+            height: 1,
+            weights: vec![d as i32],
+            divisor: d,
+            offset: 0,
+        };
+        let (lo, hi) = (-(d as i64) / 2, (2 * 65535 + 1) * d as i64 / 2);
+        let (inv, c) = (1.0 / d as f32, 12582912.0 - 12582912.0 / d as f32);
+        for t in lo..hi {
+            let f = f32::from_bits((0x4B40_0000i64 + t) as u32);
+            let got = f.mul_add(inv, c).to_bits() & 0xFFFF;
+            let want = form.finish(t as i32, false, 65535);
+            assert_eq!(got, want as u32, "divisor {d}, sum {t}");
+        }
+        d *= 2;
     }
 }
 
