@@ -118,8 +118,9 @@ pub const INT_ONE_ROW_BELOW: usize = 3_000_000;
 /// / 91.4).
 pub const INT_NARROW_BELOW: usize = 1_000_000;
 /// `fast_int` on 16-bit samples: one row per thread below this many samples in the launch (H100,
-/// `gaussian:3` full, µs, two rows / one: 1080p gray16 (2.1 M samples) 8.2 / 7.4 and P010 (3.1
-/// M) 10.3 / 9.7, YUV 4:2:0 10-bit 9.6 / 9.1; at 6.2 M, 1080p rgb48, 15.1 / 14.9 and RGBA64
+/// `gaussian:3` full, µs, two rows / one: 1080p gray16 (2.1 M samples) 8.2 / 7.4, YUV 4:2:0
+/// 10-bit (3.1 M in one launch) 9.6 / 9.1 and, with the float finish, P010 (a 2.1 M and a 1.0
+/// M launch) 10.3 / 9.7; at 6.2 M, 1080p rgb48, 15.1 / 14.9 and RGBA64
 /// (8.3 M) 17.4 / 18.5, 4K gray16 15.9 / 16.0: from 6.2 M one row gains 1 % or loses, so two
 /// rows there; `fast_reg` keeps its own rule, one row gaining little or losing: 1080p gray16
 /// 8.0 / 7.8, rgb48 15.4 / 17.3).
