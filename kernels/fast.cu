@@ -24,7 +24,7 @@
 // word shifted right by this: MSB-aligned formats such as P010; 0 otherwise), ABS (--abs) and
 // ZERO_OFFSET (the kernel's offset is 0: nothing to add; both for the register kernels only),
 // SAT_FREE (the output rule's clamp never acts for this plan and depth: left out, finish_bits;
-// fast_int on 16-bit samples then finishes in floating point, INT_FFIN),
+// fast_int then finishes in floating point where its divisor allows, INT_FFIN),
 // PLANES (planes per launch, below), TILED_TB and TILED_MINB (the tiled kernels' launch
 // bounds, TILED_BOUNDS). Weights live in __constant__ memory and are indexed with compile-time
 // offsets, so they become FFMA constant operands (c_w; fast_int's packed signed bytes are c_wp;

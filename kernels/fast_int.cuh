@@ -157,19 +157,19 @@ __device__ __forceinline__ void int_accumulate(const unsigned words[RIN][NWR], i
 #if IDIV % 2 == 0 && (IDIV & (IDIV - 1)) != 0
 #error "integer forms have odd or power-of-two divisors"
 #endif
-// INT_FFIN: 16-bit samples under a power-of-two divisor up to CONVFLOW_INT_FFIN_MAX_DIV (64),
-// no --abs, and the host's proof that the output rule's clamp never acts (SAT_FREE,
-// Plan::saturation_free: every value v of the contract in [-0.5, maxval + 0.5)). A divisor
-// 2^s > 1 comes from filter::exact's exact proof, where v is t / IDIV itself; IDIV = 1 may
-// come from the bounded one, where |v - t| < 1/2, so v in [-0.5, maxval + 0.5) leaves t in
-// 0..maxval. Either way t / IDIV lies in [-0.5, 65535.5), so |t| < 2^22. Then t is placed in
+// INT_FFIN: a power-of-two divisor up to 2^(CONVFLOW_INT_FFIN_SUM_BITS - 8 SB) (16384 for 8-bit
+// samples, 64 for 16-bit), no --abs, and the host's proof that the output rule's clamp never
+// acts (SAT_FREE, Plan::saturation_free: every value v of the contract in [-0.5, maxval + 0.5)).
+// A divisor 2^s > 1 comes from filter::exact's exact proof, where v is t / IDIV itself; IDIV = 1
+// may come from the bounded one, where |v - t| < 1/2, so v in [-0.5, maxval + 0.5) leaves t in
+// 0..maxval. Either way t / IDIV lies in [-0.5, 2^(8 SB) - 0.5), so |t| < 2^22. Then t is placed in
 // the mantissa of 1.5 * 2^23 by one integer add (exact: the float 1.5 * 2^23 + t), and one fused
 // multiply-add by 1 / IDIV (a power of two: exact) with 1.5 * 2^23 * (1 - 1 / IDIV) (an integer
 // below 2^24: exact) leaves t / IDIV + 1.5 * 2^23 rounded once, half to even, as finish_bits
 // does: the output in the word's low bits (t / IDIV >= -0.5 rounds to 0), two instructions
-// where the integer rounding and clamp take six. The host sets SAT_FREE on 16-bit integer
+// where the integer rounding and clamp take six. The host sets SAT_FREE on integer
 // specializations only where all of this holds (src/backend/cuda/fast/run.rs).
-#define INT_FFIN (SB == 2 && SAT_FREE && !ABS && IDIV <= CONVFLOW_INT_FFIN_MAX_DIV && (IDIV & (IDIV - 1)) == 0)
+#define INT_FFIN (SAT_FREE && !ABS && IDIV <= (1u << (CONVFLOW_INT_FFIN_SUM_BITS - 8 * SB)) && (IDIV & (IDIV - 1)) == 0)
 __device__ __forceinline__ unsigned finish_int(int sum, const PlaneParams& p) {
 #if INT_FFIN
     const float f = __int_as_float(0x4B400000 + IOFF + sum);

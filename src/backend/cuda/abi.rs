@@ -191,10 +191,15 @@ pub const FAST_TILE_PAD_PERIOD: usize = 32;
 /// See [`FAST_TILE_PAD_PERIOD`].
 pub const FAST_TILE_PAD_FLOATS: usize = 4;
 
-/// Largest divisor (a power of two) under which `fast_int` finishes 16-bit outputs in floating
-/// point (fast_int.cuh's `INT_FFIN`): with the clamp proven idle every sum then lies within
-/// ±2^22, where the float 1.5·2^23 + sum is exact.
-pub const INT_FFIN_MAX_DIVISOR: u32 = 64;
+/// `fast_int` finishes outputs in floating point (fast_int.cuh's `INT_FFIN`) only where every
+/// integer sum lies within ±2^this, where the float 1.5·2^23 + sum is exact …
+pub const INT_FFIN_SUM_BITS: u32 = 22;
+
+/// … so, with the clamp proven idle (every sum / divisor below 2^(8·`sb`) − 0.5), under a
+/// power-of-two divisor up to this for `sb`-byte samples: 16384 for 8-bit, 64 for 16-bit.
+pub const fn int_ffin_max_divisor(sb: usize) -> u32 {
+    1 << (INT_FFIN_SUM_BITS - 8 * sb as u32)
+}
 
 /// The id a border has in kernel code (`BORDER_CLAMP`, …): its position in [`Border::ALL`].
 pub fn border_id(b: Border) -> usize {
@@ -214,7 +219,7 @@ pub fn prelude() -> String {
     s += &format!("#define CONVFLOW_TILE_PAD_PERIOD {FAST_TILE_PAD_PERIOD}\n");
     s += &format!("#define CONVFLOW_TILE_PAD_FLOATS {FAST_TILE_PAD_FLOATS}\n");
     s += &format!("#define CONVFLOW_MAX_PLANES {MAX_PLANES}\n");
-    s += &format!("#define CONVFLOW_INT_FFIN_MAX_DIV {INT_FFIN_MAX_DIVISOR}\n");
+    s += &format!("#define CONVFLOW_INT_FFIN_SUM_BITS {INT_FFIN_SUM_BITS}\n");
     let mut each = String::new();
     for &b in Border::ALL {
         let upper = b.name().to_ascii_uppercase();

@@ -106,8 +106,8 @@ pub struct FastSpec {
     pub zero_offset: bool,
     /// The output rule's clamp never acts for the plan on this plane's samples
     /// ([`Plan::saturation_free`](crate::filter::Plan::saturation_free)): left out (the f32
-    /// kernels), or, on 16-bit integer specializations under a power-of-two divisor up to
-    /// [`INT_FFIN_MAX_DIVISOR`](super::abi::INT_FFIN_MAX_DIVISOR) without `--abs`, the output
+    /// kernels), or, on integer specializations under a power-of-two divisor up to
+    /// [`int_ffin_max_divisor`](super::abi::int_ffin_max_divisor) without `--abs`, the output
     /// finished in floating point (fast_int.cuh's `INT_FFIN`).
     pub saturation_free: bool,
     /// The tiled kernels' `__launch_bounds__`: threads per block and blocks resident per

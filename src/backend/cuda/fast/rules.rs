@@ -97,6 +97,13 @@ pub const INT16_MAX_SIDE: usize = 3;
 /// float finish: 1080p gray16 7.5 / 7.3, P010 10.1 / 9.7, 4K rgb48 41.6 / 41.0, RGBA64 51.7 /
 /// 51.2; nowhere slower.
 pub const INT16_FLOAT_FINISH: bool = true;
+/// … and on 8-bit samples (`CONVFLOW_FAST_INT_FFIN8=0` / `1`): H100, `gaussian`, µs, integer
+/// finish / float finish, 1080p / 4K / 8K: gray 3×3 6.3 / 12.7 / 33.7 against 5.9 / 11.6 / 30.0,
+/// NV12 3×3 8.2 / 17.4 / 49.2 against 7.8 / 15.9 / 44.8, YUV 4:2:0 3×3 8.1 / 16.7 / 48.9 against
+/// 7.8 / 15.3 / 43.6, RGB 3×3 12.0 / 30.1 / 93.6 against 11.6 / 29.3 / 90.6, RGBA 5×5 (its
+/// deinterleaving kernel) 17.8 / 51.6 / 150.6 against 17.8 / 47.5 / 136.9; plans on other
+/// kernels unchanged (docs/PERFORMANCE.md, "thirty-fourth round").
+pub const INT8_FLOAT_FINISH: bool = true;
 /// Most words of input window a `fast_int` thread may hold in registers (beyond, the f32
 /// path: the window would spill).
 pub const INT_MAX_WORDS: usize = 64;
@@ -238,6 +245,7 @@ pub(super) struct Tuning {
     pub(super) int_sep_min: Option<usize>,
     pub(super) int16_max: Option<usize>,
     pub(super) int_ffin: Option<bool>,
+    pub(super) int_ffin8: Option<bool>,
     pub(super) sep_global: Option<bool>,
     pub(super) sep_staged: Option<bool>,
     pub(super) sep_int: Option<bool>,
@@ -269,6 +277,7 @@ pub(super) fn tuning() -> Tuning {
             int_sep_min: var("CONVFLOW_FAST_INT_SEP_MIN"),
             int16_max: var("CONVFLOW_FAST_INT16"),
             int_ffin: var("CONVFLOW_FAST_INT_FFIN").map(|v: usize| v != 0),
+            int_ffin8: var("CONVFLOW_FAST_INT_FFIN8").map(|v: usize| v != 0),
             sep_global: var("CONVFLOW_FAST_SEPG").map(|v: usize| v != 0),
             sep_staged: var("CONVFLOW_FAST_SEPA").map(|v: usize| v != 0),
             sep_int: var("CONVFLOW_FAST_SEPI").map(|v: usize| v != 0),

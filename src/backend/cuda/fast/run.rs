@@ -12,12 +12,13 @@ use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
 use super::rules::{
     full_rows_by_side, full_tiled_first, register_thread_shape, sep_int_channels, sep_int_rows,
     sep_rows_tall, sep_short16, sep_staged, sums_padded, tiled_rows, tuning, BLOCKS,
-    FULL_TILE_PREFERRED, INT16_FLOAT_FINISH, SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16,
-    SEP_ROWS_RGB_INT_SMALL, SEP_SMALL_PLANE, SEP_TILE_PREFERRED, TALL_TILE_PREFERRED,
+    FULL_TILE_PREFERRED, INT16_FLOAT_FINISH, INT8_FLOAT_FINISH, SAT_FREE_MAX_CHANNELS,
+    SEP_BLOCK_SHORT16, SEP_ROWS_RGB_INT_SMALL, SEP_SMALL_PLANE, SEP_TILE_PREFERRED,
+    TALL_TILE_PREFERRED,
 };
 use super::{pack_int_weights, FastSpec};
 use crate::backend::cuda::abi::{
-    launch, FastPlanes, PlaneParams, INT_FFIN_MAX_DIVISOR, MAX_CONST_TAPS,
+    int_ffin_max_divisor, launch, FastPlanes, PlaneParams, MAX_CONST_TAPS,
 };
 use crate::backend::cuda::registry::ModuleKey;
 use crate::backend::cuda::{variants, CudaBackend, CudaError};
@@ -237,8 +238,8 @@ fn choose(
     let (kw, kh, ch) = (plan.kernel.width(), plan.kernel.height(), l.channels);
     let separable = plan.is_separable();
     // Where the plan's sums never leave the output range, the f32 kernels of narrow planes
-    // leave the clamp out (`SAT_FREE_MAX_CHANNELS`), and the integer kernel on 16-bit samples
-    // finishes in floating point (fast_int.cuh's `INT_FFIN`, `INT16_FLOAT_FINISH`).
+    // leave the clamp out (`SAT_FREE_MAX_CHANNELS`), and the integer kernel finishes in floating
+    // point (fast_int.cuh's `INT_FFIN`, `INT16_FLOAT_FINISH`, `INT8_FLOAT_FINISH`).
     let proven_free = plan.saturation_free(l.depth.largest_stored(), l.depth.max());
     let saturation_free = tuning().sat_free.unwrap_or(ch <= SAT_FREE_MAX_CHANNELS) && proven_free;
     let int_free = proven_free && tuning().int_ffin.unwrap_or(INT16_FLOAT_FINISH);
@@ -246,11 +247,11 @@ fn choose(
         saturation_free: match spec.int {
             None => saturation_free,
             Some((d, _)) => {
-                spec.sb == 2
+                (spec.sb == 2 || tuning().int_ffin8.unwrap_or(INT8_FLOAT_FINISH))
                     && int_free
                     && !plan.abs
                     && d.is_power_of_two()
-                    && d <= INT_FFIN_MAX_DIVISOR
+                    && d <= int_ffin_max_divisor(spec.sb)
             }
         },
         ..spec.for_plane(p)

@@ -158,32 +158,34 @@ fn packed_weights_give_every_tap_once() {
     }
 }
 
-/// fast_int.cuh's float finish (`INT_FFIN`) replayed on the host for every sum it may see:
-/// each power-of-two divisor up to `INT_FFIN_MAX_DIVISOR`, every t with t / d in [−0.5, 65535.5)
-/// (the clamp proven idle), offsets included (t is the sum plus the offset's numerator). The
-/// low 16 bits of 1.5·2²³ + t, fused-multiplied by 1/d plus 1.5·2²³·(1 − 1/d), must be
-/// `IntegerForm::finish`'s output.
+/// fast_int.cuh's float finish (`INT_FFIN`) replayed on the host for every sum it may see, on
+/// 8-bit and 16-bit samples: each power-of-two divisor up to `int_ffin_max_divisor`, every t
+/// with t / d in [−0.5, max + 0.5) (the clamp proven idle), offsets included (t is the sum plus
+/// the offset's numerator). The low bits of 1.5·2²³ + t, fused-multiplied by 1/d plus
+/// 1.5·2²³·(1 − 1/d), must be `IntegerForm::finish`'s output.
 #[test]
-fn float_finish_of_16_bit_integer_sums_is_the_integer_rounding() {
-    use crate::backend::cuda::abi::INT_FFIN_MAX_DIVISOR;
-    let mut d = 1u32;
-    while d <= INT_FFIN_MAX_DIVISOR {
-        let form = IntegerForm {
-            width: 1,
-            height: 1,
-            weights: vec![d as i32],
-            divisor: d,
-            offset: 0,
-        };
-        let (lo, hi) = (-(d as i64) / 2, (2 * 65535 + 1) * d as i64 / 2);
-        let (inv, c) = (1.0 / d as f32, 12582912.0 - 12582912.0 / d as f32);
-        for t in lo..hi {
-            let f = f32::from_bits((0x4B40_0000i64 + t) as u32);
-            let got = f.mul_add(inv, c).to_bits() & 0xFFFF;
-            let want = form.finish(t as i32, false, 65535);
-            assert_eq!(got, want as u32, "divisor {d}, sum {t}");
+fn float_finish_of_integer_sums_is_the_integer_rounding() {
+    use crate::backend::cuda::abi::int_ffin_max_divisor;
+    for (sb, max) in [(1usize, 255u16), (2, 65535)] {
+        let mut d = 1u32;
+        while d <= int_ffin_max_divisor(sb) {
+            let form = IntegerForm {
+                width: 1,
+                height: 1,
+                weights: vec![d as i32],
+                divisor: d,
+                offset: 0,
+            };
+            let (lo, hi) = (-(d as i64) / 2, (2 * max as i64 + 1) * d as i64 / 2);
+            let (inv, c) = (1.0 / d as f32, 12582912.0 - 12582912.0 / d as f32);
+            for t in lo..hi {
+                let f = f32::from_bits((0x4B40_0000i64 + t) as u32);
+                let got = f.mul_add(inv, c).to_bits() & if sb == 1 { 0xFF } else { 0xFFFF };
+                let want = form.finish(t as i32, false, max);
+                assert_eq!(got, want as u32, "{sb}-byte samples, divisor {d}, sum {t}");
+            }
+            d *= 2;
         }
-        d *= 2;
     }
 }
 
