@@ -201,6 +201,12 @@ pub const fn int_ffin_max_divisor(sb: usize) -> u32 {
     1 << (INT_FFIN_SUM_BITS - 8 * sb as u32)
 }
 
+/// Whether a divisor allows the float finish on `sb`-byte samples (the plan must also prove
+/// the clamp idle and have no `--abs`): a power of two up to [`int_ffin_max_divisor`].
+pub const fn float_finish_divisor(d: u32, sb: usize) -> bool {
+    d.is_power_of_two() && d <= int_ffin_max_divisor(sb)
+}
+
 /// The id a border has in kernel code (`BORDER_CLAMP`, …): its position in [`Border::ALL`].
 pub fn border_id(b: Border) -> usize {
     Border::ALL

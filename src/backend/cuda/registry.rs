@@ -224,7 +224,7 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
             let b = Border::ALL[i % 4];
             if let Some(spec) = FastSpec::integer(&form, ch, 1, b, false, 0) {
                 // With the float finish where the divisor allows it.
-                if divisor.is_power_of_two() && divisor <= abi::int_ffin_max_divisor(1) {
+                if abi::float_finish_divisor(divisor, 1) {
                     keys.push(ModuleKey::Fast(FastSpec {
                         saturation_free: true,
                         ..spec.clone()
@@ -240,7 +240,7 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                         int: Some((divisor, offset)),
                         ..reg
                     };
-                    if divisor.is_power_of_two() && divisor <= abi::int_ffin_max_divisor(2) {
+                    if abi::float_finish_divisor(divisor, 2) {
                         keys.push(ModuleKey::Fast(FastSpec {
                             saturation_free: true,
                             py: 1,

@@ -18,7 +18,7 @@ use super::rules::{
 };
 use super::{pack_int_weights, FastSpec};
 use crate::backend::cuda::abi::{
-    int_ffin_max_divisor, launch, FastPlanes, PlaneParams, MAX_CONST_TAPS,
+    float_finish_divisor, launch, FastPlanes, PlaneParams, MAX_CONST_TAPS,
 };
 use crate::backend::cuda::registry::ModuleKey;
 use crate::backend::cuda::{variants, CudaBackend, CudaError};
@@ -250,8 +250,7 @@ fn choose(
                 (spec.sb == 2 || tuning().int_ffin8.unwrap_or(INT8_FLOAT_FINISH))
                     && int_free
                     && !plan.abs
-                    && d.is_power_of_two()
-                    && d <= int_ffin_max_divisor(spec.sb)
+                    && float_finish_divisor(d, spec.sb)
             }
         },
         ..spec.for_plane(p)
