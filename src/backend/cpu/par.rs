@@ -229,7 +229,11 @@ impl PlaneFilter for CpuPar {
 /// `gaussian:3` / `:5` / `:7` / `:9` 2.90 / 5.84 / 9.45 / 15.74 → 2.52 / 2.59 / 4.73 / 5.98,
 /// RGB 12.72 / 22.39 / 38.26 / 56.74 → 7.09 / 8.16 / 12.58 / 13.75, RGBA 60.1 / 76.6 / 89.0 /
 /// 108.7 → 62.9 / 67.0 / 77.7 / 78.9 (RGBA's passes spread by up to 40 % on this VM); 1080p
-/// 1.5–4.3× for gray and RGB (docs/PERFORMANCE.md, "twenty-third round").
+/// 1.5–4.3× for gray and RGB (docs/PERFORMANCE.md, "twenty-third round"). Measured again once
+/// 16-bit rows were converted in vector code (thirty-fifth round; 2 threads, best of 3, full loop
+/// against separable, ms): 1080p gray16 0.47 / 0.42, P010 0.74 / 0.67, rgb48 1.77 / 1.75; 4K
+/// gray16 2.48 / 2.26, P010 3.76 / 3.64, rgb48 7.41 / 7.80: no side clearly ahead on that noisy
+/// VM, so the rule stays.
 fn same_separable(plan: &Plan, depth: Depth) -> Option<Plan> {
     let k = &plan.kernel;
     if depth.bytes() > 1 && k.width().max(k.height()) <= 3 {
@@ -441,18 +445,44 @@ fn aligned(buf: &mut [f32], len: usize) -> &mut [f32] {
 
 /// Puts back, in output row `orow` (source row `y`, from pixel `x0` on), the stored samples of
 /// the channels the filter passes through.
+///
+/// A byte mask blends the source into the output [`RESTORE_RUN`] bytes at a time (a whole
+/// number of pixels of any layout), so the loop compiles to vector blends; sample by sample,
+/// with a division for each sample's channel and a copy call, it took 90 % of an RGBA band's
+/// time (docs/PERFORMANCE.md, thirty-fifth round).
 #[inline(always)]
 pub(super) fn restore_passed(job: &Job<'_>, orow: &mut [u8], y: usize, x0: usize) {
     let l = job.src.layout;
-    if job.mask != (1u8 << l.channels) - 1 {
-        let b = job.depth.bytes();
-        let srow = &job.src.row(y)[x0 * l.channels * b..];
-        let n = orow.len() / b;
-        for i in (0..n).filter(|i| job.mask & (1 << (i % l.channels)) == 0) {
-            orow[i * b..][..b].copy_from_slice(&srow[i * b..][..b]);
-        }
+    if job.mask == (1u8 << l.channels) - 1 {
+        return;
     }
+    let px = l.channels * job.depth.bytes();
+    let srow = &job.src.row(y)[x0 * px..][..orow.len()];
+    // 0xFF on the bytes of passed channels, 0 on filtered ones.
+    let keep: [u8; RESTORE_RUN] = std::array::from_fn(|j| {
+        let channel = j % px / job.depth.bytes();
+        if job.mask & (1 << channel) == 0 {
+            0xFF
+        } else {
+            0
+        }
+    });
+    let blend = |o: &mut [u8], s: &[u8]| {
+        for ((o, &s), &k) in o.iter_mut().zip(s).zip(&keep) {
+            *o = *o & !k | s & k;
+        }
+    };
+    let mut runs = orow.chunks_exact_mut(RESTORE_RUN);
+    let mut from = srow.chunks_exact(RESTORE_RUN);
+    for (o, s) in (&mut runs).zip(&mut from) {
+        blend(o, s);
+    }
+    blend(runs.into_remainder(), from.remainder());
 }
+
+/// Bytes [`restore_passed`] blends at a time: a multiple of every pixel's size (1–4 channels of
+/// 1 or 2 bytes), so each run starts a pixel.
+const RESTORE_RUN: usize = 48;
 
 /// Writes one block of results at the storage depth: `finish` of every sample.
 #[inline(always)]
@@ -517,8 +547,14 @@ pub(super) fn pad_row<T: Sample>(job: &Job<'_>, r: usize, x0: usize, dst: &mut [
             *d = T::from_byte(v);
         }
     } else {
-        for (i, d) in body.iter_mut().enumerate() {
-            *d = T::from_sample(job.depth.get(src, first + i));
+        // Words taken two bytes at a time from a slice of exactly the body's length, so the
+        // loop has no bounds checks and compiles to vector loads and conversions: the same
+        // values as `Depth::get`, which took 80 % of a 16-bit 3 × 3 band's time sample by
+        // sample (docs/PERFORMANCE.md, thirty-fifth round).
+        let shift = job.depth.shift();
+        let words = src[first * 2..][..body.len() * 2].chunks_exact(2);
+        for (d, w) in body.iter_mut().zip(words) {
+            *d = T::from_sample(u16::from_le_bytes([w[0], w[1]]) >> shift);
         }
     }
     for px in (0..lo).chain(hi..len) {
