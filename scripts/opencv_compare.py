@@ -13,6 +13,9 @@ import time
 import cv2
 import numpy as np
 
+# convflow's format names: channels and sample type (`cv2` filters 16-bit images in their own
+# depth, rounding and saturating as convflow's output rule does).
+FORMATS = {"gray": (1, np.uint8), "rgb": (3, np.uint8), "gray16": (1, np.uint16), "rgb48": (3, np.uint16)}
 SIZES = {"720p": (1280, 720), "1080p": (1920, 1080), "1440p": (2560, 1440), "4k": (3840, 2160), "8k": (7680, 4320)}
 
 
@@ -20,7 +23,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=0, help="0 = OpenCV default")
     ap.add_argument("--sizes", default="1080p,4k")
-    ap.add_argument("--formats", default="gray,rgb")
+    ap.add_argument("--formats", default="gray,rgb", help="gray, rgb (8-bit) and gray16, rgb48 (16-bit)")
     ap.add_argument("--ks", default="3,5,7,9,15,25")
     ap.add_argument("--ops", default="filter2D,sepFilter2D", help="which of filter2D, sepFilter2D")
     ap.add_argument("--runs", type=int, default=20)
@@ -36,8 +39,11 @@ def main():
     for size in a.sizes.split(","):
         w, h = SIZES[size]
         for fmt in a.formats.split(","):
-            shape = (h, w) if fmt == "gray" else (h, w, 3)
-            img = rng.integers(0, 256, size=shape, dtype=np.uint8)
+            if fmt not in FORMATS:
+                ap.error(f"--formats: unknown format {fmt!r} (one of {', '.join(FORMATS)})")
+            channels, dtype = FORMATS[fmt]
+            shape = (h, w) if channels == 1 else (h, w, channels)
+            img = rng.integers(0, np.iinfo(dtype).max + 1, size=shape, dtype=dtype)
             for k in map(int, a.ks.split(",")):
                 g = cv2.getGaussianKernel(k, 0, ktype=cv2.CV_32F)
                 full = (g @ g.T).astype(np.float32)
