@@ -161,7 +161,17 @@ impl PlaneFilter for CpuPar {
         dst: PlaneMut<'_>,
         mask: u8,
     ) -> Result<(), BackendError> {
-        let separable = same_separable(plan, src.layout.depth);
+        // A full plan runs as its separable plan where both give the same bytes for every input
+        // ([`Plan::same_separable`]): 2k taps a sample instead of k². 2 AVX2 threads (the
+        // development VM, Zen 3), `bench kernels --backend cpu-par --threads 2 --modes full`,
+        // best of two passes alternating with the build before, ms, before → after: 4K gray
+        // `gaussian:3` / `:5` / `:7` / `:9` 2.90 / 5.84 / 9.45 / 15.74 → 2.52 / 2.59 / 4.73 /
+        // 5.98, RGB 12.72 / 22.39 / 38.26 / 56.74 → 7.09 / 8.16 / 12.58 / 13.75 (twenty-third
+        // round). 16-bit 3 × 3 kept its full loop until the thirty-fifth round, which made
+        // 16-bit rows' conversion vector code: since then the separable plan is 1.30–1.61×
+        // faster there (the Xeon, 4 and 16 threads, 1080p and 4K gray16, P010 and rgb48, 4K gray16
+        // 16 threads 0.535 → 0.372 ms; docs/PERFORMANCE.md, thirty-fifth round).
+        let separable = plan.same_separable(src.layout.depth.largest_stored());
         let plan = separable.as_ref().unwrap_or(plan);
         let k = &plan.kernel;
         let (ax, ay) = k.anchor();
@@ -219,27 +229,6 @@ impl PlaneFilter for CpuPar {
         });
         Ok(())
     }
-}
-
-/// The separable plan a full plan runs as where both give the same bytes for every input
-/// ([`Plan::same_separable`]: 2k taps a sample instead of k²), but 16-bit 3 × 3 kernels, whose
-/// full loop was the faster (4K gray16 `gaussian:3` 11.3 ms against 14.0 as separable). 2 AVX2
-/// threads (the development VM, Zen 3), `bench kernels --backend cpu-par --threads 2 --modes
-/// full`, best of two passes alternating with the build before, ms, before → after: 4K gray
-/// `gaussian:3` / `:5` / `:7` / `:9` 2.90 / 5.84 / 9.45 / 15.74 → 2.52 / 2.59 / 4.73 / 5.98,
-/// RGB 12.72 / 22.39 / 38.26 / 56.74 → 7.09 / 8.16 / 12.58 / 13.75, RGBA 60.1 / 76.6 / 89.0 /
-/// 108.7 → 62.9 / 67.0 / 77.7 / 78.9 (RGBA's passes spread by up to 40 % on this VM); 1080p
-/// 1.5–4.3× for gray and RGB (docs/PERFORMANCE.md, "twenty-third round"). Measured again once
-/// 16-bit rows were converted in vector code (thirty-fifth round; 2 threads, best of 3, full loop
-/// against separable, ms): 1080p gray16 0.47 / 0.42, P010 0.74 / 0.67, rgb48 1.77 / 1.75; 4K
-/// gray16 2.48 / 2.26, P010 3.76 / 3.64, rgb48 7.41 / 7.80: no side clearly ahead on that noisy
-/// VM, so the rule stays.
-fn same_separable(plan: &Plan, depth: Depth) -> Option<Plan> {
-    let k = &plan.kernel;
-    if depth.bytes() > 1 && k.width().max(k.height()) <= 3 {
-        return None;
-    }
-    plan.same_separable(depth.largest_stored())
 }
 
 /// One band with the band code `simd` names, which must not be wider than [`widest`]: output
@@ -447,9 +436,9 @@ fn aligned(buf: &mut [f32], len: usize) -> &mut [f32] {
 /// the channels the filter passes through.
 ///
 /// A byte mask blends the source into the output [`RESTORE_RUN`] bytes at a time (a whole
-/// number of pixels of any layout), so the loop compiles to vector blends; sample by sample,
-/// with a division for each sample's channel and a copy call, it took 90 % of an RGBA band's
-/// time (docs/PERFORMANCE.md, thirty-fifth round).
+/// number of pixels of any layout), so the loop compiles to vector blends. Sample by sample,
+/// with a division for each sample's channel and a copy call, it made RGBA 3 × 3 planes take
+/// 6–8× the time they take now (docs/PERFORMANCE.md, thirty-fifth round).
 #[inline(always)]
 pub(super) fn restore_passed(job: &Job<'_>, orow: &mut [u8], y: usize, x0: usize) {
     let l = job.src.layout;
@@ -549,8 +538,8 @@ pub(super) fn pad_row<T: Sample>(job: &Job<'_>, r: usize, x0: usize, dst: &mut [
     } else {
         // Words taken two bytes at a time from a slice of exactly the body's length, so the
         // loop has no bounds checks and compiles to vector loads and conversions: the same
-        // values as `Depth::get`, which took 80 % of a 16-bit 3 × 3 band's time sample by
-        // sample (docs/PERFORMANCE.md, thirty-fifth round).
+        // values as `Depth::get`, whose loop, sample by sample, held three quarters of a 16-bit
+        // 3 × 3 band's profile (docs/PERFORMANCE.md, thirty-fifth round).
         let shift = job.depth.shift();
         let words = src[first * 2..][..body.len() * 2].chunks_exact(2);
         for (d, w) in body.iter_mut().zip(words) {
