@@ -19,15 +19,16 @@
 //! On x86-64 the band code is compiled twice more, with AVX2+FMA and with AVX-512F enabled, and
 //! the widest the CPU has is chosen at run time, but AVX2 on AMD's Zen 4, where it measured
 //! faster ([`super::simd_level`], with the hand-written intrinsics in `simd.rs`;
-//! `CONVFLOW_CPU_SIMD=baseline|avx2|avx512` picks one it has, to compare); elsewhere (or on CPUs
-//! without FMA) `f32::mul_add` is still a fused multiply-add, only slower. Every width adds the
-//! same products in the same order, so all give the same bits.
+//! `CONVFLOW_CPU_SIMD=baseline|avx2|avx512` picks one it has, to compare). The baseline x86-64
+//! build, for CPUs without FMA, computes each fused multiply-add exactly in f64 (`simd.rs`'s
+//! `mul_add`); elsewhere `f32::mul_add` is the FMA instruction. Every width adds the same
+//! products in the same order, so all give the same bits.
 
 use std::cell::RefCell;
 use std::ops::Range;
 
 use super::bands::{self, split_columns, strips, Group, Rows, Span, Walk};
-use super::simd::{level, level_name, widest, AVX2, AVX512, BASE};
+use super::simd::{level, level_name, mul_add, widest, AVX2, AVX512, BASE};
 #[cfg(target_arch = "x86_64")]
 use super::simd::{store_block_avx2, vertical_pair_avx2, vertical_pair_avx512};
 use crate::backend::{filter_planes, Backend, BackendError, PlaneFilter};
@@ -306,14 +307,14 @@ fn run_band_impl<const SIMD: u8>(
     let padded = aligned(padded, padded_len);
 
     for sy in walk.warmup() {
-        fill(job, x0, ring, padded, ring_row, slots_n, sy);
+        fill::<SIMD>(job, x0, ring, padded, ring_row, slots_n, sy);
     }
     let b = job.depth.bytes();
     let bytes = x0 * l.channels * b..(x0 + sw) * l.channels * b;
     // slots[r * kh + ky]: ring offset of the row read by tap row ky of output row y + r.
     while let Some((Group { y, g, new_rows }, slots)) = walk.next_group() {
         for sy in new_rows {
-            fill(job, x0, ring, padded, ring_row, slots_n, sy);
+            fill::<SIMD>(job, x0, ring, padded, ring_row, slots_n, sy);
         }
         // SAFETY: the walk claimed these rows of this strip from the band's span.
         let mut rows: [&mut [u8]; GROUP] = std::array::from_fn(|r| match r < g {
@@ -334,11 +335,11 @@ fn run_band_impl<const SIMD: u8>(
             let taps = &slots[r * job.kh..][..job.kh];
             for e in scalar_from(n)..n {
                 let acc = match job.factors {
-                    None => full_sample(job, ring, taps, l.channels, e),
+                    None => full_sample::<SIMD>(job, ring, taps, l.channels, e),
                     Some((col, _)) => taps
                         .iter()
                         .zip(col)
-                        .fold(0f32, |acc, (&b, &w)| w.mul_add(ring[b + e], acc)),
+                        .fold(0f32, |acc, (&b, &w)| mul_add::<SIMD>(w, ring[b + e], acc)),
                 };
                 job.depth
                     .put(orow, e, finish(acc, job.offset, job.abs, job.max));
@@ -365,7 +366,7 @@ fn group_block<const SIMD: u8>(
         let taps = &slots[r * job.kh..][..job.kh];
         match job.factors {
             None => {
-                let acc = full_block(job, ring, taps, ch, e);
+                let acc = full_block::<SIMD>(job, ring, taps, ch, e);
                 store_block::<SIMD>(job, &acc, &mut rows[r][at.clone()]);
                 r += 1;
             }
@@ -384,7 +385,7 @@ fn group_block<const SIMD: u8>(
                 r += 2;
             }
             Some((col, _)) => {
-                let acc = vertical_block(ring, taps, col, e);
+                let acc = vertical_block::<SIMD>(ring, taps, col, e);
                 store_block::<SIMD>(job, &acc, &mut rows[r][at.clone()]);
                 r += 1;
             }
@@ -492,7 +493,7 @@ fn store_block<const SIMD: u8>(job: &Job<'_>, acc: &[f32; LANES], out: &mut [u8]
 /// (the band's strip). A function, not a closure: closures do not inherit the caller's
 /// `target_feature`s.
 #[inline(always)]
-fn fill(
+fn fill<const SIMD: u8>(
     job: &Job<'_>,
     x0: usize,
     ring: &mut [f32],
@@ -512,7 +513,7 @@ fn fill(
         None => pad_row(job, r, x0, dst),
         Some((_, row)) => {
             pad_row(job, r, x0, padded);
-            horizontal(padded, row, l.channels, dst);
+            horizontal::<SIMD>(padded, row, l.channels, dst);
         }
     }
 }
@@ -596,14 +597,20 @@ impl Sample for u8 {
 
 /// One block of a full-kernel output row: `acc[i] = Σ_ky Σ_kx w·rows[ky][e + i + kx·ch]`.
 #[inline(always)]
-fn full_block(job: &Job<'_>, ring: &[f32], taps: &[usize], ch: usize, e: usize) -> [f32; LANES] {
+fn full_block<const SIMD: u8>(
+    job: &Job<'_>,
+    ring: &[f32],
+    taps: &[usize],
+    ch: usize,
+    e: usize,
+) -> [f32; LANES] {
     let (kw, w) = (job.kw, job.weights);
     let mut acc = [0f32; LANES];
     for (ky, &base) in taps.iter().enumerate() {
         for (kx, &wt) in w[ky * kw..][..kw].iter().enumerate() {
             let s: &[f32; LANES] = ring[base + e + kx * ch..][..LANES].try_into().unwrap();
             for i in 0..LANES {
-                acc[i] = wt.mul_add(s[i], acc[i]);
+                acc[i] = mul_add::<SIMD>(wt, s[i], acc[i]);
             }
         }
     }
@@ -613,12 +620,18 @@ fn full_block(job: &Job<'_>, ring: &[f32], taps: &[usize], ch: usize, e: usize) 
 /// One sample of a full-kernel output row (a rest of fewer than 8 samples, or a row under one
 /// block: [`scalar_from`]).
 #[inline(always)]
-fn full_sample(job: &Job<'_>, ring: &[f32], taps: &[usize], ch: usize, e: usize) -> f32 {
+fn full_sample<const SIMD: u8>(
+    job: &Job<'_>,
+    ring: &[f32],
+    taps: &[usize],
+    ch: usize,
+    e: usize,
+) -> f32 {
     let (kw, w) = (job.kw, job.weights);
     let mut acc = 0f32;
     for (ky, &base) in taps.iter().enumerate() {
         for (kx, &wt) in w[ky * kw..][..kw].iter().enumerate() {
-            acc = wt.mul_add(ring[base + e + kx * ch], acc);
+            acc = mul_add::<SIMD>(wt, ring[base + e + kx * ch], acc);
         }
     }
     acc
@@ -626,20 +639,20 @@ fn full_sample(job: &Job<'_>, ring: &[f32], taps: &[usize], ch: usize, e: usize)
 
 /// Horizontal pass of one padded row: `dst[e] = Σ_kx row[kx]·padded[e + kx·ch]`.
 #[inline(always)]
-fn horizontal(padded: &[f32], row: &[f32], ch: usize, dst: &mut [f32]) {
+fn horizontal<const SIMD: u8>(padded: &[f32], row: &[f32], ch: usize, dst: &mut [f32]) {
     let n = dst.len();
     let mut e = 0;
     while e + LANES <= n {
-        horizontal_block(padded, row, ch, &mut dst[e..e + LANES], e);
+        horizontal_block::<SIMD>(padded, row, ch, &mut dst[e..e + LANES], e);
         e += LANES;
     }
     if let Some(e) = last_block(n) {
-        horizontal_block(padded, row, ch, &mut dst[e..e + LANES], e);
+        horizontal_block::<SIMD>(padded, row, ch, &mut dst[e..e + LANES], e);
     }
     for e in scalar_from(n)..n {
         let mut acc = 0f32;
         for (kx, &wt) in row.iter().enumerate() {
-            acc = wt.mul_add(padded[e + kx * ch], acc);
+            acc = mul_add::<SIMD>(wt, padded[e + kx * ch], acc);
         }
         dst[e] = acc;
     }
@@ -647,12 +660,18 @@ fn horizontal(padded: &[f32], row: &[f32], ch: usize, dst: &mut [f32]) {
 
 /// One block of the horizontal pass: `dst[i] = Σ_kx row[kx]·padded[e + i + kx·ch]`.
 #[inline(always)]
-fn horizontal_block(padded: &[f32], row: &[f32], ch: usize, dst: &mut [f32], e: usize) {
+fn horizontal_block<const SIMD: u8>(
+    padded: &[f32],
+    row: &[f32],
+    ch: usize,
+    dst: &mut [f32],
+    e: usize,
+) {
     let mut acc = [0f32; LANES];
     for (kx, &wt) in row.iter().enumerate() {
         let s: &[f32; LANES] = padded[e + kx * ch..][..LANES].try_into().unwrap();
         for i in 0..LANES {
-            acc[i] = wt.mul_add(s[i], acc[i]);
+            acc[i] = mul_add::<SIMD>(wt, s[i], acc[i]);
         }
     }
     dst.copy_from_slice(&acc);
@@ -660,12 +679,17 @@ fn horizontal_block(padded: &[f32], row: &[f32], ch: usize, dst: &mut [f32], e: 
 
 /// One block of the vertical pass: `acc[i] = Σ_ky col[ky]·rows[ky][e + i]`.
 #[inline(always)]
-fn vertical_block(ring: &[f32], taps: &[usize], col: &[f32], e: usize) -> [f32; LANES] {
+fn vertical_block<const SIMD: u8>(
+    ring: &[f32],
+    taps: &[usize],
+    col: &[f32],
+    e: usize,
+) -> [f32; LANES] {
     let mut acc = [0f32; LANES];
     for (&base, &wt) in taps.iter().zip(col) {
         let s: &[f32; LANES] = ring[base + e..][..LANES].try_into().unwrap();
         for i in 0..LANES {
-            acc[i] = wt.mul_add(s[i], acc[i]);
+            acc[i] = mul_add::<SIMD>(wt, s[i], acc[i]);
         }
     }
     acc
