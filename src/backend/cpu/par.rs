@@ -21,8 +21,9 @@
 //! faster ([`super::simd_level`], with the hand-written intrinsics in `simd.rs`;
 //! `CONVFLOW_CPU_SIMD=baseline|avx2|avx512` picks one it has, to compare). The baseline x86-64
 //! build, for CPUs without FMA, computes each fused multiply-add exactly in f64 (`simd.rs`'s
-//! `mul_add`); elsewhere `f32::mul_add` is the FMA instruction. Every width adds the same
-//! products in the same order, so all give the same bits.
+//! `mul_add`); elsewhere `f32::mul_add` is the target's FMA instruction (or, on a target
+//! without one, the C library's `fmaf`). Every width adds the same products in the same order,
+//! so all give the same bits.
 
 use std::cell::RefCell;
 use std::ops::Range;

@@ -33,10 +33,19 @@ pub(super) const AVX512: u8 = 2;
 /// (aarch64's floating point has a fused multiply-add) call `mul_add`. The baseline x86-64 build
 /// has no FMA instruction, and there `mul_add` is a call to the C library's `fmaf` for each
 /// product, which cannot be vectorized. This computes the same value in f64 arithmetic instead,
-/// which the compiler vectorizes with SSE2: about ten instructions a product, so the baseline
-/// band code still takes 30–59× the AVX2 code's time (the development VM, 2 threads, 1080p
-/// separable 9 and 25 taps), against 41–78× with `fmaf` calls (docs/PERFORMANCE.md,
-/// thirty-fifth round). The steps:
+/// which the compiler vectorizes with SSE2 ([`fma_in_f64`]): a dozen or more instructions a
+/// product, two products to a register, so the baseline band code still takes 30–59× the AVX2
+/// code's time (the development VM, 2 threads, 1080p separable 9 and 25 taps), against 41–78×
+/// with `fmaf` calls (docs/PERFORMANCE.md, thirty-fifth round).
+#[inline(always)]
+pub(super) fn mul_add<const SIMD: u8>(w: f32, x: f32, acc: f32) -> f32 {
+    if SIMD >= AVX2 || !cfg!(target_arch = "x86_64") || cfg!(target_feature = "fma") {
+        return w.mul_add(x, acc);
+    }
+    fma_in_f64(w, x, acc)
+}
+
+/// `w · x + acc` rounded once to f32, in f64 arithmetic without a fused multiply-add:
 /// - `w · x` is exact in f64 (two 24-bit significands make at most 48 bits);
 /// - `s = w · x + acc` rounded to f64, and its exact error `e` by Knuth's two-sum;
 /// - where `e ≠ 0` and `s` is even, `s` moves one f64 step toward `e`: the sum rounded to odd,
@@ -45,13 +54,10 @@ pub(super) const AVX512: u8 = 2;
 ///   f64 has at least two bits more than an f32 (Boldo and Melquiond, "Emulation of FMA and
 ///   correctly rounded sums: proved algorithms using rounding to odd", IEEE TC 57(4), 2008).
 ///
-/// Infinite and NaN operands (`e` is then NaN or infinite) skip the step and give the IEEE
-/// result; finite operands never overflow f64.
+/// Infinite and NaN operands (`e` is then NaN) skip the step and give the IEEE result;
+/// finite operands never overflow f64.
 #[inline(always)]
-pub(super) fn mul_add<const SIMD: u8>(w: f32, x: f32, acc: f32) -> f32 {
-    if SIMD >= AVX2 || !cfg!(target_arch = "x86_64") || cfg!(target_feature = "fma") {
-        return w.mul_add(x, acc);
-    }
+fn fma_in_f64(w: f32, x: f32, acc: f32) -> f32 {
     let (p, c) = (w as f64 * x as f64, acc as f64);
     let s = p + c;
     let b = s - p;
@@ -283,13 +289,13 @@ vertical_pair!(
 
 #[cfg(test)]
 mod tests {
-    use super::{family, is_amd, mul_add, prefer, AVX2, AVX512, BASE};
+    use super::{family, fma_in_f64, is_amd, prefer, AVX2, AVX512, BASE};
     use crate::filter::test_rng;
 
-    /// The baseline build's fused multiply-add against `f32::mul_add` (on x86-64 compiled
-    /// without FMA, the C library's `fmaf`, correctly rounded), bit for bit.
+    /// The baseline build's fused multiply-add against `f32::mul_add` (the FMA instruction, or
+    /// where the build has none the C library's `fmaf`, both correctly rounded), bit for bit.
     fn same_as_fma(w: f32, x: f32, acc: f32) {
-        let (got, want) = (mul_add::<BASE>(w, x, acc), w.mul_add(x, acc));
+        let (got, want) = (fma_in_f64(w, x, acc), w.mul_add(x, acc));
         assert!(
             got.to_bits() == want.to_bits() || got.is_nan() && want.is_nan(),
             "{w:e} * {x:e} + {acc:e}: {got:e}, fma {want:e}"
@@ -302,7 +308,13 @@ mod tests {
         // 2^24 + 3, which rounds to even, 2^24 + 4: the case rounding to odd is there for.
         let (w, x, acc) = (1.0 + f32::EPSILON, 1.0 - f32::EPSILON, 16_777_218.0);
         assert_eq!((w as f64 * x as f64 + acc as f64) as f32, 16_777_220.0);
-        assert_eq!(mul_add::<BASE>(w, x, acc), 16_777_218.0);
+        assert_eq!(fma_in_f64(w, x, acc), 16_777_218.0);
+        // Away from zero: 162565 · 6605 = 2^30 + 1, and 2^54 + 2^30 + 1 rounds to 2^54 + 2^31;
+        // rounded to f64 first it is the tie 2^54 + 2^30, which rounds to even, 2^54.
+        let (w, x, acc) = (162_565.0, 6605.0, 2f32.powi(54));
+        assert_eq!((w as f64 * x as f64 + acc as f64) as f32, 2f32.powi(54));
+        assert_eq!(fma_in_f64(w, x, acc), 2f32.powi(54) + 2f32.powi(31));
+        assert_eq!(fma_in_f64(-w, x, -acc), -(2f32.powi(54) + 2f32.powi(31)));
         // The same just above a tie, below and above zero, and with the sum's sign flipped.
         for (w, x, acc) in [
             (1.0 + f32::EPSILON, 1.0 + f32::EPSILON, 16_777_218.0),
