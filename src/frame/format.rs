@@ -88,6 +88,17 @@ impl Depth {
         }
     }
 
+    /// The values of the 16-bit words in `bytes` (a depth of more than 8 bits), in order: each
+    /// what [`Depth::get`] gives, in a loop without bounds checks that compiles to vector code.
+    #[inline(always)]
+    pub fn words(self, bytes: &[u8]) -> impl Iterator<Item = u16> + '_ {
+        debug_assert!(self.bits > 8 && bytes.len().is_multiple_of(2));
+        let shift = self.shift();
+        bytes
+            .chunks_exact(2)
+            .map(move |w| u16::from_le_bytes([w[0], w[1]]) >> shift)
+    }
+
     /// Stores `v` (at most [`Depth::max`]) as sample `i` of `row`.
     #[inline(always)]
     pub fn put(self, row: &mut [u8], i: usize, v: u16) {

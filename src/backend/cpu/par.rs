@@ -1,6 +1,6 @@
 //! `cpu-par`: rayon over row bands (shared out as `bands.rs` says), bit-identical to `cpu-seq`.
 //! A full plan runs as its separable plan where the two are proven to give the same bytes
-//! (`same_separable`, as `fast` does). The separable f32 path's bands lie in column strips
+//! (`Plan::same_separable`, as `fast` does). The separable f32 path's bands lie in column strips
 //! where many threads or wide rings ask for them (`bands.rs`'s `strips`).
 //!
 //! Each band keeps a ring of `kh + GROUP − 1` rows: for the full path, source rows converted to
@@ -538,14 +538,11 @@ pub(super) fn pad_row<T: Sample>(job: &Job<'_>, r: usize, x0: usize, dst: &mut [
             *d = T::from_byte(v);
         }
     } else {
-        // Words taken two bytes at a time from a slice of exactly the body's length, so the
-        // loop has no bounds checks and compiles to vector loads and conversions: the same
-        // values as `Depth::get`, whose loop, sample by sample, held three quarters of a 16-bit
-        // 3 × 3 band's profile (docs/PERFORMANCE.md, thirty-fifth round).
-        let shift = job.depth.shift();
-        let words = src[first * 2..][..body.len() * 2].chunks_exact(2);
-        for (d, w) in body.iter_mut().zip(words) {
-            *d = T::from_sample(u16::from_le_bytes([w[0], w[1]]) >> shift);
+        // Converted as vector code (`Depth::words`); `Depth::get` sample by sample held three
+        // quarters of a 16-bit 3 × 3 band's profile (docs/PERFORMANCE.md, thirty-fifth round).
+        let words = job.depth.words(&src[first * 2..][..body.len() * 2]);
+        for (d, v) in body.iter_mut().zip(words) {
+            *d = T::from_sample(v);
         }
     }
     for px in (0..lo).chain(hi..len) {
