@@ -1,6 +1,7 @@
 //! `convflow bench kernels`: filter-only time per backend (and CUDA variant) × frame size ×
-//! format × kernel size × decomposition, on `gaussian:k` (or `box:k`, `binomial:k`). Where a
-//! backend reports its measured ceilings, each point also gets its floor, max(bytes / copy
+//! format × kernel size × decomposition, on `gaussian:k` (or `box:k`, `binomial:k`, or `log:k`,
+//! which is not separable and has float weights: the full f32 path). Where a backend reports its
+//! measured ceilings, each point also gets its floor, max(bytes / copy
 //! bandwidth, FMAs / FMA rate), and the ratio time / floor.
 
 use std::time::Duration;
@@ -26,7 +27,7 @@ pub struct KernelBench {
     pub ks: Vec<usize>,
     /// Which named kernel is measured.
     pub family: Family,
-    /// `Full` and/or `Separable` (every family is rank 1).
+    /// `Full` and/or `Separable` (`Separable` is left out for a family that is not rank 1).
     pub modes: Vec<Mode>,
     /// Border rule of every plan.
     pub border: Border,
@@ -38,8 +39,8 @@ pub struct KernelBench {
     pub budget: Duration,
 }
 
-/// The kernel measured at each size (all rank 1; the default Gaussians up to 9 and box and
-/// binomial kernels have exact integer forms, see [`crate::filter::IntegerForm`]).
+/// The kernel measured at each size (the default Gaussians up to 9 and box and binomial kernels
+/// are rank 1 with exact integer forms, see [`crate::filter::IntegerForm`]; `log` is neither).
 #[derive(
     Clone,
     Copy,
@@ -62,6 +63,9 @@ pub enum Family {
     Box,
     /// `binomial:k`, Pascal's row k−1 in both directions.
     Binomial,
+    /// `log:k`, the k×k Laplacian of Gaussian (OpenCV's default σ for k): full rank with float
+    /// weights, so every plan of it is full and runs in f32, as custom kernels of real weights do.
+    Log,
 }
 
 impl Family {
@@ -71,7 +75,13 @@ impl Family {
             Family::Gaussian => library::gaussian(k, k, None, format!("gaussian:{k}")),
             Family::Box => library::box_filter(k, k, format!("box:{k}")),
             Family::Binomial => library::binomial(k, k, format!("binomial:{k}")),
+            Family::Log => library::log(k, None, format!("log:{k}")),
         }
+    }
+
+    /// Whether its kernels are rank 1 (a separable plan exists).
+    pub fn separable(self) -> bool {
+        self != Family::Log
     }
 }
 
@@ -222,6 +232,9 @@ pub fn run_kernels(
                     .sum();
                 for &k in &cfg.ks {
                     for &mode in &cfg.modes {
+                        if mode == Mode::Separable && !cfg.family.separable() {
+                            continue;
+                        }
                         let mut filter = Filter::new(cfg.family.kernel(k)?);
                         filter.border = cfg.border;
                         filter.mode = mode;

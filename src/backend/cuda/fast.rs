@@ -217,6 +217,7 @@ impl FastSpec {
             (2, 1) if wide16 => REG_MIN_BLOCKS_GRAY16_5,
             _ if wide16 => REG_MIN_BLOCKS,
             (2, 3..) => REG_MIN_BLOCKS_WIDE16,
+            (1, _) if !separable && kw.max(kh) <= REG_MAX_FULL => REG_MIN_BLOCKS_8BIT_FULL,
             _ => REG_MIN_BLOCKS,
         };
         Some(FastSpec {

@@ -230,7 +230,8 @@ pub struct BenchKernelsArgs {
         default_value_if("quick", "true", Some("3,5"))
     )]
     pub ks: Vec<usize>,
-    /// Kernel measured at each size k: `gaussian:k` (default σ), `box:k` or `binomial:k`.
+    /// Kernel measured at each size k: `gaussian:k` (default σ), `box:k`, `binomial:k`, or
+    /// `log:k` (not separable, float weights: full plans only).
     #[arg(long, default_value = "gaussian", value_parser = choice::<Family>())]
     pub family: Family,
     /// Decompositions, comma-separated: full (every tap) and/or separable (row then column).

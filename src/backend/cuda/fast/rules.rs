@@ -172,13 +172,36 @@ pub fn register_thread_shape(
     (px, py)
 }
 
+/// The resident blocks of `fast_reg` (`blocks`, as
+/// [`FastSpec::register`](super::FastSpec::register) set them) on a launch of `samples` samples:
+/// 8-bit kernels keep [`REG_MIN_BLOCKS`] below [`REG8_FULL_MIN_SAMPLES`], where
+/// [`REG_MIN_BLOCKS_8BIT_FULL`]'s register cap costs more than its blocks bring.
+pub fn register_min_blocks(samples: usize, sb: usize, blocks: usize) -> usize {
+    match tuning().min_blocks {
+        None if sb == 1 && samples < REG8_FULL_MIN_SAMPLES => REG_MIN_BLOCKS,
+        _ => blocks,
+    }
+}
+
+/// See [`register_min_blocks`]: H100, `log`, 720p, µs, 4 / 8 blocks: gray (0.9 M samples) 3×3
+/// 4.9 / 5.1, 4×4 5.9 / 6.1; YUV 4:2:0 (its three planes in one launch, 1.4 M) 4×4 8.4 / 7.6,
+/// 5×5 9.7 / 8.8 (docs/PERFORMANCE.md, "thirty-sixth round").
+pub const REG8_FULL_MIN_SAMPLES: usize = 1_000_000;
+
 /// `fast_reg`'s output rows per thread (measured).
 pub const REG_ROWS: usize = 2;
 /// `fast_reg`'s resident blocks per multiprocessor (measured: 8 caps registers at 64, spills
-/// and loses, except for 16-bit RGB/RGBA).
+/// and loses, except for 16-bit RGB/RGBA and 8-bit full kernels up to 5 on a side) …
 pub const REG_MIN_BLOCKS: usize = 4;
 /// … for 16-bit samples of 3–4 channels (measured: 49 µs vs 57 µs on 4K rgb48 3×3).
 pub const REG_MIN_BLOCKS_WIDE16: usize = 8;
+/// … for full 8-bit kernels up to [`REG_MAX_FULL`] on a side (plans without an integer form:
+/// float weights such as `log:k`'s or a custom kernel's). H100, `log`, µs, 4 / 8 blocks:
+/// 1080p gray 3×3 7.1 / 6.6, 5×5 10.4 / 9.4, RGB 3×3 13.5 / 12.4; 4K gray 3×3 14.5 / 13.3,
+/// 5×5 22.5 / 20.6, RGB 3×3 35.2 / 31.3, 5×5 59.0 / 57.2, RGBA 5×5 71.7 / 65.8; no point slower
+/// (docs/PERFORMANCE.md, "thirty-sixth round"). At 6–7 the window's words take more than the 64
+/// registers 8 blocks leave.
+pub const REG_MIN_BLOCKS_8BIT_FULL: usize = 8;
 /// `fast_reg`'s rows per thread for full 16-bit kernels of side 4–5 (H100, gaussian:5 on 4K /
 /// 8K, against 2 rows: rgb48 68.2 / 219.8 µs against 81.4 / 291.6, RGBA64 79.6 / 263.4 against
 /// 117.1 / 432.6, gray16 67.3 on 8K against 68.9, yuv420p10 101.0 against 107.3; 3×3 is as

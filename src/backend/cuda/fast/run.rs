@@ -10,11 +10,11 @@ use std::sync::Arc;
 use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
 
 use super::rules::{
-    full_rows_by_side, full_tiled_first, register_thread_shape, sep_int_channels, sep_int_rows,
-    sep_rows_tall, sep_short16, sep_staged, sums_padded, tiled_rows, tuning, BLOCKS,
-    FULL_TILE_PREFERRED, INT16_FLOAT_FINISH, INT8_FLOAT_FINISH, SAT_FREE_MAX_CHANNELS,
-    SEP_BLOCK_SHORT16, SEP_ROWS_RGB_INT_SMALL, SEP_SMALL_PLANE, SEP_TILE_PREFERRED,
-    TALL_TILE_PREFERRED,
+    full_rows_by_side, full_tiled_first, register_min_blocks, register_thread_shape,
+    sep_int_channels, sep_int_rows, sep_rows_tall, sep_short16, sep_staged, sums_padded,
+    tiled_rows, tuning, BLOCKS, FULL_TILE_PREFERRED, INT16_FLOAT_FINISH, INT8_FLOAT_FINISH,
+    SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16, SEP_ROWS_RGB_INT_SMALL, SEP_SMALL_PLANE,
+    SEP_TILE_PREFERRED, TALL_TILE_PREFERRED,
 };
 use super::{pack_int_weights, FastSpec};
 use crate::backend::cuda::abi::{
@@ -297,6 +297,7 @@ fn choose(
         if !b.large_rules {
             (spec.px, spec.py) =
                 register_thread_shape(launch_samples, sb, false, (spec.px, spec.py));
+            spec.min_blocks = register_min_blocks(launch_samples, sb, spec.min_blocks);
         }
         return Ok(Choice::Register {
             spec: plane(spec),

@@ -231,8 +231,23 @@ fn register_kernel_takes_small_kernels_only() {
         (gray16_7.min_blocks, gray16_7.py),
         (REG_MIN_BLOCKS_GRAY16_5, REG_ROWS)
     );
+    // 8-bit full kernels up to 5 take 8 blocks, wider ones and separable plans 4.
     let gray = FastSpec::register(3, 3, 1, Border::Clamp, false, 1).unwrap();
-    assert_eq!(gray.min_blocks, REG_MIN_BLOCKS);
+    assert_eq!(gray.min_blocks, REG_MIN_BLOCKS_8BIT_FULL);
+    for (kw, kh, ch, separable) in [(5, 4, 3, false), (5, 5, 4, false), (1, 5, 2, false)] {
+        let spec = FastSpec::register(kw, kh, ch, Border::Clamp, separable, 1).unwrap();
+        assert_eq!(
+            spec.min_blocks, REG_MIN_BLOCKS_8BIT_FULL,
+            "{kw}x{kh} ch {ch}"
+        );
+    }
+    for (kw, kh, ch, separable) in [(7, 7, 1, false), (6, 3, 3, false), (5, 5, 1, true)] {
+        let spec = FastSpec::register(kw, kh, ch, Border::Clamp, separable, 1).unwrap();
+        assert_eq!(
+            spec.min_blocks, REG_MIN_BLOCKS,
+            "{kw}x{kh} ch {ch} {separable}"
+        );
+    }
     assert!(gray.defines().contains(&"-DREG=1".to_string()));
 }
 
@@ -322,6 +337,19 @@ fn small_launches_give_each_thread_fewer_outputs() {
     assert_eq!(shape16(3 * p1080, 4), (8, 4));
     assert_eq!(shape16(p4k, 2), (8, 2));
     assert_eq!(register_thread_shape(p720, 2, false, (16, 2)), (16, 1));
+    // 8-bit full f32 kernels: 8 blocks from 1 M samples a launch (720p YUV 4:2:0's three planes
+    // together), 4 below (720p gray); other blocks stay.
+    if std::env::var_os("CONVFLOW_FAST_MINB").is_none() {
+        use super::rules::register_min_blocks;
+        let blocks = REG_MIN_BLOCKS_8BIT_FULL;
+        assert_eq!(register_min_blocks(p720 * 3 / 2, 1, blocks), blocks);
+        assert_eq!(register_min_blocks(p720, 1, blocks), REG_MIN_BLOCKS);
+        assert_eq!(register_min_blocks(p4k, 1, REG_MIN_BLOCKS), REG_MIN_BLOCKS);
+        assert_eq!(
+            register_min_blocks(p720, 2, REG_MIN_BLOCKS_WIDE16),
+            REG_MIN_BLOCKS_WIDE16
+        );
+    }
     // fast_int on 16-bit samples: one row below 4 M samples (1080p gray16 and YUV 4:2:0
     // 10-bit), not on 1080p rgb48 or 4K gray16.
     let int16 = |samples| register_thread_shape(samples, 2, true, (8, 2));
