@@ -977,12 +977,13 @@ fn a_directory_of_mixed_colour_types_to_y4m_is_refused_not_corrupted() {
 }
 
 /// `bench kernels --family` measures the named kernel family and writes it in the CSV's
-/// `kernel` column; an unknown family is a usage error naming it.
+/// `kernel` column; `log`, which is not separable, gets full rows only; an unknown family is a
+/// usage error naming it.
 #[test]
 fn bench_kernels_family_is_in_the_csv_and_checked() {
     let t = Scratch::new("cli-family");
     let csv = t.path("k.csv");
-    let bench = |family: &str| {
+    let bench = |family: &str, modes: &str| {
         run(&[
             "bench",
             "kernels",
@@ -995,7 +996,7 @@ fn bench_kernels_family_is_in_the_csv_and_checked() {
             "--ks",
             "3",
             "--modes",
-            "full",
+            modes,
             "--runs",
             "1",
             "--warmup",
@@ -1006,17 +1007,23 @@ fn bench_kernels_family_is_in_the_csv_and_checked() {
             s(&csv),
         ])
     };
-    let out = bench("box");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = std::fs::read_to_string(&csv).unwrap();
-    let header = text.lines().next().unwrap();
-    assert!(header.ends_with(",kernel"), "{header}");
-    assert!(text.lines().nth(1).unwrap().ends_with(",box:3"), "{text}");
-    let out = bench("boxy");
+    for (family, rows) in [("box", 2), ("log", 1)] {
+        let out = bench(family, "full,separable");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let header = text.lines().next().unwrap();
+        assert!(header.ends_with(",kernel"), "{header}");
+        assert_eq!(text.lines().count(), 1 + rows, "{text}");
+        assert!(text.lines().nth(1).unwrap().contains(",full,"), "{text}");
+        for line in text.lines().skip(1) {
+            assert!(line.ends_with(&format!(",{family}:3")), "{text}");
+        }
+    }
+    let out = bench("boxy", "full");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("boxy"));
 }
