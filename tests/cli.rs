@@ -977,8 +977,8 @@ fn a_directory_of_mixed_colour_types_to_y4m_is_refused_not_corrupted() {
 }
 
 /// `bench kernels --family` measures the named kernel family and writes it in the CSV's
-/// `kernel` column; `log`, which is not separable, gets full rows only; an unknown family is a
-/// usage error naming it.
+/// `kernel` column; `log`, which is not separable, gets full rows only (separable ones alone
+/// are a usage error); an unknown family is a usage error naming it.
 #[test]
 fn bench_kernels_family_is_in_the_csv_and_checked() {
     let t = Scratch::new("cli-family");
@@ -1023,6 +1023,9 @@ fn bench_kernels_family_is_in_the_csv_and_checked() {
             assert!(line.ends_with(&format!(",{family}:3")), "{text}");
         }
     }
+    let out = bench("log", "separable");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--family log"));
     let out = bench("boxy", "full");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("boxy"));

@@ -27,7 +27,7 @@ pub struct KernelBench {
     pub ks: Vec<usize>,
     /// Which named kernel is measured.
     pub family: Family,
-    /// `Full` and/or `Separable` (`Separable` is left out for a family that is not rank 1).
+    /// `Full` and/or `Separable` (`Separable` is left out for a kernel that is not rank 1).
     pub modes: Vec<Mode>,
     /// Border rule of every plan.
     pub border: Border,
@@ -39,8 +39,9 @@ pub struct KernelBench {
     pub budget: Duration,
 }
 
-/// The kernel measured at each size (the default Gaussians up to 9 and box and binomial kernels
-/// are rank 1 with exact integer forms, see [`crate::filter::IntegerForm`]; `log` is neither).
+/// The kernel measured at each size. Gaussian, box and binomial kernels are rank 1, and the
+/// default Gaussians up to 9 taps, boxes and binomials have exact integer forms (see
+/// [`crate::filter::IntegerForm`]); `log` is neither.
 #[derive(
     Clone,
     Copy,
@@ -63,8 +64,9 @@ pub enum Family {
     Box,
     /// `binomial:k`, Pascal's row k−1 in both directions.
     Binomial,
-    /// `log:k`, the k×k Laplacian of Gaussian (OpenCV's default σ for k): full rank with float
-    /// weights, so every plan of it is full and runs in f32, as custom kernels of real weights do.
+    /// `log:k`, the k×k Laplacian of Gaussian (OpenCV's default σ for k): not rank 1, with float
+    /// weights, so from k = 3 every plan of it is full and runs in f32, as custom kernels of
+    /// real weights do (`log:1` and `log:2` are all zeros).
     Log,
 }
 
@@ -77,11 +79,6 @@ impl Family {
             Family::Binomial => library::binomial(k, k, format!("binomial:{k}")),
             Family::Log => library::log(k, None, format!("log:{k}")),
         }
-    }
-
-    /// Whether its kernels are rank 1 (a separable plan exists).
-    pub fn separable(self) -> bool {
-        self != Family::Log
     }
 }
 
@@ -232,10 +229,11 @@ pub fn run_kernels(
                     .sum();
                 for &k in &cfg.ks {
                     for &mode in &cfg.modes {
-                        if mode == Mode::Separable && !cfg.family.separable() {
+                        let kernel = cfg.family.kernel(k)?;
+                        if mode == Mode::Separable && !kernel.is_separable() {
                             continue;
                         }
-                        let mut filter = Filter::new(cfg.family.kernel(k)?);
+                        let mut filter = Filter::new(kernel);
                         filter.border = cfg.border;
                         filter.mode = mode;
                         let plan = filter.plan()?;

@@ -10,6 +10,7 @@ use anyhow::{bail, Context, Result};
 
 use convflow::backend::{self, BackendKind, Schedule};
 use convflow::bench::{self, kernels, pipeline, suite, KernelBench};
+use convflow::filter::Mode;
 use convflow::io::{atomic, guard};
 
 use super::args::{BenchKernelsArgs, BenchPipelineArgs, GpuArgs, SuiteArgs, VariantArg};
@@ -35,6 +36,14 @@ pub fn kernels(a: BenchKernelsArgs) -> Result<()> {
     }
     if a.ks.contains(&0) {
         bail!("kernel size 0 in --ks");
+    }
+    // A family that is not rank 1 (`log`) has no separable plan to measure.
+    let rank_one = |k| a.family.kernel(k).is_ok_and(|k| k.is_separable());
+    if a.modes.iter().all(|&m| m == Mode::Separable) && !a.ks.iter().any(|&k| rank_one(k)) {
+        return Err(usage(format!(
+            "--family {} has no separable kernels at these sizes: use --modes full or auto",
+            a.family
+        )));
     }
     let g = gpu(a.block, a.device);
     let mut backends = Vec::new();

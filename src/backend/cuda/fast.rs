@@ -182,7 +182,8 @@ impl FastSpec {
     /// up to [`REG_MAX_SEP`] on a side; else None. `sb`
     /// is the bytes per sample (a thread's outputs are 16 bytes, or `CONVFLOW_FAST_REG_PX`
     /// 8-bit samples); each thread takes [`REG_ROWS`] rows. Small launches take fewer of both
-    /// (`rules::register_thread_shape`, applied where the launch is chosen).
+    /// (`rules::register_thread_shape`, applied where the launch is chosen), and 8-bit ones
+    /// under 1 M samples keep [`REG_MIN_BLOCKS`] resident blocks (`rules::register_min_blocks`).
     pub fn register(
         kw: usize,
         kh: usize,
@@ -217,7 +218,9 @@ impl FastSpec {
             (2, 1) if wide16 => REG_MIN_BLOCKS_GRAY16_5,
             _ if wide16 => REG_MIN_BLOCKS,
             (2, 3..) => REG_MIN_BLOCKS_WIDE16,
-            (1, _) if !separable && kw.max(kh) <= REG_MAX_FULL => REG_MIN_BLOCKS_8BIT_FULL,
+            (1, _) if !separable && kw.max(kh) <= REG8_FULL_BLOCKS_MAX_SIDE => {
+                REG_MIN_BLOCKS_8BIT_FULL
+            }
             _ => REG_MIN_BLOCKS,
         };
         Some(FastSpec {

@@ -174,11 +174,17 @@ pub fn register_thread_shape(
 
 /// The resident blocks of `fast_reg` (`blocks`, as
 /// [`FastSpec::register`](super::FastSpec::register) set them) on a launch of `samples` samples:
-/// 8-bit kernels keep [`REG_MIN_BLOCKS`] below [`REG8_FULL_MIN_SAMPLES`], where
-/// [`REG_MIN_BLOCKS_8BIT_FULL`]'s register cap costs more than its blocks bring.
+/// 8-bit full kernels keep [`REG_MIN_BLOCKS`] below [`REG8_FULL_MIN_SAMPLES`], where
+/// [`REG_MIN_BLOCKS_8BIT_FULL`]'s register cap costs more than its blocks bring. A
+/// `CONVFLOW_FAST_MINB` override keeps `blocks` (the override's) at every size.
 pub fn register_min_blocks(samples: usize, sb: usize, blocks: usize) -> usize {
     match tuning().min_blocks {
-        None if sb == 1 && samples < REG8_FULL_MIN_SAMPLES => REG_MIN_BLOCKS,
+        None if sb == 1
+            && blocks == REG_MIN_BLOCKS_8BIT_FULL
+            && samples < REG8_FULL_MIN_SAMPLES =>
+        {
+            REG_MIN_BLOCKS
+        }
         _ => blocks,
     }
 }
@@ -191,17 +197,22 @@ pub const REG8_FULL_MIN_SAMPLES: usize = 1_000_000;
 /// `fast_reg`'s output rows per thread (measured).
 pub const REG_ROWS: usize = 2;
 /// `fast_reg`'s resident blocks per multiprocessor (measured: 8 caps registers at 64, spills
-/// and loses, except for 16-bit RGB/RGBA and 8-bit full kernels up to 5 on a side) …
+/// and loses, except for 16-bit RGB/RGBA, one channel of 16-bit samples from side 4, and 8-bit
+/// full kernels up to [`REG8_FULL_BLOCKS_MAX_SIDE`] on launches of [`REG8_FULL_MIN_SAMPLES`]) …
 pub const REG_MIN_BLOCKS: usize = 4;
 /// … for 16-bit samples of 3–4 channels (measured: 49 µs vs 57 µs on 4K rgb48 3×3).
 pub const REG_MIN_BLOCKS_WIDE16: usize = 8;
-/// … for full 8-bit kernels up to [`REG_MAX_FULL`] on a side (plans without an integer form:
-/// float weights such as `log:k`'s or a custom kernel's). H100, `log`, µs, 4 / 8 blocks:
-/// 1080p gray 3×3 7.1 / 6.6, 5×5 10.4 / 9.4, RGB 3×3 13.5 / 12.4; 4K gray 3×3 14.5 / 13.3,
-/// 5×5 22.5 / 20.6, RGB 3×3 35.2 / 31.3, 5×5 59.0 / 57.2, RGBA 5×5 71.7 / 65.8; no point slower
-/// (docs/PERFORMANCE.md, "thirty-sixth round"). At 6–7 the window's words take more than the 64
-/// registers 8 blocks leave.
+/// … for full 8-bit kernels up to [`REG8_FULL_BLOCKS_MAX_SIDE`] on a side (the plans `fast_int`
+/// does not take: float weights such as `log:k`'s or a custom kernel's, integers beyond a signed
+/// byte). H100, `log`, the rule's thread shapes, alternating, µs, 4 / 8 blocks: 1080p gray 3×3
+/// 7.0 / 6.7, 5×5 10.4 / 9.7, RGB 3×3 13.5 / 12.7; 4K gray 3×3 14.5 / 13.6, 5×5 22.4 / 20.8,
+/// RGB 3×3 35.3 / 31.4, 5×5 59.0 / 57.2, RGBA 5×5 71.7 / 66.0; 8K RGB 3×3 115.6 / 97.7; none
+/// slower beyond the noise from 1080p up (docs/PERFORMANCE.md, "thirty-sixth round"); on smaller
+/// launches see [`register_min_blocks`].
 pub const REG_MIN_BLOCKS_8BIT_FULL: usize = 8;
+/// See [`REG_MIN_BLOCKS_8BIT_FULL`]: sides 6–7 keep [`REG_MIN_BLOCKS`] (not measured with 8;
+/// their windows hold more words).
+pub const REG8_FULL_BLOCKS_MAX_SIDE: usize = 5;
 /// `fast_reg`'s rows per thread for full 16-bit kernels of side 4–5 (H100, gaussian:5 on 4K /
 /// 8K, against 2 rows: rgb48 68.2 / 219.8 µs against 81.4 / 291.6, RGBA64 79.6 / 263.4 against
 /// 117.1 / 432.6, gray16 67.3 on 8K against 68.9, yuv420p10 101.0 against 107.3; 3×3 is as
