@@ -1,8 +1,8 @@
 //! `convflow bench kernels`: filter-only time per backend (and CUDA variant) × frame size ×
 //! format × kernel size × decomposition, on `gaussian:k` (or `box:k`, `binomial:k`, or `log:k`,
 //! which is not separable and has float weights: the full f32 path). Where a backend reports its
-//! measured ceilings, each point also gets its floor, max(bytes / copy
-//! bandwidth, FMAs / FMA rate), and the ratio time / floor.
+//! measured ceilings, each point also gets its floor, max(bytes / copy bandwidth, FMAs / FMA
+//! rate), and the ratio time / floor.
 
 use std::time::Duration;
 
