@@ -378,15 +378,37 @@ impl FastSpec {
         (self.py + self.kh - 1) * (left + self.px / spw + right)
     }
 
-    /// The launch shape of `fast_reg` for a plane of `samples_per_row` (width × channels):
-    /// 128 threads, the block's width the one of 32, 16, 8 that leaves the fewest idle
-    /// threads at the end of a row.
+    /// The launch shape of the register kernels (`fast_reg`, `fast_int`) for a plane of
+    /// `samples_per_row` (width × channels): 128 threads, [`REG_BLOCK_WIDTH`] wide for 8-bit
+    /// planes of 1–2 channels and, from a side of [`REG_NARROW_MIN_SIDE`], for every plane
+    /// but one channel of 16-bit samples; elsewhere the width of 32, 16, 8 that leaves the
+    /// fewest idle threads at the end of a row, the widest where they tie.
+    /// `CONVFLOW_FAST_REG_BX` = 8, 16 or 32 sets the width, 0 takes the fewest-idle rule for
+    /// every plane (to compare).
     pub fn register_block(&self, samples_per_row: usize) -> (u32, u32) {
-        let per_row = samples_per_row.div_ceil(self.px);
-        let bx = [32usize, 16, 8]
-            .into_iter()
-            .min_by_key(|&bx| per_row.next_multiple_of(bx) - per_row)
-            .expect("three candidates");
+        let fewest_idle = || {
+            let per_row = samples_per_row.div_ceil(self.px);
+            [32usize, 16, 8]
+                .into_iter()
+                .min_by_key(|&bx| per_row.next_multiple_of(bx) - per_row)
+                .expect("three candidates")
+        };
+        let bx = match tuning().reg_bx {
+            Some(0) => fewest_idle(),
+            Some(bx) => bx,
+            None => {
+                let narrow = match (self.sb, self.ch) {
+                    (2, 1) => false,
+                    (1, 1 | 2) => true,
+                    _ => self.kw.max(self.kh) >= REG_NARROW_MIN_SIDE,
+                };
+                if narrow {
+                    REG_BLOCK_WIDTH
+                } else {
+                    fewest_idle()
+                }
+            }
+        };
         (bx as u32, (128 / bx) as u32)
     }
 

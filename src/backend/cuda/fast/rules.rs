@@ -194,6 +194,23 @@ pub fn register_min_blocks(samples: usize, sb: usize, blocks: usize) -> usize {
 /// 5×5 9.7 / 8.8 (docs/PERFORMANCE.md, "thirty-sixth round").
 pub const REG8_FULL_MIN_SAMPLES: usize = 1_000_000;
 
+/// Threads along a row of a register kernel's block of 128 where it is narrow
+/// ([`FastSpec::register_block`](super::FastSpec::register_block)): 8 × 16 blocks, whose
+/// window rows reach fewer rows above and below the block's own. The rule before took the
+/// fewest idle threads at a row's end, the widest block on a tie (32 × 4 on 1440p). H100,
+/// alternating, µs, 8 wide against that rule: `log:5` (`fast_reg`) 1080p RGBA 24.0 / 27.6,
+/// 1440p RGB 31.6 / 36.9, RGBA 33.5 / 39.2 and YUV 4:2:0 16.7 / 19.6, 4K RGBA 59.7 / 66.4,
+/// 8K NV12 85.7 / 94.3; `log:3` NV12 1440p 11.3 / 12.7; `fast_int` (`gaussian:3`, `:5`) level
+/// (4K RGBA 5×5 44.5 / 47.5) …
+pub const REG_BLOCK_WIDTH: usize = 8;
+/// … on 8-bit planes of 1–2 channels at every side, and from this side on the others but one
+/// channel of 16-bit samples. At 3×3 the wide blocks of 3–4 channels were as fast or faster
+/// (8K RGBA `log:3` 115.0 / 120.6 µs at 8 wide); one channel of 16-bit samples was level to
+/// 3 % slower at 8 wide (5K gray16 `gaussian:3` 25.4 / 24.7). One 8-bit point lost: 1440p
+/// gray `gaussian:3`, 8.0 against 7.7 µs, where NV12 and YUV 4:2:0 of that size gained up to
+/// 1.12× (docs/PERFORMANCE.md, "thirty-seventh round").
+pub const REG_NARROW_MIN_SIDE: usize = 4;
+
 /// `fast_reg`'s output rows per thread (measured).
 pub const REG_ROWS: usize = 2;
 /// `fast_reg`'s resident blocks per multiprocessor (measured: 8 caps registers at 64, spills
@@ -269,6 +286,7 @@ pub(super) struct Tuning {
     pub(super) reg_max: Option<usize>,
     pub(super) py: Option<usize>,
     pub(super) reg_px: Option<usize>,
+    pub(super) reg_bx: Option<usize>,
     pub(super) min_blocks: Option<usize>,
     pub(super) tiled_py: Option<usize>,
     pub(super) tiled_px: Option<usize>,
@@ -301,6 +319,7 @@ pub(super) fn tuning() -> Tuning {
             reg_max: var("CONVFLOW_FAST_REG_MAX"),
             py: var("CONVFLOW_FAST_PY").filter(|py| (1..=8).contains(py)),
             reg_px: var("CONVFLOW_FAST_REG_PX").filter(|px| [4, 8, 16].contains(px)),
+            reg_bx: var("CONVFLOW_FAST_REG_BX").filter(|bx| [0, 8, 16, 32].contains(bx)),
             min_blocks: var("CONVFLOW_FAST_MINB").filter(|b| (1..=16).contains(b)),
             tiled_py: var("CONVFLOW_FAST_TILED_PY").filter(|py| (1..=8).contains(py)),
             tiled_px: var("CONVFLOW_FAST_TILED_PX").filter(|px| [4, 8, 12, 16].contains(px)),
