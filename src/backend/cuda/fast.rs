@@ -380,15 +380,14 @@ impl FastSpec {
 
     /// The launch shape of the register kernels (`fast_reg`, `fast_int`) for a plane of
     /// `samples_per_row` (width × channels): 128 threads, [`REG_BLOCK_WIDTH`] wide for 8-bit
-    /// planes of 1–2 channels and, from a side of [`REG_NARROW_MIN_SIDE`], for every plane
-    /// but one channel of 16-bit samples; elsewhere the width of 32, 16, 8 that leaves the
-    /// fewest idle threads at the end of a row, the widest where they tie.
-    /// `CONVFLOW_FAST_REG_BX` = 8, 16 or 32 sets the width, 0 takes the fewest-idle rule for
-    /// every plane (to compare).
+    /// planes of 1–2 channels and, from a side of [`REG_NARROW_MIN_SIDE`], for planes of 3–4
+    /// channels; elsewhere the width of [`REG_BLOCK_WIDTHS`] that leaves the fewest idle
+    /// threads at the end of a row, the widest where they tie. `CONVFLOW_FAST_REG_BX` sets
+    /// the width (one of those), or 0 takes the fewest-idle rule for every plane (to compare).
     pub fn register_block(&self, samples_per_row: usize) -> (u32, u32) {
         let fewest_idle = || {
             let per_row = samples_per_row.div_ceil(self.px);
-            [32usize, 16, 8]
+            REG_BLOCK_WIDTHS
                 .into_iter()
                 .min_by_key(|&bx| per_row.next_multiple_of(bx) - per_row)
                 .expect("three candidates")
@@ -398,9 +397,9 @@ impl FastSpec {
             Some(bx) => bx,
             None => {
                 let narrow = match (self.sb, self.ch) {
-                    (2, 1) => false,
                     (1, 1 | 2) => true,
-                    _ => self.kw.max(self.kh) >= REG_NARROW_MIN_SIDE,
+                    (_, 3 | 4) => self.kw.max(self.kh) >= REG_NARROW_MIN_SIDE,
+                    _ => false,
                 };
                 if narrow {
                     REG_BLOCK_WIDTH

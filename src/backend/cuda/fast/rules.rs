@@ -194,21 +194,28 @@ pub fn register_min_blocks(samples: usize, sb: usize, blocks: usize) -> usize {
 /// 5×5 9.7 / 8.8 (docs/PERFORMANCE.md, "thirty-sixth round").
 pub const REG8_FULL_MIN_SAMPLES: usize = 1_000_000;
 
-/// Threads along a row of a register kernel's block of 128 where it is narrow
-/// ([`FastSpec::register_block`](super::FastSpec::register_block)): 8 × 16 blocks, whose
-/// window rows reach fewer rows above and below the block's own. The rule before took the
-/// fewest idle threads at a row's end, the widest block on a tie (32 × 4 on 1440p). H100,
-/// alternating, µs, 8 wide against that rule: `log:5` (`fast_reg`) 1080p RGBA 24.0 / 27.6,
-/// 1440p RGB 31.6 / 36.9, RGBA 33.5 / 39.2 and YUV 4:2:0 16.7 / 19.6, 4K RGBA 59.7 / 66.4,
-/// 8K NV12 85.7 / 94.3; `log:3` NV12 1440p 11.3 / 12.7; `fast_int` (`gaussian:3`, `:5`) level
-/// (4K RGBA 5×5 44.5 / 47.5) …
+/// The widths (threads along a row) a register kernel's block of 128 threads takes, widest
+/// first: where [`REG_BLOCK_WIDTH`] does not apply, the one that leaves the fewest idle
+/// threads at the end of a row, the widest on a tie
+/// ([`FastSpec::register_block`](super::FastSpec::register_block)).
+pub const REG_BLOCK_WIDTHS: [usize; 3] = [32, 16, 8];
+/// The narrow width: 8 × 16 blocks. The fewest-idle rule took 32 × 4 on 1440p gray and RGB
+/// rows and on 1080p and 4K RGBA, 16 × 8 on 4K gray and RGB, 8 × 16 on 1080p gray and RGB.
+/// Why narrow wins was not measured; likely because 32 output rows of a block then share the
+/// kernel's halo rows, not 8. H100, alternating, µs, 8 wide against the fewest-idle rule:
+/// `log:5` (`fast_reg`) 1080p RGBA 24.0 / 27.6, 1440p RGB 31.6 / 36.9, RGBA 33.5 / 39.2 and
+/// YUV 4:2:0 16.7 / 19.6, 4K RGBA 59.7 / 66.4, 8K NV12 85.7 / 94.3; `log:3` NV12 1440p 11.3 /
+/// 12.7; `fast_int` (`gaussian:3`, `:5`) level but 4K RGBA 5×5 44.5 / 47.5 …
 pub const REG_BLOCK_WIDTH: usize = 8;
-/// … on 8-bit planes of 1–2 channels at every side, and from this side on the others but one
-/// channel of 16-bit samples. At 3×3 the wide blocks of 3–4 channels were as fast or faster
-/// (8K RGBA `log:3` 115.0 / 120.6 µs at 8 wide); one channel of 16-bit samples was level to
-/// 3 % slower at 8 wide (5K gray16 `gaussian:3` 25.4 / 24.7). One 8-bit point lost: 1440p
-/// gray `gaussian:3`, 8.0 against 7.7 µs, where NV12 and YUV 4:2:0 of that size gained up to
-/// 1.12× (docs/PERFORMANCE.md, "thirty-seventh round").
+const _: () = assert!(128 % REG_BLOCK_WIDTH == 0);
+/// … on 8-bit planes of 1–2 channels at every side, and on planes of 3–4 channels from this
+/// side on. At 3×3 the wide blocks of 3–4 channels were as fast or faster (8K RGBA `log:3`
+/// 115.0 / 120.6 µs at 8 wide); one channel of 16-bit samples was up to 2 % slower at 8 wide
+/// (3 % at 5K in the sweep: gray16 `gaussian:3` 25.4 / 24.7), and two channels of 16-bit
+/// samples (P010's chroma) were not measured: both keep the fewest-idle rule. One 8-bit point
+/// lost more than 3 %: 1440p gray `gaussian:3`, 8.0 against 7.7 µs, where NV12 and YUV 4:2:0
+/// of that size gained up to 1.12× at 3×3 and 1.22× at 5×5 (docs/PERFORMANCE.md,
+/// "thirty-seventh round").
 pub const REG_NARROW_MIN_SIDE: usize = 4;
 
 /// `fast_reg`'s output rows per thread (measured).
@@ -253,6 +260,8 @@ pub const SAT_FREE_MAX_CHANNELS: usize = 2;
 /// `CONVFLOW_FAST_REG_MAX` (largest kernel side for `fast_reg`; 0: never) and
 /// `CONVFLOW_FAST_PY` (its rows per thread, 1–8), `CONVFLOW_FAST_REG_PX` (8-bit samples per
 /// thread of the register and integer kernels but the deinterleaving one: 4, 8 or 16),
+/// `CONVFLOW_FAST_REG_BX` (threads along a row of the register and integer kernels' blocks:
+/// 8, 16 or 32; 0: the fewest-idle width on every plane, [`REG_BLOCK_WIDTHS`]),
 /// `CONVFLOW_FAST_MINB` (its resident blocks per multiprocessor, 1–16),
 /// `CONVFLOW_FAST_TILED_PY` (rows per thread of the tiled kernels, 1–8; unset, small launches
 /// take fewer, [`tiled_rows`]), `CONVFLOW_FAST_TILED_PX` (samples per thread of the full tiled
@@ -263,7 +272,8 @@ pub const SAT_FREE_MAX_CHANNELS: usize = 2;
 /// (least kernel width it deinterleaves), `CONVFLOW_FAST_INT_PIXELS` (pixels per deinterleaving
 /// thread: 4 or 8), `CONVFLOW_FAST_INT_SEP_MIN` (least side of its two-factor kernel),
 /// `CONVFLOW_FAST_INT16` (largest kernel side for `fast_int` on 16-bit samples; 0: never),
-/// `CONVFLOW_FAST_INT_FFIN` (0 / 1: its float finish never / where proven),
+/// `CONVFLOW_FAST_INT_FFIN` (0 / 1: its float finish never / where proven; with
+/// `CONVFLOW_FAST_INT_FFIN8` the same for 8-bit samples),
 /// `CONVFLOW_FAST_SEPG` (1: the tiled separable kernel's row pass reads global memory; 0: an
 /// input tile), `CONVFLOW_FAST_SEPA` (1 / 0: inner blocks of that kernel stage their input
 /// rows everywhere / nowhere, [`sep_staged`]), `CONVFLOW_FAST_SEPI` (1 / 0: its row pass in
@@ -319,7 +329,8 @@ pub(super) fn tuning() -> Tuning {
             reg_max: var("CONVFLOW_FAST_REG_MAX"),
             py: var("CONVFLOW_FAST_PY").filter(|py| (1..=8).contains(py)),
             reg_px: var("CONVFLOW_FAST_REG_PX").filter(|px| [4, 8, 16].contains(px)),
-            reg_bx: var("CONVFLOW_FAST_REG_BX").filter(|bx| [0, 8, 16, 32].contains(bx)),
+            reg_bx: var("CONVFLOW_FAST_REG_BX")
+                .filter(|bx| *bx == 0 || REG_BLOCK_WIDTHS.contains(bx)),
             min_blocks: var("CONVFLOW_FAST_MINB").filter(|b| (1..=16).contains(b)),
             tiled_py: var("CONVFLOW_FAST_TILED_PY").filter(|py| (1..=8).contains(py)),
             tiled_px: var("CONVFLOW_FAST_TILED_PX").filter(|px| [4, 8, 12, 16].contains(px)),

@@ -253,45 +253,57 @@ fn register_kernel_takes_small_kernels_only() {
 
 #[test]
 fn register_blocks_are_narrow_where_measured_faster() {
-    if std::env::var_os("CONVFLOW_FAST_REG_BX").is_some() {
-        eprintln!("skipped: a CONVFLOW_FAST_REG_BX override is set");
+    if ["CONVFLOW_FAST_REG_BX", "CONVFLOW_FAST_REG_PX"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some())
+    {
+        eprintln!("skipped: a CONVFLOW_FAST_REG_BX / CONVFLOW_FAST_REG_PX override is set");
         return;
     }
     let narrow = (REG_BLOCK_WIDTH as u32, 128 / REG_BLOCK_WIDTH as u32);
     let rows = [1, 15, 2560, 3840, 7680, 11520];
-    // 8-bit planes of 1-2 channels at every side; 3-4 channels and 16-bit samples of several
-    // channels from REG_NARROW_MIN_SIDE: narrow at every width, 2560 gray and 7680-sample RGB
-    // rows included (32 × 4 under the fewest-idle rule).
+    // 8-bit planes of 1–2 channels at every side; 3–4 channels of either depth from
+    // REG_NARROW_MIN_SIDE on (a side: 3 × 4 counts): narrow at every width, 2560 gray and
+    // 7680-sample RGB rows included (32 × 4 under the fewest-idle rule).
     let side = REG_NARROW_MIN_SIDE;
-    for (k, ch, sb) in [
-        (3, 1, 1),
-        (5, 1, 1),
-        (3, 2, 1),
-        (side, 3, 1),
-        (5, 4, 1),
-        (side, 3, 2),
+    assert!(side > 3, "the 3×3 cases below take the fewest-idle rule");
+    for (kw, kh, ch, sb) in [
+        (3, 3, 1, 1),
+        (5, 5, 1, 1),
+        (3, 3, 2, 1),
+        (side, side, 3, 1),
+        (3, side, 3, 1),
+        (side, 3, 4, 1),
+        (5, 5, 4, 1),
+        (side, side, 3, 2),
+        (5, 5, 4, 2),
     ] {
-        let spec = FastSpec::register(k, k, ch, Border::Clamp, false, sb).unwrap();
+        let spec = FastSpec::register(kw, kh, ch, Border::Clamp, false, sb).unwrap();
         for n in rows {
             assert_eq!(
                 spec.register_block(n),
                 narrow,
-                "{k}x{k} ch {ch} sb {sb} {n} a row"
+                "{kw}x{kh} ch {ch} sb {sb} {n} a row"
             );
         }
     }
-    // The others: the fewest idle threads at a row's end, the widest on a tie. 16 samples a
-    // thread (8-bit RGB 3×3): 11520 is 720 threads (16 divides it, 32 does not); 8 samples a
-    // thread (16-bit): 3840 is 480 threads (32 divides it), 1920 is 240 (16 and 8 do), 1928
-    // is 241 (7 idle at 8 wide, 15 at 16 and 32).
-    let rgb3 = FastSpec::register(3, 3, 3, Border::Clamp, false, 1).unwrap();
-    assert_eq!(rgb3.register_block(11520), (16, 8));
-    assert_eq!(rgb3.register_block(7680), (32, 4));
-    for k in [3, 5] {
-        let spec = FastSpec::register(k, k, 1, Border::Clamp, false, 2).unwrap();
-        assert_eq!(spec.register_block(3840), (32, 4));
-        assert_eq!(spec.register_block(1920), (16, 8));
-        assert_eq!(spec.register_block(1928), (8, 16));
+    // The others: the fewest idle threads at a row's end, the widest on a tie. 16 8-bit
+    // samples a thread: RGB 3×3's 11520 is 720 threads (16 divides it, 32 does not), 7680 and
+    // RGBA 3×3's 5120 are 480 and 320 (32 does). 8 16-bit samples a thread: rgb48 3×3's 7680
+    // is 960 threads, one or two channels' 3840 is 480 (32 divides both), 1920 is 240 (16 and
+    // 8 do), 1928 is 241 (7 idle at 8 wide, 15 at 16 and 32).
+    let wide = |k: usize, ch: usize, sb: usize| {
+        FastSpec::register(k, k, ch, Border::Clamp, false, sb).unwrap()
+    };
+    assert_eq!(wide(3, 3, 1).register_block(11520), (16, 8));
+    assert_eq!(wide(3, 3, 1).register_block(7680), (32, 4));
+    assert_eq!(wide(3, 4, 1).register_block(5120), (32, 4));
+    assert_eq!(wide(3, 3, 2).register_block(7680), (32, 4));
+    for (k, ch) in [(3, 1), (5, 1), (3, 2), (5, 2)] {
+        let spec = wide(k, ch, 2);
+        assert_eq!(spec.register_block(3840), (32, 4), "{k}x{k} ch {ch}");
+        assert_eq!(spec.register_block(1920), (16, 8), "{k}x{k} ch {ch}");
+        assert_eq!(spec.register_block(1928), (8, 16), "{k}x{k} ch {ch}");
         // Every shape has 128 threads.
         for n in [1, 15, 17, 1000, 11520] {
             let (x, y) = spec.register_block(n);
