@@ -251,13 +251,22 @@ fn register_kernel_takes_small_kernels_only() {
     assert!(gray.defines().contains(&"-DREG=1".to_string()));
 }
 
+/// Whether any of these overrides of the rules (for sweeps) is set: a test of the rules as
+/// measured then skips, and says so.
+fn overridden(vars: &[&str]) -> bool {
+    let set: Vec<&&str> = vars
+        .iter()
+        .filter(|v| std::env::var_os(v).is_some())
+        .collect();
+    if !set.is_empty() {
+        eprintln!("skipped: {set:?} set");
+    }
+    !set.is_empty()
+}
+
 #[test]
 fn register_blocks_are_narrow_where_measured_faster() {
-    if ["CONVFLOW_FAST_REG_BX", "CONVFLOW_FAST_REG_PX"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some())
-    {
-        eprintln!("skipped: a CONVFLOW_FAST_REG_BX / CONVFLOW_FAST_REG_PX override is set");
+    if overridden(&["CONVFLOW_FAST_REG_BX", "CONVFLOW_FAST_REG_PX"]) {
         return;
     }
     let narrow = (REG_BLOCK_WIDTH as u32, 128 / REG_BLOCK_WIDTH as u32);
@@ -358,11 +367,7 @@ fn small_planes_take_the_tiled_kernel_at_4_to_7() {
 fn small_launches_give_each_thread_fewer_outputs() {
     use super::rules::{register_thread_shape, tiled_rows};
     // The rules as measured: the environment's overrides (for sweeps) would replace them.
-    if ["CONVFLOW_FAST_PY", "CONVFLOW_FAST_REG_PX"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some())
-    {
-        eprintln!("skipped: a CONVFLOW_FAST_PY / CONVFLOW_FAST_REG_PX override is set");
+    if overridden(&["CONVFLOW_FAST_PY", "CONVFLOW_FAST_REG_PX"]) {
         return;
     }
     let (p480, p720, p1080, p4k) = (853 * 480, 1280 * 720, 1920 * 1080, 3840 * 2160);
