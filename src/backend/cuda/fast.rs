@@ -392,21 +392,16 @@ impl FastSpec {
                 .min_by_key(|&bx| per_row.next_multiple_of(bx) - per_row)
                 .expect("three candidates")
         };
+        let narrow = match (self.sb, self.ch) {
+            (1, 1 | 2) => true,
+            (_, 3 | 4) => self.kw.max(self.kh) >= REG_NARROW_MIN_SIDE,
+            _ => false,
+        };
         let bx = match tuning().reg_bx {
             Some(0) => fewest_idle(),
             Some(bx) => bx,
-            None => {
-                let narrow = match (self.sb, self.ch) {
-                    (1, 1 | 2) => true,
-                    (_, 3 | 4) => self.kw.max(self.kh) >= REG_NARROW_MIN_SIDE,
-                    _ => false,
-                };
-                if narrow {
-                    REG_BLOCK_WIDTH
-                } else {
-                    fewest_idle()
-                }
-            }
+            None if narrow => REG_BLOCK_WIDTH,
+            None => fewest_idle(),
         };
         (bx as u32, (128 / bx) as u32)
     }
