@@ -84,7 +84,25 @@ fn separable_launch_bounds_follow_the_measured_rules() {
     assert_eq!(bounds(7, 3, 1), Some((128, 6)));
     assert_eq!(bounds(25, 3, 2), Some((128, 3)));
     assert_eq!(bounds(9, 4, 1), Some((128, 4)));
-    assert_eq!(bounds(31, 4, 2), Some((128, 3)));
+    // Round 38's sweep: 8-bit RGBA to 7 taps 5, 8-bit RGB from 16 taps 4 (rgb48 keeps 3),
+    // RGBA64 on large planes 8 at 10–15 taps and 6 beyond; the entries beside them kept.
+    assert_eq!(bounds(7, 4, 1), Some((128, 5)));
+    assert_eq!(bounds(25, 3, 1), Some((128, 4)));
+    assert_eq!(bounds(15, 3, 1), Some((128, 4)));
+    assert_eq!(bounds(15, 4, 2), Some((128, 8)));
+    assert_eq!(bounds(31, 4, 2), Some((128, 6)));
+    assert_eq!(bounds(9, 4, 2), Some((128, 5)));
+    // RGBA64's small-plane shapes keep their 5: to 15 taps under 1 M pixels, beyond under 4 M.
+    let rgba64 = |k| FastSpec::separable(k, k, 4, Border::Clamp).with_sample_bytes(2);
+    assert_eq!(rgba64(15).sep_bounds(SEP_BLOCK, 1280 * 720), Some((128, 5)));
+    assert_eq!(
+        rgba64(15).sep_bounds(SEP_BLOCK, 1920 * 1080),
+        Some((128, 8))
+    );
+    assert_eq!(
+        rgba64(25).sep_bounds(SEP_BLOCK, 1920 * 1080),
+        Some((128, 5))
+    );
     // Scaled to other blocks' threads; none for the input-tile kernel.
     let spec = FastSpec::separable(9, 9, 1, Border::Clamp);
     assert_eq!(spec.sep_bounds((16, 16), UHD), Some((256, 3)));
