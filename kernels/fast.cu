@@ -903,12 +903,15 @@ __device__ __forceinline__ bool raw_rows(const PlaneParams& p, unsigned* raw, in
     const int nq = (ws0 - a0 + (HWL + HWR) * SPW + bw + SPQ - 1) / SPQ;
     const u8* base = (const u8*)row_of<sample_t>(p.src, y0 - AY, p.src_stride) + (size_t)a0 * SB;
     const int tid = threadIdx.y * blockDim.x + threadIdx.x, nthreads = blockDim.x * blockDim.y;
-    // Copy i = tid, tid + nthreads, … of the th x nq, row by row: copy q of row r, both
-    // stepped without a division, and so are its addresses. tid / nq and nthreads / nq come
-    // from one approximate reciprocal: for n < 2^20, (n + 0.5) / nq lies at least 0.5 / nq
-    // from an integer, and the float product within (n + 0.5) / nq * 2^-21 of it, so its
-    // truncation is the quotient. (The integer divisions, the 64-bit address of every copy and
-    // the loop were 5-6 of 32 instructions an output sample: ncu, 4K gray gaussian:7.)
+    // Copy i = tid, tid + nthreads, … of the th x nq, row by row: copy q of row r. (r, q) and
+    // the copy's two addresses are stepped from one copy to the next, not recomputed. The
+    // quotients tid / nq and nthreads / nq come from one reciprocal: for n (tid or nthreads,
+    // at most 1024) the exact (n + 0.5) / nq lies at least 0.5 / nq from an integer, and the
+    // float product, __fdividef within 2 ulp and the product rounded once, within
+    // (n + 0.5) / nq * 2^-21 of it, so its truncation is the quotient. (Integer divisions
+    // and 64-bit addresses computed for every copy: ncu, 4K gray gaussian:7, the prologue
+    // with the divisions and this loop took 9.5 of the kernel's 33 warp instructions an
+    // output sample.)
     const float rq = __fdividef(1.0f, (float)nq);
     const int dr = (int)(((float)nthreads + 0.5f) * rq), dq = nthreads - dr * nq;
     int r = (int)(((float)tid + 0.5f) * rq), q = tid - r * nq;

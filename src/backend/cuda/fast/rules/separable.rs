@@ -301,18 +301,22 @@ pub fn sep_small_shape(ch: usize, sb: usize, kh: usize, pixels: usize) -> Option
 /// taller than 15 takes 3 (`large`, [`sep_rgba_large`], with [`SEP_ROWS_RGBA_LARGE`] rows; 4K
 /// gaussian:25 172.6 µs against 182.9 with 2 and 201.4 with 4).
 ///
-/// Measured again on round 37's kernels (H100, held clock, separable gaussian 7 / 9 / 15 / 25,
-/// 2–8 blocks, then the rule against the best, two passes alternating, 720p to 8K;
-/// docs/PERFORMANCE.md, "thirty-eighth round"); four entries moved, the rest were within 2 %
-/// of the best or lost elsewhere:
-/// - 8-bit RGBA to 7 taps, 5 (was 4): 1.03 / 1.05 / 1.06 / 1.07× on 1080p / 1440p / 4K / 8K
+/// Measured again on this round's kernels (H100, held clock, separable gaussian 7 / 9 / 15 / 25,
+/// 4, 5, 6 and 8 blocks against the rule on 1080p / 4K / 8K, two passes; then each change
+/// against the rule on 720p to 8K, two passes; docs/PERFORMANCE.md, "thirty-eighth round").
+/// Most entries were within 2 % of the best; four moved:
+/// - 8-bit RGBA to 7 taps, 5 (was 4): 1.03 / 1.05 / 1.06 / 1.06× on 1080p / 1440p / 4K / 8K
 ///   (4K 61.0 → 57.6 µs), level on 720p;
 /// - 8-bit RGB from 16 taps, 4 (was 3): 1.12 / 1.11 / 1.04 / 1.05× on 720p / 1080p / 1440p /
-///   4K (4K `gaussian:25` 109.8 → 104.5 µs), 0.995× on 8K; rgb48 lost 1–8 % with 4;
-/// - RGBA64 where [`sep_small_shape`] gives no shape: 8 (was 4) at 10–15 taps from 1 M pixels,
-///   1.02 / 1.01 / 1.04 / 1.08× on 1080p / 1440p / 4K / 8K (8K `gaussian:15` 406.1 → 375.2
-///   µs); 6 (was 3) from 16 taps from 4 M pixels, 1.04 / 1.05× on 4K / 8K (8K `gaussian:25`
-///   579.0 → 553.2 µs).
+///   4K (4K `gaussian:25` 109.8 → 104.5 µs), 0.995× on 8K; rgb48 lost 2–8 % with 4;
+/// - RGBA64 where [`sep_small_shape`] gives no shape: 8 (was 4) at 10–15 taps, that is from
+///   1 M pixels, 1.02 / 1.01 / 1.04 / 1.08× on 1080p / 1440p / 4K / 8K (8K `gaussian:15` 406.1
+///   → 375.2 µs); 6 (was 3) from 16 taps, that is from 4 M pixels, 1.04 / 1.05× on 4K / 8K
+///   (8K `gaussian:25` 579.0 → 553.2 µs).
+///
+/// Not confirmed, so not taken: rgb48 at 10–15 taps with 5 (1.02–1.03× on 4K and 8K), one
+/// channel at 7 taps with 8 (NV12 1.01–1.02×, gray level). Only square kernels were measured:
+/// the side here is the kernel's larger one, while [`sep_small_shape`] goes by its height.
 ///
 /// Where [`sep_small_shape`] has a shape, its blocks.
 pub fn sep_min_blocks(ch: usize, sb: usize, side: usize, large: bool) -> usize {
@@ -321,7 +325,7 @@ pub fn sep_min_blocks(ch: usize, sb: usize, side: usize, large: bool) -> usize {
         (2, _) => [6, 6, 5, 3],
         (3, 1) => [6, 5, 4, 4],
         (3, _) => [6, 5, 4, 3],
-        (_, 1) if large => [5, 4, 3, 3],
+        (_, 1) if large => [4, 4, 3, 3],
         (_, 1) => [5, 4, 3, 2],
         _ => [5, 5, 8, 6],
     };
