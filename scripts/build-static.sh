@@ -26,17 +26,21 @@ fi
 # What convflow needs: its containers; decoders for 8-bit and 10/12-bit video (H.264 High 10,
 # HEVC Main 10/12, VP9 profile 2, ProRes, DNxHR, FFV1); x264 (8 and 10-bit) and FFV1 to encode;
 # parsers and bitstream filters so that copied audio and subtitle streams keep their timestamps
-# and fit the output container (ADTS AAC into mp4).
+# and fit the output container (ADTS AAC into mp4); and the common audio decoders, which
+# convflow never runs on the samples but FFmpeg's stream probing needs: without them an AAC
+# stream in MPEG-TS has no sample rate (its parser leaves that to the decoder) and no muxer
+# takes it, so the copy would lose it (the Opus decoder needs libswresample, so it is built too).
 config=(
     --enable-static --disable-shared --enable-pic
     --disable-programs --disable-doc --disable-everything --disable-autodetect
     --enable-pthreads --enable-zlib --enable-gpl --enable-libx264
     --enable-avcodec --enable-avformat --enable-swscale --enable-avutil
-    --disable-avdevice --disable-avfilter --disable-postproc --disable-swresample
+    --disable-avdevice --disable-avfilter --disable-postproc --enable-swresample
     --enable-protocol=file,pipe
     --enable-demuxer=mov,matroska,avi,mpegts,mxf,h264,hevc,m4v,mpegvideo,ivf,yuv4mpegpipe,rawvideo,image2
     --enable-muxer=mp4,mov,matroska,avi,mpegts,h264,yuv4mpegpipe,rawvideo,nut
     --enable-decoder=h264,hevc,mpeg4,mpeg2video,mpeg1video,vp8,vp9,prores,dnxhd,ffv1,rawvideo,mjpeg,png,wrapped_avframe,huffyuv,utvideo
+    --enable-decoder=aac,aac_latm,ac3,eac3,mp1,mp2,mp3,flac,vorbis,opus,dca,truehd,mlp,alac
     --enable-encoder=libx264,ffv1,rawvideo,mpeg4,wrapped_avframe,mjpeg,huffyuv
     --enable-parser=h264,hevc,mpeg4video,mpegvideo,vp8,vp9,mjpeg,png,aac,ac3,opus,flac,mpegaudio,dca,dvbsub,dvd_nav
     --enable-bsf=h264_mp4toannexb,hevc_mp4toannexb,vp9_superframe,vp9_superframe_split,aac_adtstoasc,extract_extradata,null
@@ -88,5 +92,23 @@ bin=target/release/convflow
 if readelf -d "$bin" | grep -E 'NEEDED.*(libav|libsw|libx264|libz\.)' ; then
     echo "build-static.sh: $bin still needs shared FFmpeg/x264/zlib libraries (above)" >&2
     exit 1
+fi
+# The copied streams survive: short MPEG-TS clips with AAC, Opus and AC-3 audio (made by the
+# ffmpeg CLI, where there is one with that encoder) keep their audio streams through a filter run.
+if command -v ffmpeg >/dev/null && command -v ffprobe >/dev/null; then
+    t=$(mktemp -d)
+    for enc in aac:aac libopus:opus ac3:ac3; do
+        ffmpeg -v error -f lavfi -i testsrc2=size=64x36:rate=25 -f lavfi -i sine=sample_rate=48000 \
+            -t 1 -c:v libx264 -c:a "${enc%%:*}" -shortest "$t/in.ts" 2>/dev/null || continue
+        "$bin" filter "$t/in.ts" -o "$t/out.ts" -k box:3 --backend cpu-seq -q
+        audio=$(ffprobe -v error -select_streams a -show_entries stream=codec_name -of csv=p=0 "$t/out.ts")
+        if ! grep -qx "${enc#*:}" <<<"$audio"; then
+            rm -rf "$t"
+            echo "build-static.sh: $bin lost the ${enc#*:} audio of an MPEG-TS clip" >&2
+            exit 1
+        fi
+        rm -f "$t/in.ts" "$t/out.ts"
+    done
+    rm -rf "$t"
 fi
 echo "built $bin with static FFmpeg (needs: $(readelf -d "$bin" | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' | tr '\n' ' '))"

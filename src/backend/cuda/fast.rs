@@ -470,7 +470,10 @@ impl FastSpec {
     /// The same specialization launched in `block` on a plane of `pixels` pixels: `fast_sep`'s
     /// row-pass items (with [`FastSpec::row_global`]) widened to [`sep_small_shape`]'s or
     /// else [`sep_row_threads`] threads' outputs, or as many as the block's row holds a whole
-    /// number of (`CONVFLOW_FAST_SEP_HPX`: that many).
+    /// number of (`CONVFLOW_FAST_SEP_HPX`: that many). Threads owning fewer samples than 4
+    /// pixels ([`sep_px`]) take items of as many samples as that many 4-pixel threads own, or
+    /// the most whole threads' outputs below; the integer row pass then regroups its windows
+    /// per channel only where an item is whole groups of 4 pixels (fast.cu's DEIL).
     pub fn for_block(self, (bx, _): (u32, u32), pixels: usize) -> FastSpec {
         if !self.separable || !self.row_global {
             return self;
@@ -481,12 +484,21 @@ impl FastSpec {
                 Some(shape) => shape.row_threads,
                 None => sep_row_threads(self.ch, self.sb, self.kw),
             });
-        let m = [4, 2, 1]
-            .into_iter()
-            .find(|&m| m <= want && (bx as usize).is_multiple_of(m))
-            .unwrap_or(1);
+        let full_px = 4 * self.ch;
+        let m = if self.px == full_px {
+            [4, 2, 1]
+                .into_iter()
+                .find(|&m| m <= want && (bx as usize).is_multiple_of(m))
+        } else {
+            [12, 8, 6, 4, 3, 2, 1]
+                .into_iter()
+                .find(|&m| m * self.px <= want * full_px && (bx as usize).is_multiple_of(m))
+        }
+        .unwrap_or(1);
+        let row_px = m * self.px;
         FastSpec {
-            row_px: m * self.px,
+            row_px,
+            deinterleave: self.deinterleave && row_px.is_multiple_of(4 * self.ch),
             ..self
         }
     }

@@ -281,7 +281,10 @@ pub const SAT_FREE_MAX_CHANNELS: usize = 2;
 /// (least side of the separable plans the tiled kernel takes first, on every plane),
 /// `CONVFLOW_FAST_SEP_MINB` (blocks of 128 threads of the tiled separable kernel resident per
 /// multiprocessor at least, [`sep_min_blocks`]; 0: no bound), `CONVFLOW_FAST_SEP_HPX`
-/// (threads' outputs per row-pass item of that kernel, 1, 2 or 4, [`sep_row_threads`]),
+/// (threads' outputs per row-pass item of that kernel, 1, 2 or 4, [`sep_row_threads`]; for
+/// threads owning fewer samples than 4 pixels, as many samples as that many 4-pixel threads
+/// own), `CONVFLOW_FAST_SEP_PX` (samples a thread of that kernel owns in a row on planes whose
+/// channels are all filtered: 4, 8, 12 or 16, [`sep_px`]),
 /// `CONVFLOW_FAST_HS_PAD` (1 / 0: its rows of horizontal sums padded everywhere / nowhere,
 /// [`sums_padded`]),
 /// `CONVFLOW_FAST_SAT_FREE` (0: the f32 kernels keep the output rule's clamp where the plan
@@ -315,6 +318,7 @@ pub(super) struct Tuning {
     pub(super) sep_tiled_min: Option<usize>,
     pub(super) sep_minb: Option<usize>,
     pub(super) sep_hpx: Option<usize>,
+    pub(super) sep_px: Option<usize>,
     pub(super) sat_free: Option<bool>,
     pub(super) side_streams: Option<bool>,
     pub(super) sep_block: Option<(u32, u32)>,
@@ -349,6 +353,7 @@ pub(super) fn tuning() -> Tuning {
             sep_tiled_min: var("CONVFLOW_FAST_SEP_TILED_MIN"),
             sep_minb: var("CONVFLOW_FAST_SEP_MINB").filter(|b| (0..=16).contains(b)),
             sep_hpx: var("CONVFLOW_FAST_SEP_HPX").filter(|m| [1, 2, 4].contains(m)),
+            sep_px: var("CONVFLOW_FAST_SEP_PX").filter(|px| [4, 8, 12, 16].contains(px)),
             sat_free: var("CONVFLOW_FAST_SAT_FREE").map(|v: usize| v != 0),
             side_streams: var("CONVFLOW_FAST_SIDE_STREAMS").map(|v: usize| v != 0),
             sep_block: std::env::var("CONVFLOW_FAST_SEP_BLOCK")

@@ -11,7 +11,7 @@ use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
 
 use super::rules::{
     full_rows_by_side, full_tiled_first, register_min_blocks, register_thread_shape,
-    sep_int_channels, sep_int_rows, sep_rows_tall, sep_short16, sep_staged, sums_padded,
+    sep_int_channels, sep_int_rows, sep_px, sep_rows_tall, sep_short16, sep_staged, sums_padded,
     tiled_rows, tuning, BLOCKS, FULL_TILE_PREFERRED, INT16_FLOAT_FINISH, INT8_FLOAT_FINISH,
     SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16, SEP_ROWS_RGB_INT_SMALL, SEP_SMALL_PLANE,
     SEP_TILE_PREFERRED, TALL_TILE_PREFERRED,
@@ -328,6 +328,15 @@ fn choose(
     // for `__dp4a`).
     let mut row = None;
     if spec.separable && spec.row_global {
+        // Threads that own fewer samples than 4 pixels' worth (`sep_px`).
+        let px = match tuning().sep_px {
+            Some(px) => Some(px),
+            None if !b.large_rules && b.block_override().is_none() => sep_px(ch, sb, side, pixels),
+            None => None,
+        };
+        if let Some(px) = px.filter(|_| spec.mask == super::all_channels(ch)) {
+            (spec.px, spec.row_px) = (px, px);
+        }
         if l.depth == Depth::U8 && tuning().sep_int.unwrap_or_else(|| sep_int_rows(ch, pixels)) {
             row = IntegerForm::row_pass(plan, l.depth.max()).filter(|f| f.max_weight() <= 127);
             spec.row_int = row.as_ref().map(|f| f.divisor);

@@ -433,3 +433,38 @@ fn short_and_tall_separable_rules_follow_the_measurements() {
     assert_eq!(sep_rows_tall(1, 1, 15, large - 1), None);
     assert_eq!(sep_rows_tall(2, 1, 15, UHD), None);
 }
+
+#[test]
+fn rgb_threads_own_four_samples_where_measured_faster() {
+    // 8-bit RGB from 11 taps on planes under 3 M pixels; not below 11 taps, not from 3 M
+    // pixels, not for other channel counts or 16-bit samples.
+    assert_eq!(sep_px(3, 1, 11, HD), Some(4));
+    assert_eq!(sep_px(3, 1, 25, 1280 * 720), Some(4));
+    assert_eq!(sep_px(3, 1, 11, SEP_RGB_NARROW_MAX_PLANE - 1), Some(4));
+    assert_eq!(sep_px(3, 1, 10, HD), None);
+    assert_eq!(sep_px(3, 1, 25, SEP_RGB_NARROW_MAX_PLANE), None);
+    for (ch, sb) in [(1, 1), (2, 1), (4, 1), (3, 2), (4, 2)] {
+        assert_eq!(sep_px(ch, sb, 25, HD), None, "{ch} channels, {sb} bytes");
+    }
+    // A thread of 4 samples takes row-pass items of at most 4 pixels' threads' samples, whole
+    // threads' outputs that the block's row holds a whole number of.
+    let item = |px: usize, block: (u32, u32), deinterleave: bool| {
+        let spec = FastSpec {
+            px,
+            row_px: px,
+            deinterleave,
+            ..FastSpec::separable(15, 15, 3, Border::Clamp)
+        }
+        .for_block(block, HD);
+        (spec.row_px, spec.deinterleave)
+    };
+    assert_eq!(item(4, (8, 16), false), (32, false));
+    assert_eq!(item(4, (12, 16), false), (48, false));
+    assert_eq!(item(4, (6, 16), false), (24, false));
+    // The integer row pass regroups its windows per channel only in whole groups of 4 pixels.
+    assert_eq!(item(4, (8, 16), true), (32, false));
+    assert_eq!(item(4, (12, 16), true), (48, true));
+    // Threads of 4 whole pixels keep their rule: up to 4 threads' outputs.
+    assert_eq!(item(12, (8, 16), true), (48, true));
+    assert_eq!(item(12, (6, 16), true), (24, true));
+}
