@@ -153,8 +153,14 @@ fn video_parts_join_into_the_whole_run() {
         // Lossless output: every frame's bytes, timestamps and the audio packets equal.
         parts_join_to_the_whole(&t, &clip, "mkv", &["--codec", "ffv1"], |whole, joined| {
             let (w, j) = (framemd5(whole), framemd5(joined));
-            assert_eq!(w.0, j.0, "{name}: video frames");
-            assert_eq!(w.1, j.1, "{name}: audio packets");
+            let why = |what: &str, a: &str, b: &str| {
+                format!(
+                    "{name}: {what}\n{}",
+                    first_difference(a, b, &[&clip, joined])
+                )
+            };
+            assert!(w.0 == j.0, "{}", why("video frames", &w.0, &j.0));
+            assert!(w.1 == j.1, "{}", why("audio packets", &w.1, &j.1));
             assert!(w.0.lines().count() >= 70, "{name}: {}", w.0.lines().count());
         });
     }
@@ -178,6 +184,27 @@ fn video_parts_join_into_the_whole_run() {
 
 fn ffmpeg(args: &[&str]) {
     common::ffmpeg(args)
+}
+
+/// Where two listings (the whole run's and the joined parts') first differ, a few lines of each
+/// around it, and the streams' start times of `files` (the input, the joined output): enough
+/// to tell a shifted part from a packet lost or doubled at a cut.
+fn first_difference(a: &str, b: &str, files: &[&Path]) -> String {
+    let (a, b): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+    let at = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let around = |v: &[&str]| v[at.saturating_sub(2)..(at + 4).min(v.len())].join("\n");
+    let mut out = format!(
+        "{} against {} lines, first difference at line {at}:\n-- whole:\n{}\n-- joined:\n{}",
+        a.len(),
+        b.len(),
+        around(&a),
+        around(&b)
+    );
+    for f in files {
+        let starts = ffprobe(f, None, "stream=index,codec_type,start_time,time_base");
+        out += &format!("\n-- {} streams:\n{starts}", f.display());
+    }
+    out
 }
 
 #[test]

@@ -345,9 +345,10 @@ pub fn sep_min_blocks(ch: usize, sb: usize, side: usize, large: bool) -> usize {
 /// "thirty-ninth round"): 720p 11 / 15 / 25 14.1 / 15.7 / 22.4 against 12.4 / 14.9 / 22.1,
 /// 1080p 21.9 / 25.5 / 37.7 against 19.3 / 23.8 / 35.2; 1440p mixed (11 and 13 0.97–0.98×, 15–25
 /// 1.01–1.04×), 4K slower (15: 64.7 against 71.7; 25: 104.5 against 107.8), and at 7 and 9 taps
-/// slower on 1080p too (gaussian:9 16.5 against 19.5). RGBA, RGBA64 and rgb48 were not faster
-/// with 4 or 8 on 1080p to 8K. `CONVFLOW_FAST_SEP_PX`: 4, 8, 12 or 16 for every plane whose
-/// channels are all filtered.
+/// slower on 1080p too (gaussian:9 16.5 against 19.5). rgb48 was not faster with 4 or 8 on
+/// 1080p to 8K; RGBA and RGBA64 under `--alpha keep` (the default) keep whole pixels, and were
+/// not measured with alpha filtered. `CONVFLOW_FAST_SEP_PX`: 4, 8, 12 or 16 for every plane
+/// whose channels are all filtered.
 pub fn sep_px(ch: usize, sb: usize, side: usize, pixels: usize) -> Option<usize> {
     ((ch, sb) == (3, 1) && side >= SEP_RGB_NARROW_MIN_SIDE && pixels < SEP_RGB_NARROW_MAX_PLANE)
         .then_some(4)
