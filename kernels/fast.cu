@@ -2,9 +2,10 @@
 //
 // Defines supplied by the host (src/backend/cuda/fast.rs): KW, KH (kernel size), AX, AY
 // (anchor), CH (interleaved channels), BORDER, SB (bytes per stored sample: 1, or 2 for 16-bit
-// words), PX (output samples per thread along a row: a multiple of 4 and of CH for the tiled
-// kernels; for fast_reg and fast_int 16 bytes' worth, or 8 samples on small launches, a
-// multiple of 4 either way), PY (output rows per thread), KY_UNROLL (unroll
+// words), PX (output samples per thread along a row: a multiple of 4, for the tiled kernels
+// whole pixels where a channel is unfiltered, and by the host's rules but fast_sep's on small
+// RGB planes (sep_px); for fast_reg and fast_int 16 bytes' worth, or 8 samples on small
+// launches, a multiple of 4 either way), PY (output rows per thread), KY_UNROLL (unroll
 // factor of the kernel-row loop of fast_full when PY is 1), SEPARABLE (1: weights are the
 // column factor then the row factor; 0: row-major weights), REG (1: build fast_reg, the
 // shared-memory-free kernel for small kernels, launched with 128-thread blocks, at least

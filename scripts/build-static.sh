@@ -97,18 +97,25 @@ fi
 # ffmpeg CLI, where there is one with that encoder) keep their audio streams through a filter run.
 if command -v ffmpeg >/dev/null && command -v ffprobe >/dev/null; then
     t=$(mktemp -d)
+    fail() { rm -rf "$t"; echo "build-static.sh: $bin $1" >&2; exit 1; }
+    checked=() skipped=()
     for enc in aac:aac libopus:opus ac3:ac3; do
-        ffmpeg -v error -f lavfi -i testsrc2=size=64x36:rate=25 -f lavfi -i sine=sample_rate=48000 \
-            -t 1 -c:v libx264 -c:a "${enc%%:*}" -shortest "$t/in.ts" 2>/dev/null || continue
-        "$bin" filter "$t/in.ts" -o "$t/out.ts" -k box:3 --backend cpu-seq -q
-        audio=$(ffprobe -v error -select_streams a -show_entries stream=codec_name -of csv=p=0 "$t/out.ts")
-        if ! grep -qx "${enc#*:}" <<<"$audio"; then
-            rm -rf "$t"
-            echo "build-static.sh: $bin lost the ${enc#*:} audio of an MPEG-TS clip" >&2
-            exit 1
+        codec=${enc#*:}
+        if ! ffmpeg -nostdin -y -v error -f lavfi -i testsrc2=size=64x36:rate=25 \
+            -f lavfi -i sine=sample_rate=48000 -t 1 -c:v libx264 -c:a "${enc%%:*}" -shortest \
+            "$t/in.ts" 2>/dev/null; then
+            skipped+=("$codec")
+            continue
         fi
+        "$bin" filter "$t/in.ts" -o "$t/out.ts" -k box:3 --backend cpu-seq -q ||
+            fail "failed on an MPEG-TS clip with $codec audio"
+        audio=$(ffprobe -v error -select_streams a -show_entries stream=codec_name -of csv=p=0 \
+            "$t/out.ts") || fail "wrote an unreadable MPEG-TS file"
+        grep -qx "$codec" <<<"$audio" || fail "lost the $codec audio of an MPEG-TS clip"
+        checked+=("$codec")
         rm -f "$t/in.ts" "$t/out.ts"
     done
     rm -rf "$t"
+    echo "copied audio kept in MPEG-TS: ${checked[*]:-none checked}${skipped:+ (no ffmpeg encoder for: ${skipped[*]})}"
 fi
 echo "built $bin with static FFmpeg (needs: $(readelf -d "$bin" | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' | tr '\n' ' '))"

@@ -194,9 +194,10 @@ fn first_difference(a: &str, b: &str, files: &[&Path]) -> String {
     let at = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
     let around = |v: &[&str]| v[at.saturating_sub(2)..(at + 4).min(v.len())].join("\n");
     let mut out = format!(
-        "{} against {} lines, first difference at line {at}:\n-- whole:\n{}\n-- joined:\n{}",
+        "{} against {} lines, first difference at line {}:\n-- whole:\n{}\n-- joined:\n{}",
         a.len(),
         b.len(),
+        at + 1,
         around(&a),
         around(&b)
     );

@@ -46,8 +46,9 @@ pub struct FastSpec {
     pub border: Border,
     /// Bytes per stored sample: 1, or 2 for 16-bit words.
     pub sb: usize,
-    /// Output samples per thread along a row: a multiple of 4, and of `ch` for the tiled and
-    /// the deinterleaving integer kernels.
+    /// Output samples per thread along a row: a multiple of 4, and of `ch` for the
+    /// deinterleaving integer kernels and wherever a channel is unfiltered (the tiled kernels'
+    /// rules give whole pixels but [`sep_px`]'s).
     pub px: usize,
     /// Output rows per thread.
     pub py: usize,
@@ -470,10 +471,11 @@ impl FastSpec {
     /// The same specialization launched in `block` on a plane of `pixels` pixels: `fast_sep`'s
     /// row-pass items (with [`FastSpec::row_global`]) widened to [`sep_small_shape`]'s or
     /// else [`sep_row_threads`] threads' outputs, or as many as the block's row holds a whole
-    /// number of (`CONVFLOW_FAST_SEP_HPX`: that many). Threads owning fewer samples than 4
-    /// pixels ([`sep_px`]) take items of as many samples as that many 4-pixel threads own, or
-    /// the most whole threads' outputs below; the integer row pass then regroups its windows
-    /// per channel only where an item is whole groups of 4 pixels (fast.cu's DEIL).
+    /// number of (`CONVFLOW_FAST_SEP_HPX`: that many). Threads owning other than 4 pixels'
+    /// samples ([`sep_px`]) take items of the most whole threads' outputs, up to as many
+    /// samples as that many 4-pixel threads own (or one thread's), and their integer row pass
+    /// reads its windows as loaded, not regrouped per channel (fast.cu's DEIL): measured with
+    /// neither.
     pub fn for_block(self, (bx, _): (u32, u32), pixels: usize) -> FastSpec {
         if !self.separable || !self.row_global {
             return self;
@@ -498,7 +500,7 @@ impl FastSpec {
         let row_px = m * self.px;
         FastSpec {
             row_px,
-            deinterleave: self.deinterleave && row_px.is_multiple_of(4 * self.ch),
+            deinterleave: self.deinterleave && self.px == full_px,
             ..self
         }
     }

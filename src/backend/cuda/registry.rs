@@ -170,6 +170,18 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                         }
                     }
                 }
+                // 8-bit RGB threads of 4 samples, a pixel and a third (`sep_px`), in items of
+                // 8 threads' outputs: the f32 and the integer row passes.
+                if separable && ch == 3 && spec.row_global {
+                    for row_int in [None, Some(1 << (i % 7))] {
+                        keys.push(ModuleKey::Fast(FastSpec {
+                            px: 4,
+                            row_px: 32,
+                            row_int,
+                            ..spec.clone().with_sample_bytes(1)
+                        }));
+                    }
+                }
                 // One channel from 11 taps: 8 rows per thread (6 for 16-bit samples).
                 if separable && ch == 1 {
                     keys.push(ModuleKey::Fast(FastSpec {

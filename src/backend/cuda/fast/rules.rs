@@ -282,9 +282,9 @@ pub const SAT_FREE_MAX_CHANNELS: usize = 2;
 /// `CONVFLOW_FAST_SEP_MINB` (blocks of 128 threads of the tiled separable kernel resident per
 /// multiprocessor at least, [`sep_min_blocks`]; 0: no bound), `CONVFLOW_FAST_SEP_HPX`
 /// (threads' outputs per row-pass item of that kernel, 1, 2 or 4, [`sep_row_threads`]; for
-/// threads owning fewer samples than 4 pixels, as many samples as that many 4-pixel threads
-/// own), `CONVFLOW_FAST_SEP_PX` (samples a thread of that kernel owns in a row on planes whose
-/// channels are all filtered: 4, 8, 12 or 16, [`sep_px`]),
+/// threads owning other than 4 pixels' samples, up to as many samples as that many 4-pixel
+/// threads own), `CONVFLOW_FAST_SEP_PX` (samples a thread of that kernel owns in a row on
+/// planes whose channels are all filtered: 4, 8, 12 or 16, [`sep_px`]),
 /// `CONVFLOW_FAST_HS_PAD` (1 / 0: its rows of horizontal sums padded everywhere / nowhere,
 /// [`sums_padded`]),
 /// `CONVFLOW_FAST_SAT_FREE` (0: the f32 kernels keep the output rule's clamp where the plan

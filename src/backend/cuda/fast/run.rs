@@ -328,10 +328,10 @@ fn choose(
     // for `__dp4a`).
     let mut row = None;
     if spec.separable && spec.row_global {
-        // Threads that own fewer samples than 4 pixels' worth (`sep_px`).
+        // Threads that own other than 4 pixels' samples (`sep_px`).
         let px = match tuning().sep_px {
             Some(px) => Some(px),
-            None if !b.large_rules && b.block_override().is_none() => sep_px(ch, sb, side, pixels),
+            None if b.block_override().is_none() => sep_px(ch, sb, side, pixels),
             None => None,
         };
         if let Some(px) = px.filter(|_| spec.mask == super::all_channels(ch)) {

@@ -338,24 +338,33 @@ pub fn sep_min_blocks(ch: usize, sb: usize, side: usize, large: bool) -> usize {
 }
 
 /// Samples a `fast_sep` thread owns in a row where the rule is not 4 pixels' worth (4 · ch): for
-/// 8-bit RGB from [`SEP_RGB_NARROW_MIN_SIDE`] taps on planes under [`SEP_RGB_NARROW_MAX_PLANE`]
-/// pixels, 4 samples (a pixel and a third: the column pass does not care where pixels start,
-/// and the row pass's items stay whole threads' outputs, 8 of them). H100, gaussian:11…25
-/// separable, µs, two passes alternating, the rule's 12 / 4 (docs/PERFORMANCE.md,
-/// "thirty-ninth round"): 720p 11 / 15 / 25 14.1 / 15.7 / 22.4 against 12.4 / 14.9 / 22.1,
-/// 1080p 21.9 / 25.5 / 37.7 against 19.3 / 23.8 / 35.2; 1440p mixed (11 and 13 0.97–0.98×, 15–25
-/// 1.01–1.04×), 4K slower (15: 64.7 against 71.7; 25: 104.5 against 107.8), and at 7 and 9 taps
-/// slower on 1080p too (gaussian:9 16.5 against 19.5). rgb48 was not faster with 4 or 8 on
-/// 1080p to 8K; RGBA and RGBA64 under `--alpha keep` (the default) keep whole pixels, and were
-/// not measured with alpha filtered. `CONVFLOW_FAST_SEP_PX`: 4, 8, 12 or 16 for every plane
-/// whose channels are all filtered.
+/// 8-bit RGB from [`SEP_RGB_NARROW_MIN_SIDE`] taps a side (the larger; only square kernels
+/// were measured) on planes of [`SEP_RGB_NARROW_MIN_PLANE`] pixels up to, not including,
+/// [`SEP_RGB_NARROW_MAX_PLANE`], 4 samples (a pixel and a third: the column pass does not care
+/// where pixels start). Its row-pass items stay whole threads' outputs
+/// ([`for_block`](super::super::FastSpec::for_block)), and with three times the threads the
+/// small launches' rule may give more rows per thread ([`tiled_rows`](super::tiled_rows));
+/// both as measured.
+/// H100, gaussian:11…25 separable, µs, two passes alternating, the rule's 12 / 4
+/// (docs/PERFORMANCE.md, "thirty-ninth round"): 720p 11 / 15 / 25 14.1 / 15.7 / 22.4 against
+/// 12.4 / 14.9 / 22.1, 1080p 21.9 / 25.5 / 37.7 against 19.3 / 23.8 / 35.2; 1440p mixed (11
+/// and 13 0.98–0.99×, 15–25 1.01–1.04×), 4K slower (0.87–0.97×: 15 taps 64.7 against 71.7),
+/// and at 7 and 9 taps slower on 1080p too (gaussian:9 16.5 against 19.5). rgb48 was not
+/// faster with 4 or 8 on 1080p to 8K; RGBA and RGBA64 under `--alpha keep` (the default) keep
+/// whole pixels, and were not measured with alpha filtered; planes under 720p were not
+/// measured. `CONVFLOW_FAST_SEP_PX`: 4, 8, 12 or 16 for every plane whose channels are all
+/// filtered; `--block` leaves the rule out.
 pub fn sep_px(ch: usize, sb: usize, side: usize, pixels: usize) -> Option<usize> {
-    ((ch, sb) == (3, 1) && side >= SEP_RGB_NARROW_MIN_SIDE && pixels < SEP_RGB_NARROW_MAX_PLANE)
-        .then_some(4)
+    ((ch, sb) == (3, 1)
+        && side >= SEP_RGB_NARROW_MIN_SIDE
+        && (SEP_RGB_NARROW_MIN_PLANE..SEP_RGB_NARROW_MAX_PLANE).contains(&pixels))
+    .then_some(4)
 }
 /// See [`sep_px`].
 pub const SEP_RGB_NARROW_MIN_SIDE: usize = 11;
-/// See [`sep_px`] (a 1080p plane has 2.1 M pixels, 1440p 3.7 M).
+/// See [`sep_px`] (a 720p plane has 0.92 M pixels) …
+pub const SEP_RGB_NARROW_MIN_PLANE: usize = 900_000;
+/// … (a 1080p plane has 2.1 M pixels, 1440p 3.7 M).
 pub const SEP_RGB_NARROW_MAX_PLANE: usize = 3_000_000;
 
 /// Threads' outputs one row-pass item of `fast_sep` (row pass from global memory) computes,

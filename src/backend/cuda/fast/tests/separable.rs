@@ -436,12 +436,15 @@ fn short_and_tall_separable_rules_follow_the_measurements() {
 
 #[test]
 fn rgb_threads_own_four_samples_where_measured_faster() {
-    // 8-bit RGB from 11 taps on planes under 3 M pixels; not below 11 taps, not from 3 M
-    // pixels, not for other channel counts or 16-bit samples.
+    // 8-bit RGB from 11 taps on planes of 0.9 M to 3 M pixels; not below 11 taps, not on
+    // planes outside, not for other channel counts or 16-bit samples.
     assert_eq!(sep_px(3, 1, 11, HD), Some(4));
     assert_eq!(sep_px(3, 1, 25, 1280 * 720), Some(4));
+    assert_eq!(sep_px(3, 1, 11, SEP_RGB_NARROW_MIN_PLANE), Some(4));
     assert_eq!(sep_px(3, 1, 11, SEP_RGB_NARROW_MAX_PLANE - 1), Some(4));
     assert_eq!(sep_px(3, 1, 10, HD), None);
+    assert_eq!(sep_px(3, 1, 25, SEP_RGB_NARROW_MIN_PLANE - 1), None);
+    assert_eq!(sep_px(3, 1, 25, 854 * 480), None);
     assert_eq!(sep_px(3, 1, 25, SEP_RGB_NARROW_MAX_PLANE), None);
     for (ch, sb) in [(1, 1), (2, 1), (4, 1), (3, 2), (4, 2)] {
         assert_eq!(sep_px(ch, sb, 25, HD), None, "{ch} channels, {sb} bytes");
@@ -461,9 +464,10 @@ fn rgb_threads_own_four_samples_where_measured_faster() {
     assert_eq!(item(4, (8, 16), false), (32, false));
     assert_eq!(item(4, (12, 16), false), (48, false));
     assert_eq!(item(4, (6, 16), false), (24, false));
-    // The integer row pass regroups its windows per channel only in whole groups of 4 pixels.
+    // The integer row pass of such threads reads its windows as loaded, not regrouped per
+    // channel, even in items of whole groups of 4 pixels (not measured).
     assert_eq!(item(4, (8, 16), true), (32, false));
-    assert_eq!(item(4, (12, 16), true), (48, true));
+    assert_eq!(item(4, (12, 16), true), (48, false));
     // Threads of 4 whole pixels keep their rule: up to 4 threads' outputs.
     assert_eq!(item(12, (8, 16), true), (48, true));
     assert_eq!(item(12, (6, 16), true), (24, true));
