@@ -97,7 +97,9 @@ fi
 # ffmpeg CLI, where there is one with that encoder) keep their audio streams through a filter run.
 if command -v ffmpeg >/dev/null && command -v ffprobe >/dev/null; then
     t=$(mktemp -d)
-    fail() { rm -rf "$t"; echo "build-static.sh: $bin $1" >&2; exit 1; }
+    # Removed on any exit, with the FFmpeg source tree where this run built one.
+    trap 'rm -rf "$t" ${work:+"$work"}' EXIT
+    fail() { echo "build-static.sh: $bin $1" >&2; exit 1; }
     checked=() skipped=()
     for enc in aac:aac libopus:opus ac3:ac3; do
         codec=${enc#*:}
@@ -115,7 +117,6 @@ if command -v ffmpeg >/dev/null && command -v ffprobe >/dev/null; then
         checked+=("$codec")
         rm -f "$t/in.ts" "$t/out.ts"
     done
-    rm -rf "$t"
     echo "copied audio kept in MPEG-TS: ${checked[*]:-none checked}${skipped:+ (no ffmpeg encoder for: ${skipped[*]})}"
 fi
 echo "built $bin with static FFmpeg (needs: $(readelf -d "$bin" | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' | tr '\n' ' '))"
