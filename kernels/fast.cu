@@ -14,7 +14,9 @@
 // tile; PXH: the samples of one of its row-pass items, a multiple of PX; SEPA: blocks inside
 // the plane first copy their input rows to shared memory, raw_rows), TILE_PAD (1: the
 // tiled kernels' shared rows are padded, see tcol), HS_PAD (fast_sep's horizontal-sum rows an
-// odd number of float4s apart, sums_row), SEPI (with SEPG: fast_sep's row pass in
+// odd number of float4s apart, sums_row), SEPC (fast_sep's f32 row pass one channel at a time
+// in a loop, its sums stored channel after channel, row_item), CROLL (fast_sep's column pass
+// rolled where every output row takes the input row, column_pass), SEPI (with SEPG: fast_sep's row pass in
 // exact integers, its row factor n / RDIV in c_wr; see row_item), INT (with REG: build
 // fast_int instead, the exact integer kernel for 8-bit samples and for full plans on 16-bit
 // ones, whose divisor and offset numerator are IDIV and IOFF), DEIL (1: the integer dot
@@ -65,6 +67,12 @@ typedef u16 sample_t;
 #endif
 #if DEIL && !INT && !(SEPARABLE && !REG && SEPG && SEPI)
 #error "DEIL regroups the windows of the integer dot products only"
+#endif
+#if SEPC && !(SEPARABLE && !REG && SEPG && !SEPI && CH >= 2 && PX % (4 * CH) == 0)
+#error "SEPC: fast_sep's f32 row pass on 2-4 channels, threads owning groups of 4 pixels"
+#endif
+#if CROLL && !(SEPARABLE && !REG && KH >= PY)
+#error "CROLL: fast_sep's column pass, at least as many taps high as rows a thread"
 #endif
 
 // The planes of one launch (FastPlanes in src/backend/cuda/abi.rs, its size checked below).
@@ -811,7 +819,9 @@ __constant__ int c_wr[4 * RWIN];
 // row hrow. Output i's tap kx is sample i + kx * CH of the window, at lane (i + OFF + kx * CH)
 // of the words.
 __device__ __forceinline__ void row_item(const unsigned w[NWRP(PXH)], float* hrow, int c) {
+#if !SEPC
     float acc[PXH];
+#endif
 #if SEPI
     constexpr float inv = 1.0f / RDIV, bias = -12582912.0f / RDIV;
 #endif
@@ -841,6 +851,39 @@ __device__ __forceinline__ void row_item(const unsigned w[NWRP(PXH)], float* hro
             if (FILTERED(i)) h = dp4a_us(w[q + t], c_wr[b * RWIN + t], h);
         acc[i] = fmaf(__int_as_float(h), inv, bias);
     }
+#elif SEPC
+    // One channel at a time, in a loop that is not unrolled (CH copies of PXH * KW FFMAs
+    // unrolled left the instruction buffer empty: 8-bit RGB gaussian:25, 1200 FFMAs an item):
+    // channel k's NP sums take the samples k + CH * t of the window, which after k shifts of
+    // the words by one sample lie at the compile-time lanes CH * t + OFF. Each sum sees its
+    // taps in order, so the sums are the unrolled pass's bits; they are stored channel after
+    // channel (the NP sums of channel k at columns c + k * NP.., in pixel order), where the
+    // column pass reads them (sums_segment).
+    constexpr int NP = PXH / CH, T = NP + KW - 1;  // pixels of the item, samples of a channel
+    const float* roww = c_w + KH;
+    unsigned s[NWRP(PXH)];
+#pragma unroll
+    for (int q = 0; q < NWRP(PXH); ++q) s[q] = w[q];
+#pragma unroll 1
+    for (int k = 0; k < CH; ++k) {
+        if ((CMASK >> k) & 1) {
+            float v[T], acc[NP];
+#pragma unroll
+            for (int t = 0; t < T; ++t) v[t] = word_value(s[(t * CH + OFF) / SPW], (t * CH + OFF) % SPW);
+#pragma unroll
+            for (int m = 0; m < NP; ++m) acc[m] = 0.0f;
+#pragma unroll
+            for (int kx = 0; kx < KW; ++kx)
+#pragma unroll
+                for (int m = 0; m < NP; ++m) acc[m] = fmaf(roww[kx], v[m + kx], acc[m]);
+#pragma unroll
+            for (int m = 0; m < NP; m += 4)
+                *(float4*)(hrow + tcol(c + k * NP + m)) = make_float4(acc[m], acc[m + 1], acc[m + 2], acc[m + 3]);
+        }
+#pragma unroll
+        for (int q = 0; q + 1 < NWRP(PXH); ++q) s[q] = __funnelshift_r(s[q], s[q + 1], 8 * SB);
+        s[NWRP(PXH) - 1] >>= 8 * SB;
+    }
 #else
     const float* roww = c_w + KH;
     float v[SEGP(PXH)];
@@ -854,9 +897,11 @@ __device__ __forceinline__ void row_item(const unsigned w[NWRP(PXH)], float* hro
         for (int i = 0; i < PXH; ++i)
             if (FILTERED(i)) acc[i] = fmaf(roww[kx], v[i + kx * CH], acc[i]);
 #endif
+#if !SEPC
 #pragma unroll
     for (int i = 0; i < PXH; i += 4)
         *(float4*)(hrow + tcol(c + i)) = make_float4(acc[i], acc[i + 1], acc[i + 2], acc[i + 3]);
+#endif
 }
 
 // The window words of an item whose words start at word w of a raw shared row (SEPA).
@@ -941,6 +986,75 @@ __device__ __forceinline__ bool raw_rows(const PlaneParams& p, unsigned* raw, in
 #endif
 }
 #endif  // SEPG
+
+// Where a column-pass thread's sums begin in a row of horizontal sums: its first sample ex,
+// or with SEPC (sums stored channel after channel in each row-pass item) the item's column
+// plus the thread's first pixel within the item: the thread owns PX / CH pixels, a multiple
+// of 4, of each channel, which lie NP = PXH / CH columns apart (sums_segment).
+__device__ __forceinline__ int sums_column(int ex) {
+#if SEPC
+    constexpr int M = PXH / PX;  // threads an item
+    return threadIdx.x / M * PXH + threadIdx.x % M * (PX / CH);
+#else
+    return ex;
+#endif
+}
+
+// A thread's PX horizontal sums of the shared row t from column col (sums_column), in the
+// order of its output samples.
+__device__ __forceinline__ void sums_segment(const float* t, int col, float v[PX]) {
+#if SEPC
+    constexpr int NP = PXH / CH, PP = PX / CH;
+    float u[CH][PP];
+#pragma unroll
+    for (int k = 0; k < CH; ++k) load_segment<PP>(t, col + k * NP, u[k]);
+#pragma unroll
+    for (int i = 0; i < PX; ++i) v[i] = u[i % CH][i / CH];
+#else
+    load_segment<PX>(t, col, v);
+#endif
+}
+
+// The column pass of a thread's PY x PX outputs from the rows of horizontal sums from t (rows
+// hsw floats apart), sums from column col. With CROLL the rows that feed every output row
+// (PY - 1 .. KH - 1) run in a loop that is not unrolled, with the column factor's weights
+// indexed at run time; the others, and without CROLL all, unrolled. Either way each output
+// sees its rows in increasing ky.
+__device__ __forceinline__ void column_pass(const float* t, int hsw, int col, float acc[PY][PX]) {
+#if CROLL
+#pragma unroll
+    for (int r = 0; r < PY - 1; ++r) {
+        float v[PX];
+        sums_segment(t + r * hsw, col, v);
+        feed_rows(r, v, acc);
+    }
+#pragma unroll 1
+    for (int r = PY - 1; r < KH; ++r) {
+        float v[PX];
+        sums_segment(t + r * hsw, col, v);
+#pragma unroll
+        for (int py = 0; py < PY; ++py) {
+            const float wy = c_w[r - py];
+#pragma unroll
+            for (int i = 0; i < PX; ++i)
+                if (FILTERED(i)) acc[py][i] = fmaf(wy, v[i], acc[py][i]);
+        }
+    }
+#pragma unroll
+    for (int r = KH; r < PY + KH - 1; ++r) {
+        float v[PX];
+        sums_segment(t + r * hsw, col, v);
+        feed_rows(r, v, acc);
+    }
+#else
+#pragma unroll
+    for (int r = 0; r < PY + KH - 1; ++r) {
+        float v[PX];
+        sums_segment(t + r * hsw, col, v);
+        feed_rows(r, v, acc);
+    }
+#endif
+}
 
 // Separable, fused: horizontal results for blockDim.y*PY + KH - 1 rows go to shared memory
 // (after the input tile, or with SEPG computed from global memory or, SEPA, from a raw copy
@@ -1036,12 +1150,7 @@ extern "C" __global__ void TILED_BOUNDS fast_sep(FAST_PLANES_PARAM, int ts) {
     for (int py = 0; py < PY; ++py)
 #pragma unroll
         for (int i = 0; i < PX; ++i) acc[py][i] = 0.0f;
-#pragma unroll
-    for (int r = 0; r < PY + KH - 1; ++r) {
-        float v[PX];
-        load_segment<PX>(hs + (ybase + r) * hsw, ex, v);
-        feed_rows(r, v, acc);
-    }
+    column_pass(hs + ybase * hsw, hsw, sums_column(ex), acc);
     store_rows(p, e, y0 + ybase, acc);
 }
 #endif  // SEPARABLE && !REG

@@ -478,6 +478,26 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
         };
         check_seeded(backend, &filter, &src, &mut rng, seed);
     }
+    // Separable plans where CUDA's `fast` rolls its loops (`sep_rolled`): 3 channels from 13
+    // taps wide (8-bit, on planes whose threads own 4 pixels: under 0.9 M pixels, `sep_px`) or
+    // 11 (16-bit), RGBA64 5 taps high.
+    let separable = [
+        (PixelFormat::Rgb8, 1283, 643, 15, 15),
+        (PixelFormat::Rgb16, 643, 363, 19, 25),
+        (PixelFormat::Rgb8, 1285, 517, 25, 9),
+        (PixelFormat::Rgba16, 1283, 721, 9, 5),
+    ];
+    for (i, (format, w, h, kw, kh)) in separable.into_iter().enumerate() {
+        let src = random_frame(&mut rng, format, w, h);
+        let name = format!("gaussian:{kw}x{kh}");
+        let mut filter = Filter::new(library::gaussian(kw, kh, None, name).unwrap());
+        filter.border = Border::ALL[(i + 1) % 4];
+        filter.mode = match runs {
+            Support::FullOnly => Mode::Full,
+            _ => Mode::Separable,
+        };
+        check_seeded(backend, &filter, &src, &mut rng, seed);
+    }
 }
 
 /// The deep formats users meet most (16-bit gray, rgb48, 10-bit planar and P010, and RGBA64

@@ -84,6 +84,17 @@ pub struct FastSpec {
     /// `HS_PAD`, [`FastSpec::sums_row`]). Set where the launch is chosen, by [`sums_padded`]
     /// (`CONVFLOW_FAST_HS_PAD=0` / `1`: never / always).
     pub sums_pad: bool,
+    /// `fast_sep`'s f32 row pass on 2–4 channels takes one channel at a time in a loop that is
+    /// not unrolled, and stores each item's sums channel after channel (fast.cu's `SEPC`:
+    /// a third of the unrolled code for RGB; the same sums). Only where threads own groups
+    /// of 4 pixels ([`FastSpec::sums_planar_fits`]). Set where the launch is chosen
+    /// (`CONVFLOW_FAST_SEPC=0` / `1`: never / wherever it fits).
+    pub sums_planar: bool,
+    /// `fast_sep`'s column pass runs the kernel rows that feed all of a thread's output rows
+    /// in a loop that is not unrolled (fast.cu's `CROLL`; the same sums in the same order),
+    /// where the kernel is at least as tall as a thread's rows. Set where the launch is chosen
+    /// (`CONVFLOW_FAST_CROLL=0` / `1`: never / wherever it fits).
+    pub col_rolled: bool,
     /// With [`FastSpec::row_global`] on 8-bit samples: `fast_sep`'s row pass takes its sums in
     /// exact integers (fast.cu's `SEPI`: `__dp4a` on the window bytes as loaded, no sample
     /// converted) over this power-of-two divisor of the row factor, whose weights go to `c_wr`
@@ -150,6 +161,8 @@ impl FastSpec {
             row_global: false,
             row_staged: false,
             sums_pad: false,
+            sums_planar: false,
+            col_rolled: false,
             row_int: None,
             row_px: px,
             mask: all_channels(ch),
@@ -241,6 +254,8 @@ impl FastSpec {
             row_global: false,
             row_staged: false,
             sums_pad: false,
+            sums_planar: false,
+            col_rolled: false,
             row_int: None,
             row_px: px,
             mask: all_channels(ch),
@@ -505,6 +520,25 @@ impl FastSpec {
         }
     }
 
+    /// Whether `fast_sep`'s row pass can take its items one channel at a time
+    /// ([`FastSpec::sums_planar`]): the f32 row pass from global memory on 2–4 channels, its
+    /// threads owning groups of 4 pixels (so that a thread's sums of each channel are whole
+    /// float4s).
+    pub fn sums_planar_fits(&self) -> bool {
+        self.separable
+            && !self.reg
+            && self.row_global
+            && self.row_int.is_none()
+            && self.ch >= 2
+            && self.px.is_multiple_of(4 * self.ch)
+    }
+
+    /// Whether `fast_sep`'s column pass can roll its middle rows ([`FastSpec::col_rolled`]):
+    /// the kernel is at least as tall as a thread's rows.
+    pub fn col_rolled_fits(&self) -> bool {
+        self.separable && !self.reg && self.kh >= self.py
+    }
+
     /// The large planes' RGBA rules apply: 8-bit RGBA taller than 9 on a large plane
     /// ([`sep_rgba_large`]; the height decides, as for the block).
     fn rgba_large(&self, pixels: usize) -> bool {
@@ -540,6 +574,8 @@ impl FastSpec {
             format!("-DPXH={}", self.row_px),
             format!("-DSEPA={}", self.row_staged as u8),
             format!("-DHS_PAD={}", self.sums_pad as u8),
+            format!("-DSEPC={}", self.sums_planar as u8),
+            format!("-DCROLL={}", self.col_rolled as u8),
             format!("-DSEPI={}", self.row_int.is_some() as u8),
             format!("-DRDIV={}", self.row_int.unwrap_or(1)),
             format!("-DTILE_PAD={}", self.tile_pad() as u8),

@@ -182,6 +182,19 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                         }));
                     }
                 }
+                // The f32 row pass one channel at a time, in items of 4 threads'
+                // outputs, and the column pass rolled (`sep_rolled`), wherever they fit.
+                if separable && spec.row_global {
+                    let rolled = FastSpec {
+                        row_px: 4 * spec.px,
+                        ..spec.clone()
+                    };
+                    keys.push(ModuleKey::Fast(FastSpec {
+                        sums_planar: rolled.sums_planar_fits(),
+                        col_rolled: rolled.col_rolled_fits(),
+                        ..rolled
+                    }));
+                }
                 // One channel from 11 taps: 8 rows per thread (6 for 16-bit samples).
                 if separable && ch == 1 {
                     keys.push(ModuleKey::Fast(FastSpec {

@@ -293,7 +293,9 @@ pub const SAT_FREE_MAX_CHANNELS: usize = 2;
 /// other on the backend's stream, not side by side), `CONVFLOW_FAST_SEP_BLOCK` (WxH: the block
 /// of `fast_sep` where no other rule sets it, in place of [`SEP_BLOCK`]), `CONVFLOW_FAST_SEPD`
 /// (0 / 1: `fast_sep`'s integer row pass on 2–4 channels never / always regroups its windows
-/// per channel, [`sep_int_channels`]). Read once per process.
+/// per channel, [`sep_int_channels`]), `CONVFLOW_FAST_SEPC` and `CONVFLOW_FAST_CROLL` (0 / 1:
+/// `fast_sep`'s row pass one channel at a time, its column pass rolled, never / wherever it
+/// fits, [`sep_rolled`]). Read once per process.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Tuning {
     pub(super) reg_max: Option<usize>,
@@ -323,6 +325,8 @@ pub(super) struct Tuning {
     pub(super) side_streams: Option<bool>,
     pub(super) sep_block: Option<(u32, u32)>,
     pub(super) sep_deil: Option<bool>,
+    pub(super) sums_planar: Option<bool>,
+    pub(super) col_rolled: Option<bool>,
 }
 
 pub(super) fn tuning() -> Tuning {
@@ -360,6 +364,8 @@ pub(super) fn tuning() -> Tuning {
                 .ok()
                 .and_then(|v| crate::backend::parse_block(&v).ok()),
             sep_deil: var("CONVFLOW_FAST_SEPD").map(|v: usize| v != 0),
+            sums_planar: var("CONVFLOW_FAST_SEPC").map(|v: usize| v != 0),
+            col_rolled: var("CONVFLOW_FAST_CROLL").map(|v: usize| v != 0),
         }
     })
 }

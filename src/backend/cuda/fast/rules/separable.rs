@@ -386,3 +386,46 @@ pub fn sep_row_threads(ch: usize, sb: usize, kw: usize) -> usize {
         _ => 2,
     }
 }
+
+/// Whether `fast_sep` takes its f32 row pass one channel at a time and rolls its column pass's
+/// middle rows ([`FastSpec::sums_planar`](super::super::FastSpec::sums_planar),
+/// [`FastSpec::col_rolled`](super::super::FastSpec::col_rolled)), by channels, bytes per
+/// sample, the kernel's width and height and the plane's pixels: (row pass, column pass), each
+/// only where it fits. The row pass for 3 channels from [`SEP_PLANAR_MIN_WIDTH`] taps wide
+/// (8-bit RGB; [`SEP_PLANAR_MIN_WIDTH_16`] for rgb48); the column pass for RGBA64 5 to
+/// [`SEP_ROLLED_COL_MAX_HEIGHT`] taps high, from 7 taps on planes of
+/// [`SEP_ROLLED_COL_MIN_PLANE`] pixels.
+/// H100, gaussian separable, µs, the unrolled passes against the rolled, two passes alternating
+/// (docs/PERFORMANCE.md, "fortieth round"):
+/// - one channel at a time, 8-bit RGB on 1440p / 4K / 8K: `:13` 34.3 / 59.8 / 199.0 against
+///   31.3 / 56.2 / 188.6, `:25` 56.6 / 104.5 / 384.1 against 52.9 / 95.1 / 319.9, `:11` mixed
+///   (8K 165.7 against 172.2); rgb48 on 720p–8K 1.00–1.13× from 11 taps (4K `:11` 75.4 against
+///   69.1, `:25` 127.7 against 113.1). At 7 and 9 taps within 1 % for RGB, 2–6 % slower for
+///   rgb48 on 4K and 8K; 8-bit RGBA under `--alpha keep` (a loop of 4 channels, one skipped)
+///   2–17 % slower everywhere, RGBA64 mixed. 8-bit RGB's threads of 4 samples (`sep_px`,
+///   720p–1080p) do not fit.
+/// - the column pass rolled, RGBA64: `:5` 1.08–1.16× on 720p–8K (8K 249.3 against 215.6), `:7` /
+///   `:9` 1.06–1.21× from 1080p (4K 81.2 / 91.8 against 73.9 / 80.5) but 0.975× on 720p, `:11`
+///   within 1 %, `:25` up to 3 % slower. One channel (gray, gray16, NV12 at 9–25 taps) 2–11 %
+///   slower, RGB and rgb48 mostly slower.
+pub fn sep_rolled(ch: usize, sb: usize, kw: usize, kh: usize, pixels: usize) -> (bool, bool) {
+    let min_width = if sb == 1 {
+        SEP_PLANAR_MIN_WIDTH
+    } else {
+        SEP_PLANAR_MIN_WIDTH_16
+    };
+    (
+        ch == 3 && kw >= min_width,
+        (ch, sb) == (4, 2)
+            && (5..=SEP_ROLLED_COL_MAX_HEIGHT).contains(&kh)
+            && (kh == 5 || pixels >= SEP_ROLLED_COL_MIN_PLANE),
+    )
+}
+/// See [`sep_rolled`].
+pub const SEP_PLANAR_MIN_WIDTH: usize = 13;
+/// See [`sep_rolled`].
+pub const SEP_PLANAR_MIN_WIDTH_16: usize = 11;
+/// See [`sep_rolled`].
+pub const SEP_ROLLED_COL_MAX_HEIGHT: usize = 9;
+/// See [`sep_rolled`] (a 720p plane has 0.92 M pixels, 1080p 2.1 M; none between was measured).
+pub const SEP_ROLLED_COL_MIN_PLANE: usize = 1_000_000;

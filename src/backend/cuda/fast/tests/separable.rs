@@ -472,3 +472,77 @@ fn rgb_threads_own_four_samples_where_measured_faster() {
     assert_eq!(item(12, (8, 16), true), (48, true));
     assert_eq!(item(12, (6, 16), true), (24, true));
 }
+
+#[test]
+fn rolled_passes_where_measured_faster_and_only_where_they_fit() {
+    // The row pass one channel at a time: 3 channels from 13 taps wide (8-bit), from 11
+    // (16-bit); the column pass rolled: RGBA64 5-9 taps high, from 7 on planes of 1 M pixels.
+    assert_eq!(sep_rolled(3, 1, 13, 13, UHD), (true, false));
+    assert_eq!(sep_rolled(3, 1, 25, 3, HD), (true, false));
+    assert_eq!(sep_rolled(3, 1, 11, 25, UHD), (false, false));
+    assert_eq!(sep_rolled(3, 2, 11, 11, UHD), (true, false));
+    assert_eq!(sep_rolled(3, 2, 9, 25, UHD), (false, false));
+    assert_eq!(sep_rolled(4, 2, 5, 5, 1280 * 720), (false, true));
+    assert_eq!(sep_rolled(4, 2, 25, 9, HD), (false, true));
+    assert_eq!(
+        sep_rolled(4, 2, 7, 7, SEP_ROLLED_COL_MIN_PLANE),
+        (false, true)
+    );
+    assert_eq!(
+        sep_rolled(4, 2, 7, 7, SEP_ROLLED_COL_MIN_PLANE - 1),
+        (false, false)
+    );
+    assert_eq!(sep_rolled(4, 2, 9, 11, UHD), (false, false));
+    assert_eq!(sep_rolled(4, 2, 4, 4, UHD), (false, false));
+    for (ch, sb) in [(1, 1), (1, 2), (2, 1), (4, 1)] {
+        for k in [5, 7, 9, 15, 25] {
+            assert_eq!(
+                sep_rolled(ch, sb, k, k, UHD),
+                (false, false),
+                "{ch}×{sb} bytes, {k}"
+            );
+        }
+    }
+    // Where they fit: the f32 row pass from global memory on 2-4 channels of threads owning
+    // groups of 4 pixels; a column pass at least as tall as a thread's rows.
+    let rgb = FastSpec {
+        row_global: true,
+        ..FastSpec::separable(15, 15, 3, Border::Clamp)
+    };
+    assert!(rgb.sums_planar_fits() && rgb.col_rolled_fits());
+    assert!(!FastSpec {
+        px: 4,
+        ..rgb.clone()
+    }
+    .sums_planar_fits());
+    assert!(!FastSpec {
+        row_int: Some(64),
+        ..rgb.clone()
+    }
+    .sums_planar_fits());
+    assert!(!FastSpec {
+        row_global: false,
+        ..rgb.clone()
+    }
+    .sums_planar_fits());
+    assert!(!FastSpec {
+        ch: 1,
+        px: 4,
+        ..rgb.clone()
+    }
+    .sums_planar_fits());
+    assert!(!FastSpec {
+        kh: 3,
+        py: 4,
+        ..rgb.clone()
+    }
+    .col_rolled_fits());
+    assert!(FastSpec {
+        kh: 4,
+        py: 4,
+        ..rgb.clone()
+    }
+    .col_rolled_fits());
+    assert!(!FastSpec::new(15, 15, 3, Border::Clamp).col_rolled_fits());
+    assert!(!FastSpec::new(15, 15, 3, Border::Clamp).sums_planar_fits());
+}
