@@ -328,21 +328,22 @@ fn choose(
     // for `__dp4a`).
     let mut row = None;
     if spec.separable && spec.row_global {
-        // Threads that own other than 4 pixels' samples (`sep_px`).
-        let px = match tuning().sep_px {
-            Some(px) => Some(px),
-            None if b.block_override().is_none() => sep_px(ch, sb, side, pixels),
-            None => None,
-        };
-        if let Some(px) = px.filter(|_| spec.mask == super::all_channels(ch)) {
-            (spec.px, spec.row_px) = (px, px);
-        }
         if l.depth == Depth::U8 && tuning().sep_int.unwrap_or_else(|| sep_int_rows(ch, pixels)) {
             row = IntegerForm::row_pass(plan, l.depth.max()).filter(|f| f.max_weight() <= 127);
             spec.row_int = row.as_ref().map(|f| f.divisor);
             spec.deinterleave = spec.row_int.is_some()
                 && ch >= 2
                 && tuning().sep_deil.unwrap_or_else(|| sep_int_channels(ch));
+        }
+        // Threads that own other than 4 pixels' samples (`sep_px`).
+        let f32_rows = spec.row_int.is_none();
+        let px = match tuning().sep_px {
+            Some(px) => Some(px),
+            None if b.block_override().is_none() => sep_px(ch, sb, (kw, kh), pixels, f32_rows),
+            None => None,
+        };
+        if let Some(px) = px.filter(|_| spec.mask == super::all_channels(ch)) {
+            (spec.px, spec.row_px) = (px, px);
         }
         spec.row_staged = tuning().sep_staged.unwrap_or_else(|| {
             sep_staged(ch, sb, kh, sized(launch_samples), spec.row_int.is_some())

@@ -354,11 +354,27 @@ pub fn sep_min_blocks(ch: usize, sb: usize, side: usize, large: bool) -> usize {
 /// whole pixels, and were not measured with alpha filtered; planes under 720p were not
 /// measured. `CONVFLOW_FAST_SEP_PX`: 4, 8, 12 or 16 for every plane whose channels are all
 /// filtered; `--block` leaves the rule out.
-pub fn sep_px(ch: usize, sb: usize, side: usize, pixels: usize) -> Option<usize> {
+///
+/// Not on planes under [`SEP_RGB_NARROW_PLANAR_MAX_PLANE`] pixels where the row pass is the f32
+/// one and goes one channel at a time with 4 pixels a thread ([`sep_rolled`]): there that
+/// measured faster still (H100, two passes alternating, docs/PERFORMANCE.md, "fortieth round":
+/// 720p `gaussian:13` / `:19` / `:25` 13.9 / 17.9 / 21.9 µs with 4 samples against 12.5 / 16.1 /
+/// 19.8), but not on 1080p (`:25` 35.1 against 38.3); none between was measured.
+pub fn sep_px(
+    ch: usize,
+    sb: usize,
+    (kw, kh): (usize, usize),
+    pixels: usize,
+    f32_rows: bool,
+) -> Option<usize> {
+    let planar_small = f32_rows
+        && pixels < SEP_RGB_NARROW_PLANAR_MAX_PLANE
+        && sep_rolled(ch, sb, kw, kh, pixels).0;
     ((ch, sb) == (3, 1)
-        && side >= SEP_RGB_NARROW_MIN_SIDE
-        && (SEP_RGB_NARROW_MIN_PLANE..SEP_RGB_NARROW_MAX_PLANE).contains(&pixels))
-    .then_some(4)
+        && kw.max(kh) >= SEP_RGB_NARROW_MIN_SIDE
+        && (SEP_RGB_NARROW_MIN_PLANE..SEP_RGB_NARROW_MAX_PLANE).contains(&pixels)
+        && !planar_small)
+        .then_some(4)
 }
 /// See [`sep_px`].
 pub const SEP_RGB_NARROW_MIN_SIDE: usize = 11;
@@ -366,6 +382,8 @@ pub const SEP_RGB_NARROW_MIN_SIDE: usize = 11;
 pub const SEP_RGB_NARROW_MIN_PLANE: usize = 900_000;
 /// … (a 1080p plane has 2.1 M pixels, 1440p 3.7 M).
 pub const SEP_RGB_NARROW_MAX_PLANE: usize = 3_000_000;
+/// See [`sep_px`] (720p's 0.92 M pixels measured, 1080p's 2.1 M not taken).
+pub const SEP_RGB_NARROW_PLANAR_MAX_PLANE: usize = 1_000_000;
 
 /// Threads' outputs one row-pass item of `fast_sep` (row pass from global memory) computes,
 /// by channels, bytes per sample and kernel width. Each item loads and converts its window,

@@ -438,16 +438,29 @@ fn short_and_tall_separable_rules_follow_the_measurements() {
 fn rgb_threads_own_four_samples_where_measured_faster() {
     // 8-bit RGB from 11 taps on planes of 0.9 M to 3 M pixels; not below 11 taps, not on
     // planes outside, not for other channel counts or 16-bit samples.
-    assert_eq!(sep_px(3, 1, 11, HD), Some(4));
-    assert_eq!(sep_px(3, 1, 25, 1280 * 720), Some(4));
-    assert_eq!(sep_px(3, 1, 11, SEP_RGB_NARROW_MIN_PLANE), Some(4));
-    assert_eq!(sep_px(3, 1, 11, SEP_RGB_NARROW_MAX_PLANE - 1), Some(4));
-    assert_eq!(sep_px(3, 1, 10, HD), None);
-    assert_eq!(sep_px(3, 1, 25, SEP_RGB_NARROW_MIN_PLANE - 1), None);
-    assert_eq!(sep_px(3, 1, 25, 854 * 480), None);
-    assert_eq!(sep_px(3, 1, 25, SEP_RGB_NARROW_MAX_PLANE), None);
+    let px = |k: usize, pixels: usize| sep_px(3, 1, (k, k), pixels, true);
+    assert_eq!(px(11, HD), Some(4));
+    assert_eq!(px(25, HD), Some(4));
+    assert_eq!(px(11, SEP_RGB_NARROW_MIN_PLANE), Some(4));
+    assert_eq!(px(11, SEP_RGB_NARROW_MAX_PLANE - 1), Some(4));
+    assert_eq!(px(10, HD), None);
+    assert_eq!(px(25, SEP_RGB_NARROW_MIN_PLANE - 1), None);
+    assert_eq!(px(25, 854 * 480), None);
+    assert_eq!(px(25, SEP_RGB_NARROW_MAX_PLANE), None);
+    // On 720p, threads of 4 pixels whose f32 row pass goes one channel at a time (from 13 taps
+    // wide) instead; an integer row pass, or one narrower, keeps 4 samples.
+    assert_eq!(px(11, 1280 * 720), Some(4));
+    assert_eq!(px(13, 1280 * 720), None);
+    assert_eq!(px(25, SEP_RGB_NARROW_PLANAR_MAX_PLANE - 1), None);
+    assert_eq!(px(25, SEP_RGB_NARROW_PLANAR_MAX_PLANE), Some(4));
+    assert_eq!(sep_px(3, 1, (25, 25), 1280 * 720, false), Some(4));
+    assert_eq!(sep_px(3, 1, (11, 25), 1280 * 720, true), Some(4));
     for (ch, sb) in [(1, 1), (2, 1), (4, 1), (3, 2), (4, 2)] {
-        assert_eq!(sep_px(ch, sb, 25, HD), None, "{ch} channels, {sb} bytes");
+        assert_eq!(
+            sep_px(ch, sb, (25, 25), HD, true),
+            None,
+            "{ch} channels, {sb} bytes"
+        );
     }
     // A thread of 4 samples takes row-pass items of at most 4 pixels' threads' samples, whole
     // threads' outputs that the block's row holds a whole number of.
