@@ -1,38 +1,36 @@
 // convflow's own kernel family ("fast"), specialized at NVRTC compile time.
 //
-// Defines supplied by the host (src/backend/cuda/fast.rs): KW, KH (kernel size), AX, AY
-// (anchor), CH (interleaved channels), BORDER, SB (bytes per stored sample: 1, or 2 for 16-bit
-// words), PX (output samples per thread along a row: a multiple of 4, for the tiled kernels
-// whole pixels where a channel is unfiltered, and by the host's rules but fast_sep's on small
-// RGB planes (sep_px); for fast_reg and fast_int 16 bytes' worth, or 8 samples on small
-// launches, a multiple of 4 either way), PY (output rows per thread), KY_UNROLL (unroll
-// factor of the kernel-row loop of fast_full when PY is 1), SEPARABLE (1: weights are the
-// column factor then the row factor; 0: row-major weights), REG (1: build fast_reg, the
-// shared-memory-free kernel for small kernels, launched with 128-thread blocks, at least
-// REG_MINB of them resident per multiprocessor; 0: the tiled fast_full / fast_sep), SEPG (with
-// SEPARABLE and not REG: fast_sep's row pass reads its windows from global memory, no input
-// tile; PXH: the samples of one of its row-pass items, a multiple of PX; SEPA: blocks inside
-// the plane first copy their input rows to shared memory, raw_rows), TILE_PAD (1: the
-// tiled kernels' shared rows are padded, see tcol), HS_PAD (fast_sep's horizontal-sum rows an
-// odd number of float4s apart, sums_row), SEPC (fast_sep's f32 row pass one channel at a time
-// in a loop, its sums stored channel after channel, row_item), CROLL (fast_sep's column pass
-// rolled where every output row takes the input row, column_pass), SEPI (with SEPG: fast_sep's row pass in
-// exact integers, its row factor n / RDIV in c_wr; see row_item), INT (with REG: build
-// fast_int instead, the exact integer kernel for 8-bit samples and for full plans on 16-bit
-// ones, whose divisor and offset numerator are IDIV and IOFF), DEIL (1: the integer dot
-// products of fast_int, PX / CH pixels per thread, or of fast_sep's SEPI row pass read each
-// window row with its channels regrouped first, channel_word), CMASK (bit c set: channel c is
-// filtered; the others, such as RGBA's alpha under --alpha keep, are neither computed nor
-// converted, and take the source's stored samples), SHIFT (a sample's value is its stored
-// word shifted right by this: MSB-aligned formats such as P010; 0 otherwise), ABS (--abs) and
-// ZERO_OFFSET (the kernel's offset is 0: nothing to add; both for the register kernels only),
+// Defines supplied by the host (src/backend/cuda/fast.rs): KW, KH (kernel size), AX, AY (anchor),
+// CH (interleaved channels), BORDER, SB (bytes per stored sample: 1, or 2 for 16-bit words), PX
+// (output samples per thread along a row: a multiple of 4, for the tiled kernels whole pixels
+// where a channel is unfiltered, and by the host's rules but fast_sep's on small RGB planes
+// (sep_px); for fast_reg and fast_int 16 bytes' worth, or 8 samples on small launches, a multiple
+// of 4 either way), PY (output rows per thread), KY_UNROLL (unroll factor of the kernel-row loop
+// of fast_full when PY is 1), SEPARABLE (1: weights are the column factor then the row factor; 0:
+// row-major weights), REG (1: build fast_reg, the shared-memory-free kernel for small kernels,
+// launched with 128-thread blocks, at least REG_MINB of them resident per multiprocessor; 0: the
+// tiled fast_full / fast_sep), SEPG (with SEPARABLE and not REG: fast_sep's row pass reads its
+// windows from global memory, no input tile; PXH: the samples of one of its row-pass items, a
+// multiple of PX; SEPA: blocks inside the plane first copy their input rows to shared memory,
+// raw_rows), TILE_PAD (1: the tiled kernels' shared rows are padded, see tcol), HS_PAD
+// (fast_sep's horizontal-sum rows an odd number of float4s apart, sums_row), SEPC (fast_sep's f32
+// row pass one channel at a time in a loop, its sums stored channel after channel, row_item),
+// CROLL (fast_sep's column pass rolled where every output row takes the input row, column_pass),
+// SEPI (with SEPG: fast_sep's row pass in exact integers, its row factor n / RDIV in c_wr; see
+// row_item), INT (with REG: build fast_int instead, the exact integer kernel for 8-bit samples
+// and for full plans on 16-bit ones, whose divisor and offset numerator are IDIV and IOFF), DEIL
+// (1: the integer dot products of fast_int, PX / CH pixels per thread, or of fast_sep's SEPI row
+// pass read each window row with its channels regrouped first, channel_word), CMASK (bit c set:
+// channel c is filtered; the others, such as RGBA's alpha under --alpha keep, are neither
+// computed nor converted, and take the source's stored samples), SHIFT (a sample's value is its
+// stored word shifted right by this: MSB-aligned formats such as P010; 0 otherwise), ABS (--abs)
+// and ZERO_OFFSET (the kernel's offset is 0: nothing to add; both for the register kernels only),
 // SAT_FREE (the output rule's clamp never acts for this plan and depth: left out, finish_bits;
-// fast_int then finishes in floating point where its divisor allows, INT_FFIN),
-// PLANES (planes per launch, below), TILED_TB and TILED_MINB (the tiled kernels' launch
-// bounds, TILED_BOUNDS). Weights live in __constant__ memory and are indexed with compile-time
-// offsets, so they become FFMA constant operands (c_w; fast_int's packed signed bytes are c_wp;
-// with INT and SEPARABLE, c_wp is the row factor packed as one kernel row and c_wc the column
-// factor).
+// fast_int then finishes in floating point where its divisor allows, INT_FFIN), PLANES (planes
+// per launch, below), TILED_TB and TILED_MINB (the tiled kernels' launch bounds, TILED_BOUNDS).
+// Weights live in __constant__ memory and are indexed with compile-time offsets, so they become
+// FFMA constant operands (c_w; fast_int's packed signed bytes are c_wp; with INT and SEPARABLE,
+// c_wp is the row factor packed as one kernel row and c_wc the column factor).
 //
 // The PLANES planes of one frame that share this specialization (YUV's three planes, say) run
 // in one launch, its blocks numbered plane after plane (FAST_PLANE, plane_block).
