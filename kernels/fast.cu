@@ -814,8 +814,8 @@ __constant__ int c_wr[4 * RWIN];
 
 // A row-pass item of fast_sep: the PXH horizontal sums of the window words w (NWRP(PXH) of
 // them, the first HWL words left of the item's first sample) into columns c.. of the shared
-// row hrow. Output i's tap kx is sample i + kx * CH of the window, at lane (i + OFF + kx * CH)
-// of the words.
+// row hrow: sum i at column c + i, or with SEPC channel after channel (sums_segment). Output
+// i's tap kx is sample i + kx * CH of the window, at lane (i + OFF + kx * CH) of the words.
 __device__ __forceinline__ void row_item(const unsigned w[NWRP(PXH)], float* hrow, int c) {
 #if !SEPC
     float acc[PXH];
@@ -850,8 +850,9 @@ __device__ __forceinline__ void row_item(const unsigned w[NWRP(PXH)], float* hro
         acc[i] = fmaf(__int_as_float(h), inv, bias);
     }
 #elif SEPC
-    // One channel at a time, in a loop that is not unrolled (CH copies of PXH * KW FFMAs
-    // unrolled left the instruction buffer empty: 8-bit RGB gaussian:25, 1200 FFMAs an item):
+    // One channel at a time, in a loop that is not unrolled (all PXH * KW FFMAs of an item
+    // unrolled left the instruction buffer empty: 8-bit RGB gaussian:25, 1200 of them; the
+    // loop's body has NP * KW, 400):
     // channel k's NP sums take the samples k + CH * t of the window, which after k shifts of
     // the words by one sample lie at the compile-time lanes CH * t + OFF. Each sum sees its
     // taps in order, so the sums are the unrolled pass's bits; they are stored channel after

@@ -479,10 +479,11 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
         check_seeded(backend, &filter, &src, &mut rng, seed);
     }
     // Separable plans where CUDA's `fast` rolls its loops (`sep_rolled`): 3 channels from 13
-    // taps wide (8-bit, on planes whose threads own 4 pixels: under 0.9 M pixels, `sep_px`) or
+    // taps wide (8-bit, on planes whose threads own 4 pixels: under 1 M pixels, `sep_px`) or
     // 11 (16-bit), RGBA64 5 taps high.
     let separable = [
         (PixelFormat::Rgb8, 1283, 643, 15, 15),
+        (PixelFormat::Rgb8, 1283, 721, 13, 13),
         (PixelFormat::Rgb16, 643, 363, 19, 25),
         (PixelFormat::Rgb8, 1285, 517, 25, 9),
         (PixelFormat::Rgba16, 1283, 721, 9, 5),

@@ -335,11 +335,12 @@ fn choose(
                 && ch >= 2
                 && tuning().sep_deil.unwrap_or_else(|| sep_int_channels(ch));
         }
-        // Threads that own other than 4 pixels' samples (`sep_px`).
-        let f32_rows = spec.row_int.is_none();
+        // Threads that own other than 4 pixels' samples (`sep_px`); whether the row pass may
+        // go one channel at a time decides it on small planes.
+        let planar = spec.row_int.is_none() && tuning().sums_planar != Some(false);
         let px = match tuning().sep_px {
             Some(px) => Some(px),
-            None if b.block_override().is_none() => sep_px(ch, sb, (kw, kh), pixels, f32_rows),
+            None if b.block_override().is_none() => sep_px(ch, sb, (kw, kh), pixels, planar),
             None => None,
         };
         if let Some(px) = px.filter(|_| spec.mask == super::all_channels(ch)) {
@@ -422,12 +423,14 @@ fn choose(
                 ..spec
             }
             .for_block(block, pixels);
-            // `fast_sep`'s code rolled where that measured faster (`sep_rolled`).
+            // `fast_sep`'s code rolled where that measured faster (`sep_rolled`: with its row
+            // pass from global memory; under `--block` too, as it is not a shape).
             if spec.separable {
                 let (planar, col) = sep_rolled(ch, sb, kw, kh, pixels);
                 spec.sums_planar =
                     spec.sums_planar_fits() && tuning().sums_planar.unwrap_or(planar);
-                spec.col_rolled = spec.col_rolled_fits() && tuning().col_rolled.unwrap_or(col);
+                spec.col_rolled =
+                    spec.col_rolled_fits() && tuning().col_rolled.unwrap_or(col && spec.row_global);
             }
             Ok(Choice::Tiled { spec, block, row })
         }

@@ -355,8 +355,9 @@ pub fn sep_min_blocks(ch: usize, sb: usize, side: usize, large: bool) -> usize {
 /// measured. `CONVFLOW_FAST_SEP_PX`: 4, 8, 12 or 16 for every plane whose channels are all
 /// filtered; `--block` leaves the rule out.
 ///
-/// Not on planes under [`SEP_RGB_NARROW_PLANAR_MAX_PLANE`] pixels where the row pass is the f32
-/// one and goes one channel at a time with 4 pixels a thread ([`sep_rolled`]): there that
+/// Not on planes under [`SEP_RGB_NARROW_PLANAR_MAX_PLANE`] pixels where the row pass may go
+/// one channel at a time (`planar`: the f32 row pass, not turned off by `CONVFLOW_FAST_SEPC=0`)
+/// and does with 4 pixels a thread ([`sep_rolled`]): there that
 /// measured faster still (H100, two passes alternating, docs/PERFORMANCE.md, "fortieth round":
 /// 720p `gaussian:13` / `:19` / `:25` 13.9 / 17.9 / 21.9 µs with 4 samples against 12.5 / 16.1 /
 /// 19.8), but not on 1080p (`:25` 35.1 against 38.3); none between was measured.
@@ -365,11 +366,10 @@ pub fn sep_px(
     sb: usize,
     (kw, kh): (usize, usize),
     pixels: usize,
-    f32_rows: bool,
+    planar: bool,
 ) -> Option<usize> {
-    let planar_small = f32_rows
-        && pixels < SEP_RGB_NARROW_PLANAR_MAX_PLANE
-        && sep_rolled(ch, sb, kw, kh, pixels).0;
+    let planar_small =
+        planar && pixels < SEP_RGB_NARROW_PLANAR_MAX_PLANE && sep_rolled(ch, sb, kw, kh, pixels).0;
     ((ch, sb) == (3, 1)
         && kw.max(kh) >= SEP_RGB_NARROW_MIN_SIDE
         && (SEP_RGB_NARROW_MIN_PLANE..SEP_RGB_NARROW_MAX_PLANE).contains(&pixels)
@@ -410,9 +410,10 @@ pub fn sep_row_threads(ch: usize, sb: usize, kw: usize) -> usize {
 /// [`FastSpec::col_rolled`](super::super::FastSpec::col_rolled)), by channels, bytes per
 /// sample, the kernel's width and height and the plane's pixels: (row pass, column pass), each
 /// only where it fits. The row pass for 3 channels from [`SEP_PLANAR_MIN_WIDTH`] taps wide
-/// (8-bit RGB; [`SEP_PLANAR_MIN_WIDTH_16`] for rgb48); the column pass for RGBA64 5 to
-/// [`SEP_ROLLED_COL_MAX_HEIGHT`] taps high, from 7 taps on planes of
-/// [`SEP_ROLLED_COL_MIN_PLANE`] pixels.
+/// (8-bit RGB; [`SEP_PLANAR_MIN_WIDTH_16`] for rgb48); the column pass for RGBA64 5, 7 and
+/// [`SEP_ROLLED_COL_MAX_HEIGHT`] taps high (the heights measured), from 7 taps on planes of
+/// [`SEP_ROLLED_COL_MIN_PLANE`] pixels, where the row pass reads global memory (the input-tile
+/// kernel of `CONVFLOW_FAST_SEPG=0` was not measured with it).
 /// H100, gaussian separable, µs, the unrolled passes against the rolled, two passes alternating
 /// (docs/PERFORMANCE.md, "fortieth round"):
 /// - one channel at a time, 8-bit RGB on 1440p / 4K / 8K: `:13` 34.3 / 59.8 / 199.0 against
@@ -436,6 +437,7 @@ pub fn sep_rolled(ch: usize, sb: usize, kw: usize, kh: usize, pixels: usize) -> 
         ch == 3 && kw >= min_width,
         (ch, sb) == (4, 2)
             && (5..=SEP_ROLLED_COL_MAX_HEIGHT).contains(&kh)
+            && kh % 2 == 1
             && (kh == 5 || pixels >= SEP_ROLLED_COL_MIN_PLANE),
     )
 }

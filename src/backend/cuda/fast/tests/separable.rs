@@ -448,7 +448,7 @@ fn rgb_threads_own_four_samples_where_measured_faster() {
     assert_eq!(px(25, 854 * 480), None);
     assert_eq!(px(25, SEP_RGB_NARROW_MAX_PLANE), None);
     // On 720p, threads of 4 pixels whose f32 row pass goes one channel at a time (from 13 taps
-    // wide) instead; an integer row pass, or one narrower, keeps 4 samples.
+    // wide) instead; an integer row pass (or one turned off), or one narrower, keeps 4 samples.
     assert_eq!(px(11, 1280 * 720), Some(4));
     assert_eq!(px(13, 1280 * 720), None);
     assert_eq!(px(25, SEP_RGB_NARROW_PLANAR_MAX_PLANE - 1), None);
@@ -489,7 +489,8 @@ fn rgb_threads_own_four_samples_where_measured_faster() {
 #[test]
 fn rolled_passes_where_measured_faster_and_only_where_they_fit() {
     // The row pass one channel at a time: 3 channels from 13 taps wide (8-bit), from 11
-    // (16-bit); the column pass rolled: RGBA64 5-9 taps high, from 7 on planes of 1 M pixels.
+    // (16-bit); the column pass rolled: RGBA64 5, 7 and 9 taps high, from 7 on planes of 1 M
+    // pixels.
     assert_eq!(sep_rolled(3, 1, 13, 13, UHD), (true, false));
     assert_eq!(sep_rolled(3, 1, 25, 3, HD), (true, false));
     assert_eq!(sep_rolled(3, 1, 11, 25, UHD), (false, false));
@@ -507,6 +508,7 @@ fn rolled_passes_where_measured_faster_and_only_where_they_fit() {
     );
     assert_eq!(sep_rolled(4, 2, 9, 11, UHD), (false, false));
     assert_eq!(sep_rolled(4, 2, 4, 4, UHD), (false, false));
+    assert_eq!(sep_rolled(4, 2, 8, 8, UHD), (false, false));
     for (ch, sb) in [(1, 1), (1, 2), (2, 1), (4, 1)] {
         for k in [5, 7, 9, 15, 25] {
             assert_eq!(
