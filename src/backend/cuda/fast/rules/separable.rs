@@ -357,10 +357,10 @@ pub fn sep_min_blocks(ch: usize, sb: usize, side: usize, large: bool) -> usize {
 ///
 /// Not on planes under [`SEP_RGB_NARROW_PLANAR_MAX_PLANE`] pixels where the row pass may go
 /// one channel at a time (`planar`: the f32 row pass, not turned off by `CONVFLOW_FAST_SEPC=0`)
-/// and does with 4 pixels a thread ([`sep_rolled`]): there that
-/// measured faster still (H100, two passes alternating, docs/PERFORMANCE.md, "fortieth round":
-/// 720p `gaussian:13` / `:19` / `:25` 13.9 / 17.9 / 21.9 µs with 4 samples against 12.5 / 16.1 /
-/// 19.8), but not on 1080p (`:25` 35.1 against 38.3); none between was measured.
+/// and does with 4 pixels a thread ([`sep_rolled`]): there that measured faster still (H100,
+/// two passes alternating, docs/PERFORMANCE.md, "fortieth round": 720p `gaussian:13` / `:19` /
+/// `:25` 13.9 / 17.9 / 21.9 µs with 4 samples against 12.5 / 16.1 / 19.8), but not on 1080p
+/// (`:25` 35.1 against 38.3); none between was measured.
 pub fn sep_px(
     ch: usize,
     sb: usize,
@@ -421,8 +421,8 @@ pub fn sep_row_threads(ch: usize, sb: usize, kw: usize) -> usize {
 ///   (8K 165.7 against 172.2); rgb48 on 720p–8K 1.00–1.13× from 11 taps (4K `:11` 75.4 against
 ///   69.1, `:25` 127.7 against 113.1). At 7 and 9 taps within 1 % for RGB, 2–6 % slower for
 ///   rgb48 on 4K and 8K; 8-bit RGBA under `--alpha keep` (a loop of 4 channels, one skipped)
-///   2–17 % slower everywhere, RGBA64 mixed. 8-bit RGB's threads of 4 samples (`sep_px`,
-///   720p–1080p) do not fit.
+///   2–17 % slower everywhere, RGBA64 mixed. 8-bit RGB's threads of 4 samples ([`sep_px`],
+///   planes of 1–3 M pixels) do not fit.
 /// - the column pass rolled, RGBA64: `:5` 1.08–1.16× on 720p–8K (8K 249.3 against 215.6), `:7` /
 ///   `:9` 1.06–1.21× from 1080p (4K 81.2 / 91.8 against 73.9 / 80.5) but 0.975× on 720p, `:11`
 ///   within 1 %, `:25` up to 3 % slower. One channel (gray, gray16, NV12 at 9–25 taps) 2–11 %
