@@ -18,10 +18,11 @@
 //! computed nor converted), how its samples are stored, and for register kernels `--abs` and a
 //! zero offset. The planes of a frame that choose the same specialization (a YUV frame's three)
 //! run in one launch (`run`: the choice per plane and the launch; `rules`: the measured
-//! constants).
+//! constants; `separable`: what plane and block change in `fast_sep`'s specialization).
 
 mod rules;
 mod run;
+mod separable;
 
 pub(super) use run::run_planes as launch;
 pub(super) use run::Prepared;
@@ -420,129 +421,6 @@ impl FastSpec {
             None => fewest_idle(),
         };
         (bx as u32, (128 / bx) as u32)
-    }
-
-    /// The specialization of `fast_sep` (fused two-pass) for a separable kernel: as
-    /// [`FastSpec::new`], its row pass reading global memory ([`FastSpec::row_global`];
-    /// `CONVFLOW_FAST_SEPG=0`: an input tile) with [`SEP_ROWS`] rows per thread
-    /// ([`SEP_ROWS_RGBA`] for 4 channels; with an input tile, 2 from 3 channels, else 4).
-    pub fn separable(kw: usize, kh: usize, ch: usize, border: Border) -> FastSpec {
-        let row_global = tuning().sep_global.unwrap_or(true);
-        let py = match (row_global, ch) {
-            (true, 4) => SEP_ROWS_RGBA,
-            (true, _) => SEP_ROWS,
-            // Fewer rows per thread for wide pixels keeps the two shared-memory stages small.
-            (false, 3..) => 2,
-            (false, _) => 4,
-        };
-        FastSpec {
-            py,
-            separable: true,
-            row_global,
-            ..FastSpec::new(kw, kh, ch, border)
-        }
-    }
-
-    /// The same separable specialization for a plane of `pixels` pixels: the rows of
-    /// [`sep_small_shape`] where it has a shape; 8-bit RGBA taller than 9 on large planes takes
-    /// [`SEP_ROWS_RGBA_LARGE`] rows ([`sep_rgba_large`]).
-    pub fn for_pixels(self, pixels: usize) -> FastSpec {
-        let py = match self.small_shape(pixels) {
-            Some(shape) => shape.rows,
-            None if self.separable && self.row_global && self.rgba_large(pixels) => {
-                SEP_ROWS_RGBA_LARGE
-            }
-            None => self.py,
-        };
-        FastSpec { py, ..self }
-    }
-
-    /// [`sep_small_shape`]'s shape for this separable specialization with its row pass from
-    /// global memory on a plane of `pixels` pixels.
-    pub fn small_shape(&self, pixels: usize) -> Option<SepShape> {
-        if !self.separable || !self.row_global {
-            return None;
-        }
-        sep_small_shape(self.ch, self.sb, self.kh, pixels)
-    }
-
-    /// `fast_sep`'s launch bounds in `block` on a plane of `pixels` pixels with its row pass
-    /// from global memory ([`sep_min_blocks`], scaled to the block's threads); else None.
-    fn sep_bounds(&self, (bx, by): (u32, u32), pixels: usize) -> Option<(u32, usize)> {
-        if !self.separable || !self.row_global {
-            return None;
-        }
-        let large = self.rgba_large(pixels);
-        let m = tuning()
-            .sep_minb
-            .unwrap_or_else(|| match self.small_shape(pixels) {
-                Some(shape) => shape.min_blocks,
-                None => sep_min_blocks(self.ch, self.sb, self.kw.max(self.kh), large),
-            });
-        let threads = bx * by;
-        (m > 0).then(|| (threads, (m * 128 / threads as usize).max(1)))
-    }
-
-    /// The same specialization launched in `block` on a plane of `pixels` pixels: `fast_sep`'s
-    /// row-pass items (with [`FastSpec::row_global`]) widened to [`sep_small_shape`]'s or
-    /// else [`sep_row_threads`] threads' outputs, or as many as the block's row holds a whole
-    /// number of (`CONVFLOW_FAST_SEP_HPX`: that many). Threads owning other than 4 pixels'
-    /// samples ([`sep_px`]) take items of the most whole threads' outputs, up to as many
-    /// samples as that many 4-pixel threads own (or one thread's), and their integer row pass
-    /// reads its windows as loaded, not regrouped per channel (fast.cu's DEIL): measured with
-    /// neither.
-    pub fn for_block(self, (bx, _): (u32, u32), pixels: usize) -> FastSpec {
-        if !self.separable || !self.row_global {
-            return self;
-        }
-        let want = tuning()
-            .sep_hpx
-            .unwrap_or_else(|| match self.small_shape(pixels) {
-                Some(shape) => shape.row_threads,
-                None => sep_row_threads(self.ch, self.sb, self.kw),
-            });
-        let full_px = 4 * self.ch;
-        let m = if self.px == full_px {
-            [4, 2, 1]
-                .into_iter()
-                .find(|&m| m <= want && (bx as usize).is_multiple_of(m))
-        } else {
-            [12, 8, 6, 4, 3, 2, 1]
-                .into_iter()
-                .find(|&m| m * self.px <= want * full_px && (bx as usize).is_multiple_of(m))
-        }
-        .unwrap_or(1);
-        let row_px = m * self.px;
-        FastSpec {
-            row_px,
-            deinterleave: self.deinterleave && self.px == full_px,
-            ..self
-        }
-    }
-
-    /// Whether `fast_sep`'s row pass can take its items one channel at a time
-    /// ([`FastSpec::sums_planar`]): the f32 row pass from global memory on 2–4 channels, its
-    /// threads owning groups of 4 pixels (so that a thread's sums of each channel are whole
-    /// float4s).
-    pub fn sums_planar_fits(&self) -> bool {
-        self.separable
-            && !self.reg
-            && self.row_global
-            && self.row_int.is_none()
-            && self.ch >= 2
-            && self.px.is_multiple_of(4 * self.ch)
-    }
-
-    /// Whether `fast_sep`'s column pass can roll its middle rows ([`FastSpec::col_rolled`]):
-    /// the kernel is at least as tall as a thread's rows.
-    pub fn col_rolled_fits(&self) -> bool {
-        self.separable && !self.reg && self.kh >= self.py
-    }
-
-    /// The large planes' RGBA rules apply: 8-bit RGBA taller than 9 on a large plane
-    /// ([`sep_rgba_large`]; the height decides, as for the block).
-    fn rgba_large(&self, pixels: usize) -> bool {
-        self.kh > 9 && sep_rgba_large(self.ch, self.sb, pixels)
     }
 
     /// The same specialization for samples of `sb` bytes.

@@ -11,10 +11,10 @@ use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
 
 use super::rules::{
     full_rows_by_side, full_tiled_first, register_min_blocks, register_thread_shape,
-    sep_int_channels, sep_int_rows, sep_px, sep_rolled, sep_rows_tall, sep_short16, sep_staged,
-    sums_padded, tiled_rows, tuning, BLOCKS, FULL_TILE_PREFERRED, INT16_FLOAT_FINISH,
-    INT8_FLOAT_FINISH, SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16, SEP_ROWS_RGB_INT_SMALL,
-    SEP_SMALL_PLANE, SEP_TILE_PREFERRED, TALL_TILE_PREFERRED,
+    sep_int_channels, sep_int_rows, sep_px, sep_rows_tall, sep_short16, sep_staged, sums_padded,
+    tiled_rows, tuning, BLOCKS, FULL_TILE_PREFERRED, INT16_FLOAT_FINISH, INT8_FLOAT_FINISH,
+    SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16, SEP_ROWS_RGB_INT_SMALL, SEP_SMALL_PLANE,
+    SEP_TILE_PREFERRED, TALL_TILE_PREFERRED,
 };
 use super::{pack_int_weights, FastSpec};
 use crate::backend::cuda::abi::{
@@ -418,20 +418,14 @@ fn choose(
         });
     match (chosen, b.block_override()) {
         (Some(block), _) if fits_constant => {
-            let mut spec = FastSpec {
+            // `fast_sep`'s code rolled where that measured faster (under `--block` too: it
+            // is not a shape).
+            let spec = FastSpec {
                 tiled_bounds: spec.sep_bounds(block, pixels),
                 ..spec
             }
-            .for_block(block, pixels);
-            // `fast_sep`'s code rolled where that measured faster (`sep_rolled`: with its row
-            // pass from global memory; under `--block` too, as it is not a shape).
-            if spec.separable {
-                let (planar, col) = sep_rolled(ch, sb, kw, kh, pixels);
-                spec.sums_planar =
-                    spec.sums_planar_fits() && tuning().sums_planar.unwrap_or(planar);
-                spec.col_rolled =
-                    spec.col_rolled_fits() && tuning().col_rolled.unwrap_or(col && spec.row_global);
-            }
+            .for_block(block, pixels)
+            .with_rolled(pixels);
             Ok(Choice::Tiled { spec, block, row })
         }
         (None, Some(block)) if fits_constant => Err(CudaError::Unsupported(format!(

@@ -560,4 +560,34 @@ fn rolled_passes_where_measured_faster_and_only_where_they_fit() {
     .col_rolled_fits());
     assert!(!FastSpec::new(15, 15, 3, Border::Clamp).col_rolled_fits());
     assert!(!FastSpec::new(15, 15, 3, Border::Clamp).sums_planar_fits());
+    // Where the launch is chosen: the rule where it fits; the column pass by the rule only
+    // with the row pass from global memory.
+    let rolled = |spec: FastSpec| {
+        let spec = spec.with_rolled(UHD);
+        (spec.sums_planar, spec.col_rolled)
+    };
+    assert_eq!(rolled(rgb.clone()), (true, false));
+    assert_eq!(
+        rolled(FastSpec {
+            px: 4,
+            ..rgb.clone()
+        }),
+        (false, false)
+    );
+    let rgba64 = FastSpec {
+        row_global: true,
+        ..FastSpec::separable(7, 7, 4, Border::Clamp).with_sample_bytes(2)
+    };
+    assert_eq!(rolled(rgba64.clone()), (false, true));
+    assert_eq!(
+        rolled(FastSpec {
+            row_global: false,
+            ..rgba64
+        }),
+        (false, false)
+    );
+    assert_eq!(
+        rolled(FastSpec::new(15, 15, 3, Border::Clamp)),
+        (false, false)
+    );
 }
