@@ -14,7 +14,7 @@
 // multiple of PX; SEPA: blocks inside the plane first copy their input rows to shared memory,
 // raw_rows), TILE_PAD (1: the tiled kernels' shared rows are padded, see tcol), HS_PAD
 // (fast_sep's horizontal-sum rows an odd number of float4s apart, sums_row), SEPC (fast_sep's f32
-// row pass one channel at a time in a loop, its sums stored channel after channel, row_item),
+// row pass one channel at a time in a loop, each 4 pixels' sums channel after channel, row_item),
 // CROLL (fast_sep's column pass rolled where every output row takes the input row, column_pass),
 // SEPI (with SEPG: fast_sep's row pass in exact integers, its row factor n / RDIV in c_wr; see
 // row_item), INT (with REG: build fast_int instead, the exact integer kernel for 8-bit samples
@@ -855,9 +855,10 @@ __device__ __forceinline__ void row_item(const unsigned w[NWRP(PXH)], float* hro
     // loop's body has NP * KW, 400):
     // channel k's NP sums take the samples k + CH * t of the window, which after k shifts of
     // the words by one sample lie at the compile-time lanes CH * t + OFF. Each sum sees its
-    // taps in order, so the sums are the unrolled pass's bits; they are stored channel after
-    // channel (the NP sums of channel k at columns c + k * NP.., in pixel order), where the
-    // column pass reads them (sums_segment).
+    // taps in order, so the sums are the unrolled pass's bits. Each group of 4 pixels keeps
+    // its 4 * CH columns, its sums stored channel after channel there (channel k of pixels
+    // 4g.. at columns c + (g * CH + k) * 4..), so a column-pass thread reads its PX columns
+    // as it would unrolled and puts them back in pixel order (sums_segment).
     constexpr int NP = PXH / CH, T = NP + KW - 1;  // pixels of the item, samples of a channel
     const float* roww = c_w + KH;
     unsigned s[NWRP(PXH)];
@@ -877,7 +878,7 @@ __device__ __forceinline__ void row_item(const unsigned w[NWRP(PXH)], float* hro
                 for (int m = 0; m < NP; ++m) acc[m] = fmaf(roww[kx], v[m + kx], acc[m]);
 #pragma unroll
             for (int m = 0; m < NP; m += 4)
-                *(float4*)(hrow + tcol(c + k * NP + m)) = make_float4(acc[m], acc[m + 1], acc[m + 2], acc[m + 3]);
+                *(float4*)(hrow + tcol(c + (m / 4 * CH + k) * 4)) = make_float4(acc[m], acc[m + 1], acc[m + 2], acc[m + 3]);
         }
 #pragma unroll
         for (int q = 0; q + 1 < NWRP(PXH); ++q) s[q] = __funnelshift_r(s[q], s[q + 1], 8 * SB);
@@ -986,29 +987,15 @@ __device__ __forceinline__ bool raw_rows(const PlaneParams& p, unsigned* raw, in
 }
 #endif  // SEPG
 
-// Where a column-pass thread's sums begin in a row of horizontal sums: its first sample ex,
-// or with SEPC (sums stored channel after channel in each row-pass item) the item's column
-// plus the thread's first pixel within the item: the thread owns PX / CH pixels, a multiple
-// of 4, of each channel, which lie NP = PXH / CH columns apart (sums_segment).
-__device__ __forceinline__ int sums_column(int ex) {
-#if SEPC
-    constexpr int M = PXH / PX;  // threads an item
-    return threadIdx.x / M * PXH + threadIdx.x % M * (PX / CH);
-#else
-    return ex;
-#endif
-}
-
-// A thread's PX horizontal sums of the shared row t from column col (sums_column), in the
-// order of its output samples.
+// A thread's PX horizontal sums of the shared row t from column col, in the order of its
+// output samples: with SEPC (each group of 4 pixels stored channel after channel, row_item)
+// put back in pixel order.
 __device__ __forceinline__ void sums_segment(const float* t, int col, float v[PX]) {
 #if SEPC
-    constexpr int NP = PXH / CH, PP = PX / CH;
-    float u[CH][PP];
+    float u[PX];
+    load_segment<PX>(t, col, u);
 #pragma unroll
-    for (int k = 0; k < CH; ++k) load_segment<PP>(t, col + k * NP, u[k]);
-#pragma unroll
-    for (int i = 0; i < PX; ++i) v[i] = u[i % CH][i / CH];
+    for (int i = 0; i < PX; ++i) v[i] = u[(i / CH / 4 * CH + i % CH) * 4 + i / CH % 4];
 #else
     load_segment<PX>(t, col, v);
 #endif
@@ -1149,7 +1136,7 @@ extern "C" __global__ void TILED_BOUNDS fast_sep(FAST_PLANES_PARAM, int ts) {
     for (int py = 0; py < PY; ++py)
 #pragma unroll
         for (int i = 0; i < PX; ++i) acc[py][i] = 0.0f;
-    column_pass(hs + ybase * hsw, hsw, sums_column(ex), acc);
+    column_pass(hs + ybase * hsw, hsw, ex, acc);
     store_rows(p, e, y0 + ybase, acc);
 }
 #endif  // SEPARABLE && !REG

@@ -480,19 +480,26 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
     }
     // Separable plans where CUDA's `fast` rolls its loops (`sep_rolled`): 3 channels from 13
     // taps wide (8-bit, on planes whose threads own 4 pixels: under 1 M pixels, `sep_px`) or
-    // 11 (16-bit), RGBA64 5 taps high.
+    // 11 (16-bit), 2 channels (NV12's and P010's chroma) from 17, 4 channels from 11 on planes
+    // under 4 M pixels (alpha kept and filtered), RGBA64 from 7 under 1 M; RGBA64 5 taps high.
     let separable = [
-        (PixelFormat::Rgb8, 1283, 643, 15, 15),
-        (PixelFormat::Rgb8, 1283, 721, 13, 13),
-        (PixelFormat::Rgb16, 643, 363, 19, 25),
-        (PixelFormat::Rgb8, 1285, 517, 25, 9),
-        (PixelFormat::Rgba16, 1283, 721, 9, 5),
+        (PixelFormat::Rgb8, 1283, 643, 15, 15, AlphaMode::Keep),
+        (PixelFormat::Rgb8, 1283, 721, 13, 13, AlphaMode::Keep),
+        (PixelFormat::Rgb16, 643, 363, 19, 25, AlphaMode::Keep),
+        (PixelFormat::Rgb8, 1285, 517, 25, 9, AlphaMode::Keep),
+        (PixelFormat::Rgba16, 1283, 721, 9, 5, AlphaMode::Keep),
+        (PixelFormat::Rgba8, 1283, 517, 13, 7, AlphaMode::Keep),
+        (PixelFormat::Rgba8, 1029, 391, 25, 11, AlphaMode::Filter),
+        (PixelFormat::Rgba16, 643, 363, 7, 9, AlphaMode::Filter),
+        (PixelFormat::Nv12, 1285, 723, 17, 5, AlphaMode::Keep),
+        (PixelFormat::P010, 643, 365, 21, 11, AlphaMode::Keep),
     ];
-    for (i, (format, w, h, kw, kh)) in separable.into_iter().enumerate() {
+    for (i, (format, w, h, kw, kh, alpha)) in separable.into_iter().enumerate() {
         let src = random_frame(&mut rng, format, w, h);
         let name = format!("gaussian:{kw}x{kh}");
         let mut filter = Filter::new(library::gaussian(kw, kh, None, name).unwrap());
         filter.border = Border::ALL[(i + 1) % 4];
+        filter.alpha = alpha;
         filter.mode = match runs {
             Support::FullOnly => Mode::Full,
             _ => Mode::Separable,

@@ -86,10 +86,11 @@ pub struct FastSpec {
     /// (`CONVFLOW_FAST_HS_PAD=0` / `1`: never / always).
     pub sums_pad: bool,
     /// `fast_sep`'s f32 row pass on 2–4 channels takes one channel at a time in a loop that is
-    /// not unrolled, and stores each item's sums channel after channel (fast.cu's `SEPC`:
-    /// a third of the unrolled code for RGB; the same sums). Only where threads own groups
-    /// of 4 pixels ([`FastSpec::sums_planar_fits`]). Set where the launch is chosen
-    /// (`CONVFLOW_FAST_SEPC=0` / `1`: never / wherever it fits).
+    /// not unrolled, and stores each group of 4 pixels' sums channel after channel in the
+    /// group's columns (fast.cu's `SEPC`: a third of the unrolled code for RGB; the same
+    /// sums, each column-pass thread reading the columns it reads unrolled). Only where
+    /// threads own groups of 4 pixels ([`FastSpec::sums_planar_fits`]). Set where the launch
+    /// is chosen (`CONVFLOW_FAST_SEPC=0` / `1`: never / wherever it fits).
     pub sums_planar: bool,
     /// `fast_sep`'s column pass runs the kernel rows that feed all of a thread's output rows
     /// in a loop that is not unrolled (fast.cu's `CROLL`; the same sums in the same order),

@@ -409,32 +409,51 @@ pub fn sep_row_threads(ch: usize, sb: usize, kw: usize) -> usize {
 /// middle rows ([`FastSpec::sums_planar`](super::super::FastSpec::sums_planar),
 /// [`FastSpec::col_rolled`](super::super::FastSpec::col_rolled)), by channels, bytes per
 /// sample, the kernel's width and height and the plane's pixels: (row pass, column pass), each
-/// only where it fits. The row pass for 3 channels from [`SEP_PLANAR_MIN_WIDTH`] taps wide
-/// (8-bit RGB; [`SEP_PLANAR_MIN_WIDTH_16`] for rgb48); the column pass for RGBA64 5, 7 and
-/// [`SEP_ROLLED_COL_MAX_HEIGHT`] taps high (the heights measured), from 7 taps on planes of
-/// [`SEP_ROLLED_COL_MIN_PLANE`] pixels, where the row pass reads global memory (the input-tile
-/// kernel of `CONVFLOW_FAST_SEPG=0` was not measured with it).
+/// only where it fits. The row pass:
+/// - 3 channels from [`SEP_PLANAR_MIN_WIDTH`] taps wide (8-bit RGB; [`SEP_PLANAR_MIN_WIDTH_16`]
+///   for rgb48);
+/// - 2 channels (the chroma planes of NV12 and P010) from [`SEP_PLANAR_MIN_WIDTH_2`];
+/// - 4 channels (RGBA, RGBA64) from [`SEP_PLANAR_MIN_WIDTH_16`] on planes under
+///   [`SEP_SMALL_PLANE`] pixels, and RGBA64 from 7 on planes under [`SEP_ROLLED_COL_MIN_PLANE`].
+///
+/// The column pass for RGBA64 5, 7 and [`SEP_ROLLED_COL_MAX_HEIGHT`] taps high (the heights
+/// measured), from 7 taps on planes of [`SEP_ROLLED_COL_MIN_PLANE`] pixels, where the row pass
+/// reads global memory (the input-tile kernel of `CONVFLOW_FAST_SEPG=0` was not measured with
+/// it).
 /// H100, gaussian separable, µs, the unrolled passes against the rolled, two passes alternating
-/// (docs/PERFORMANCE.md, "fortieth round"):
+/// (docs/PERFORMANCE.md, "fortieth round" and "forty-first round"):
 /// - one channel at a time, 8-bit RGB on 1440p / 4K / 8K: `:13` 34.3 / 59.8 / 199.0 against
 ///   31.3 / 56.2 / 188.6, `:25` 56.6 / 104.5 / 384.1 against 52.9 / 95.1 / 319.9, `:11` mixed
 ///   (8K 165.7 against 172.2); rgb48 on 720p–8K 1.00–1.13× from 11 taps (4K `:11` 75.4 against
 ///   69.1, `:25` 127.7 against 113.1). At 7 and 9 taps within 1 % for RGB, 2–6 % slower for
-///   rgb48 on 4K and 8K; 8-bit RGBA under `--alpha keep` (a loop of 4 channels, one skipped)
-///   2–17 % slower everywhere, RGBA64 mixed. 8-bit RGB's threads of 4 samples ([`sep_px`],
-///   planes of 1–3 M pixels) do not fit.
+///   rgb48 on 4K and 8K. 8-bit RGB's threads of 4 samples ([`sep_px`], planes of 1–3 M pixels)
+///   do not fit.
+/// - with each 4 pixels' sums stored channel after channel (forty-first round; RGB and rgb48
+///   within 1 % of the round before's layout): 8-bit RGBA (alpha kept) from 11 taps on 720p /
+///   1080p / 1440p 1.13–1.24 / 1.07–1.17 / 1.08–1.20× (1440p `:25` 67.4 against 56.1), at 7–9
+///   within 1 %, but 3–6 % slower on 4K and 8K (their 8 × 32 blocks, [`sep_rgba_large`], with 3
+///   to 8 blocks resident); RGBA64 from 11 taps on 720p–1440p 1.02–1.09×, on 4K 1.02× at 11–15
+///   but 0.96× at 25, on 8K up to 5 % slower; RGBA64 at 7 / 9 1.06 / 1.13× on 720p, 3–6 % slower
+///   on 1080p and 1440p; NV12 and P010 from 17 taps 1.00–1.06× on 1080p–8K (8K NV12 `:21`
+///   128.9 against 123.4), at 13 mixed (0.98–1.04×), at 11 and 15 up to 3 % slower on 4K / 8K.
 /// - the column pass rolled, RGBA64: `:5` 1.08–1.16× on 720p–8K (8K 249.3 against 215.6), `:7` /
 ///   `:9` 1.06–1.21× from 1080p (4K 81.2 / 91.8 against 73.9 / 80.5) but 0.975× on 720p, `:11`
 ///   within 1 %, `:25` up to 3 % slower. One channel (gray, gray16, NV12 at 9–25 taps) 2–11 %
 ///   slower, RGB and rgb48 mostly slower.
 pub fn sep_rolled(ch: usize, sb: usize, kw: usize, kh: usize, pixels: usize) -> (bool, bool) {
-    let min_width = if sb == 1 {
-        SEP_PLANAR_MIN_WIDTH
-    } else {
-        SEP_PLANAR_MIN_WIDTH_16
+    let row = match (ch, sb) {
+        (2, _) => kw >= SEP_PLANAR_MIN_WIDTH_2,
+        (3, 1) => kw >= SEP_PLANAR_MIN_WIDTH,
+        (3, _) => kw >= SEP_PLANAR_MIN_WIDTH_16,
+        (4, _) => {
+            pixels < SEP_SMALL_PLANE
+                && (kw >= SEP_PLANAR_MIN_WIDTH_16
+                    || sb == 2 && kw >= 7 && pixels < SEP_ROLLED_COL_MIN_PLANE)
+        }
+        _ => false,
     };
     (
-        ch == 3 && kw >= min_width,
+        row,
         (ch, sb) == (4, 2)
             && (5..=SEP_ROLLED_COL_MAX_HEIGHT).contains(&kh)
             && kh % 2 == 1
@@ -445,6 +464,8 @@ pub fn sep_rolled(ch: usize, sb: usize, kw: usize, kh: usize, pixels: usize) -> 
 pub const SEP_PLANAR_MIN_WIDTH: usize = 13;
 /// See [`sep_rolled`].
 pub const SEP_PLANAR_MIN_WIDTH_16: usize = 11;
+/// See [`sep_rolled`].
+pub const SEP_PLANAR_MIN_WIDTH_2: usize = 17;
 /// See [`sep_rolled`].
 pub const SEP_ROLLED_COL_MAX_HEIGHT: usize = 9;
 /// See [`sep_rolled`] (a 720p plane has 0.92 M pixels, 1080p 2.1 M; none between was measured).

@@ -488,32 +488,44 @@ fn rgb_threads_own_four_samples_where_measured_faster() {
 
 #[test]
 fn rolled_passes_where_measured_faster_and_only_where_they_fit() {
+    use super::rules::SEP_SMALL_PLANE;
     // The row pass one channel at a time: 3 channels from 13 taps wide (8-bit), from 11
-    // (16-bit); the column pass rolled: RGBA64 5, 7 and 9 taps high, from 7 on planes of 1 M
-    // pixels.
+    // (16-bit); 2 channels from 17; 4 channels from 11 on planes under 4 M pixels, RGBA64
+    // from 7 under 1 M. The column pass rolled: RGBA64 5, 7 and 9 taps high, from 7 on planes
+    // of 1 M pixels.
     assert_eq!(sep_rolled(3, 1, 13, 13, UHD), (true, false));
     assert_eq!(sep_rolled(3, 1, 25, 3, HD), (true, false));
     assert_eq!(sep_rolled(3, 1, 11, 25, UHD), (false, false));
     assert_eq!(sep_rolled(3, 2, 11, 11, UHD), (true, false));
     assert_eq!(sep_rolled(3, 2, 9, 25, UHD), (false, false));
+    assert_eq!(sep_rolled(2, 1, 17, 17, UHD), (true, false));
+    assert_eq!(sep_rolled(2, 2, 25, 3, HD), (true, false));
+    assert_eq!(sep_rolled(2, 1, 15, 15, UHD), (false, false));
+    assert_eq!(sep_rolled(4, 1, 11, 11, HD), (true, false));
+    assert_eq!(sep_rolled(4, 1, 25, 25, SEP_SMALL_PLANE - 1), (true, false));
+    assert_eq!(sep_rolled(4, 1, 25, 25, SEP_SMALL_PLANE), (false, false));
+    assert_eq!(sep_rolled(4, 1, 9, 9, 1280 * 720), (false, false));
     assert_eq!(sep_rolled(4, 2, 5, 5, 1280 * 720), (false, true));
-    assert_eq!(sep_rolled(4, 2, 25, 9, HD), (false, true));
+    assert_eq!(sep_rolled(4, 2, 7, 3, 1280 * 720), (true, false));
+    assert_eq!(sep_rolled(4, 2, 25, 9, HD), (true, true));
+    assert_eq!(sep_rolled(4, 2, 9, 25, HD), (false, false));
     assert_eq!(
         sep_rolled(4, 2, 7, 7, SEP_ROLLED_COL_MIN_PLANE),
         (false, true)
     );
     assert_eq!(
         sep_rolled(4, 2, 7, 7, SEP_ROLLED_COL_MIN_PLANE - 1),
-        (false, false)
+        (true, false)
     );
     assert_eq!(sep_rolled(4, 2, 9, 11, UHD), (false, false));
     assert_eq!(sep_rolled(4, 2, 4, 4, UHD), (false, false));
     assert_eq!(sep_rolled(4, 2, 8, 8, UHD), (false, false));
-    for (ch, sb) in [(1, 1), (1, 2), (2, 1), (4, 1)] {
+    for (ch, sb) in [(1, 1), (1, 2), (2, 1), (2, 2), (4, 1), (4, 2)] {
         for k in [5, 7, 9, 15, 25] {
+            let row = ch == 2 && k >= 17;
             assert_eq!(
-                sep_rolled(ch, sb, k, k, UHD),
-                (false, false),
+                sep_rolled(ch, sb, k, 11, UHD),
+                (row, false),
                 "{ch}×{sb} bytes, {k}"
             );
         }
