@@ -814,8 +814,9 @@ __constant__ int c_wr[4 * RWIN];
 
 // A row-pass item of fast_sep: the PXH horizontal sums of the window words w (NWRP(PXH) of
 // them, the first HWL words left of the item's first sample) into columns c.. of the shared
-// row hrow: sum i at column c + i, or with SEPC channel after channel (sums_segment). Output
-// i's tap kx is sample i + kx * CH of the window, at lane (i + OFF + kx * CH) of the words.
+// row hrow: sum i at column c + i, or with SEPC each group of 4 pixels' sums channel after
+// channel in the group's own columns (sums_segment). Output i's tap kx is sample i + kx * CH of
+// the window, at lane (i + OFF + kx * CH) of the words.
 __device__ __forceinline__ void row_item(const unsigned w[NWRP(PXH)], float* hrow, int c) {
 #if !SEPC
     float acc[PXH];

@@ -106,8 +106,8 @@ impl FastSpec {
 
     /// Whether `fast_sep`'s row pass can take its items one channel at a time
     /// ([`FastSpec::sums_planar`]): the f32 row pass from global memory on 2–4 channels, its
-    /// threads owning groups of 4 pixels (so that a thread's sums of each channel are whole
-    /// float4s).
+    /// threads owning groups of 4 pixels (each group's sums are stored channel after channel
+    /// in the group's own columns, so a thread's PX columns hold exactly its own groups).
     pub fn sums_planar_fits(&self) -> bool {
         self.separable
             && !self.reg

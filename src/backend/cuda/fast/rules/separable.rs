@@ -413,8 +413,13 @@ pub fn sep_row_threads(ch: usize, sb: usize, kw: usize) -> usize {
 /// - 3 channels from [`SEP_PLANAR_MIN_WIDTH`] taps wide (8-bit RGB; [`SEP_PLANAR_MIN_WIDTH_16`]
 ///   for rgb48);
 /// - 2 channels (the chroma planes of NV12 and P010) from [`SEP_PLANAR_MIN_WIDTH_2`];
-/// - 4 channels (RGBA, RGBA64) from [`SEP_PLANAR_MIN_WIDTH_16`] on planes under
-///   [`SEP_SMALL_PLANE`] pixels, and RGBA64 from 7 on planes under [`SEP_ROLLED_COL_MIN_PLANE`].
+/// - 4 channels (RGBA, RGBA64) from [`SEP_PLANAR_MIN_WIDTH_4`] on planes under
+///   [`SEP_SMALL_PLANE`] pixels, and RGBA64 from [`SEP_PLANAR_MIN_WIDTH_4_SMALL`] on planes
+///   under [`SEP_ROLLED_COL_MIN_PLANE`].
+///
+/// Measured with alpha kept (`bench kernels`); 4 channels all filtered, 2 channels at 17–21
+/// taps on 720p and even widths of RGBA64 were not measured, and take the rule of their
+/// neighbours.
 ///
 /// The column pass for RGBA64 5, 7 and [`SEP_ROLLED_COL_MAX_HEIGHT`] taps high (the heights
 /// measured), from 7 taps on planes of [`SEP_ROLLED_COL_MIN_PLANE`] pixels, where the row pass
@@ -429,13 +434,13 @@ pub fn sep_row_threads(ch: usize, sb: usize, kw: usize) -> usize {
 ///   rgb48 on 4K and 8K. 8-bit RGB's threads of 4 samples ([`sep_px`], planes of 1–3 M pixels)
 ///   do not fit.
 /// - with each 4 pixels' sums stored channel after channel (forty-first round; RGB and rgb48
-///   within 1 % of the round before's layout): 8-bit RGBA (alpha kept) from 11 taps on 720p /
+///   0.99–1.01× against the round before's layout): 8-bit RGBA (alpha kept) from 11 taps on 720p /
 ///   1080p / 1440p 1.13–1.24 / 1.07–1.17 / 1.08–1.20× (1440p `:25` 67.4 against 56.1), at 7–9
-///   within 1 %, but 3–6 % slower on 4K and 8K (their 8 × 32 blocks, [`sep_rgba_large`], with 3
-///   to 8 blocks resident); RGBA64 from 11 taps on 720p–1440p 1.02–1.09×, on 4K 1.02× at 11–15
-///   but 0.96× at 25, on 8K up to 5 % slower; RGBA64 at 7 / 9 1.06 / 1.13× on 720p, 3–6 % slower
-///   on 1080p and 1440p; NV12 and P010 from 17 taps 1.00–1.06× on 1080p–8K (8K NV12 `:21`
-///   128.9 against 123.4), at 13 mixed (0.98–1.04×), at 11 and 15 up to 3 % slower on 4K / 8K.
+///   within 1 %, but 3–6 % slower on 4K and 8K (their 8 × 32 blocks, [`sep_rgba_large`], with 3 to
+///   8 blocks resident); RGBA64 from 11 taps on 720p–1440p 1.02–1.09×, on 4K 1.02× at 11–15 but
+///   0.96× at 25, on 8K up to 5 % slower; RGBA64 at 7 / 9 1.06 / 1.13× on 720p, 3–6 % slower on
+///   1080p and 1440p; NV12 and P010 from 17 taps 1.00–1.06× on 1080p–8K (8K NV12 `:21` 128.9
+///   against 123.4), at 13 mixed (0.98–1.04×), at 11 and 15 up to 3 % slower on 4K / 8K.
 /// - the column pass rolled, RGBA64: `:5` 1.08–1.16× on 720p–8K (8K 249.3 against 215.6), `:7` /
 ///   `:9` 1.06–1.21× from 1080p (4K 81.2 / 91.8 against 73.9 / 80.5) but 0.975× on 720p, `:11`
 ///   within 1 %, `:25` up to 3 % slower. One channel (gray, gray16, NV12 at 9–25 taps) 2–11 %
@@ -447,8 +452,10 @@ pub fn sep_rolled(ch: usize, sb: usize, kw: usize, kh: usize, pixels: usize) -> 
         (3, _) => kw >= SEP_PLANAR_MIN_WIDTH_16,
         (4, _) => {
             pixels < SEP_SMALL_PLANE
-                && (kw >= SEP_PLANAR_MIN_WIDTH_16
-                    || sb == 2 && kw >= 7 && pixels < SEP_ROLLED_COL_MIN_PLANE)
+                && (kw >= SEP_PLANAR_MIN_WIDTH_4
+                    || sb == 2
+                        && kw >= SEP_PLANAR_MIN_WIDTH_4_SMALL
+                        && pixels < SEP_ROLLED_COL_MIN_PLANE)
         }
         _ => false,
     };
@@ -466,6 +473,10 @@ pub const SEP_PLANAR_MIN_WIDTH: usize = 13;
 pub const SEP_PLANAR_MIN_WIDTH_16: usize = 11;
 /// See [`sep_rolled`].
 pub const SEP_PLANAR_MIN_WIDTH_2: usize = 17;
+/// See [`sep_rolled`].
+pub const SEP_PLANAR_MIN_WIDTH_4: usize = 11;
+/// See [`sep_rolled`].
+pub const SEP_PLANAR_MIN_WIDTH_4_SMALL: usize = 7;
 /// See [`sep_rolled`].
 pub const SEP_ROLLED_COL_MAX_HEIGHT: usize = 9;
 /// See [`sep_rolled`] (a 720p plane has 0.92 M pixels, 1080p 2.1 M; none between was measured).
