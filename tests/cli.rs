@@ -1031,6 +1031,62 @@ fn bench_kernels_family_is_in_the_csv_and_checked() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("boxy"));
 }
 
+/// `bench kernels --alpha` sets the alpha rule of RGBA points, and the CSV's `alpha` column and
+/// the table's format say which was measured (empty for formats without alpha).
+#[test]
+fn bench_kernels_alpha_is_in_the_csv_and_table() {
+    let t = Scratch::new("cli-alpha");
+    let csv = t.path("k.csv");
+    for alpha in ["keep", "filter"] {
+        let out = run(&[
+            "bench",
+            "kernels",
+            "--backend",
+            "cpu-seq",
+            "--sizes",
+            "24x8",
+            "--formats",
+            "gray,rgba,rgba64",
+            "--ks",
+            "3",
+            "--modes",
+            "full",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--alpha",
+            alpha,
+            "--csv",
+            s(&csv),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let mut lines = text.lines();
+        assert!(lines.next().unwrap().ends_with(",alpha,kernel"), "{text}");
+        let rows: Vec<_> = lines.collect();
+        assert_eq!(rows.len(), 3, "{text}");
+        assert!(rows[0].contains(",gray,"), "{text}");
+        assert!(rows[0].ends_with(",,gaussian:3"), "{text}");
+        for row in &rows[1..] {
+            assert!(row.ends_with(&format!(",{alpha},gaussian:3")), "{text}");
+        }
+        let table = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            table.matches("(alpha filtered)").count(),
+            if alpha == "filter" { 2 } else { 0 },
+            "{table}"
+        );
+    }
+    let (code, err) = code_and_err(&["bench", "kernels", "--alpha", "drop"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("drop"), "{err}");
+}
+
 /// Exit status and stderr of a run.
 fn code_and_err(args: &[&str]) -> (Option<i32>, String) {
     let out = run(args);

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::{fill_random, median_duration, parse_size, time_filter, BenchError, Clock};
 use crate::backend::{self, BackendKind, Schedule};
 use crate::border::Border;
-use crate::filter::{library, Decomposition, Filter, Mode};
+use crate::filter::{library, AlphaMode, Decomposition, Filter, Mode};
 use crate::frame::{Frame, PixelFormat};
 
 /// What `bench kernels` measures: every backend × size × format × k × mode.
@@ -31,6 +31,8 @@ pub struct KernelBench {
     pub modes: Vec<Mode>,
     /// Border rule of every plan.
     pub border: Border,
+    /// Alpha rule of every plan (RGBA formats: alpha kept or filtered).
+    pub alpha: AlphaMode,
     /// Untimed runs before each point.
     pub warmup: usize,
     /// Timed runs per point (at least one is always taken).
@@ -95,6 +97,8 @@ pub struct Sample {
     pub height: usize,
     /// Input pixel format.
     pub format: PixelFormat,
+    /// The alpha rule, for formats with alpha.
+    pub alpha: Option<AlphaMode>,
     /// Kernel side: a k×k kernel.
     pub k: usize,
     /// The kernel's name (`gaussian:5`).
@@ -158,6 +162,7 @@ impl Sample {
             gflop_per_s: self.gflop_per_s(),
             floor_s: self.floor.map(|f| f.as_secs_f64()),
             floor_ratio: self.floor_ratio(),
+            alpha: self.alpha.map(<&str>::from),
             kernel: self.kernel.clone(),
         }
     }
@@ -200,6 +205,8 @@ pub struct SampleRow {
     pub floor_s: Option<f64>,
     /// [`Sample::floor_ratio`].
     pub floor_ratio: Option<f64>,
+    /// `keep` or `filter` for formats with alpha; empty for the others.
+    pub alpha: Option<&'static str>,
     /// The kernel's name (`gaussian:5`).
     pub kernel: String,
 }
@@ -235,6 +242,7 @@ pub fn run_kernels(
                         }
                         let mut filter = Filter::new(kernel);
                         filter.border = cfg.border;
+                        filter.alpha = cfg.alpha;
                         filter.mode = mode;
                         let plan = filter.plan()?;
                         if backend.check_plan(&plan).is_err() {
@@ -262,6 +270,8 @@ pub fn run_kernels(
                             width: w,
                             height: h,
                             format,
+                            alpha: (format.family() == crate::frame::Family::Rgba)
+                                .then_some(filter.alpha),
                             k,
                             kernel: filter.kernel.name.clone(),
                             decomposition: decomposition.into(),
@@ -299,7 +309,10 @@ pub fn table_row(s: &Sample) -> String {
         | {} |",
         r.backend,
         r.size,
-        r.format,
+        match s.alpha {
+            Some(AlphaMode::Filter) => format!("{} (alpha filtered)", r.format),
+            _ => r.format.to_string(),
+        },
         r.k,
         r.path,
         <&str>::from(r.clock),

@@ -62,6 +62,7 @@ pub fn kernels(a: BenchKernelsArgs) -> Result<()> {
         family: a.family,
         modes: a.modes,
         border: a.border,
+        alpha: a.alpha,
         warmup: a.warmup,
         runs: a.runs,
         budget: Duration::from_secs_f64(a.budget.max(0.0)),

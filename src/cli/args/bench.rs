@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 use convflow::backend::{parse_block, BackendKind, Devices};
 use convflow::bench::kernels::Family;
 use convflow::bench::pipeline::Copies;
-use convflow::filter::Mode;
+use convflow::filter::{AlphaMode, Mode};
 use convflow::frame::PixelFormat;
 use convflow::Border;
 
@@ -245,6 +245,10 @@ pub struct BenchKernelsArgs {
     /// Border mode of the measured filter.
     #[arg(long, default_value = "clamp", value_parser = choice::<Border>())]
     pub border: Border,
+    /// Alpha channel of RGBA formats: keep (passed through, not computed) or filter (as the
+    /// colour channels), as `filter --alpha`.
+    #[arg(long, default_value = "keep", value_parser = choice::<AlphaMode>())]
+    pub alpha: AlphaMode,
     /// Untimed runs per point before the timed ones.
     #[arg(
         long,
