@@ -976,6 +976,38 @@ fn a_directory_of_mixed_colour_types_to_y4m_is_refused_not_corrupted() {
     assert_eq!(bytes.len(), header + 2 * (6 + (w * h) as usize));
 }
 
+/// `bench kernels` on cpu-seq, one quick run of 3×3 on 24×8 frames of `formats` in `modes`,
+/// with `extra` arguments, its CSV written to `csv`.
+fn bench_kernels_cpu_seq(
+    csv: &std::path::Path,
+    formats: &str,
+    modes: &str,
+    extra: &[&str],
+) -> std::process::Output {
+    let mut args = vec![
+        "bench",
+        "kernels",
+        "--backend",
+        "cpu-seq",
+        "--sizes",
+        "24x8",
+        "--ks",
+        "3",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--formats",
+        formats,
+        "--modes",
+        modes,
+        "--csv",
+    ];
+    args.push(s(csv));
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
 /// `bench kernels --family` measures the named kernel family and writes it in the CSV's
 /// `kernel` column; `log`, which is not separable, gets full rows only (separable ones alone
 /// are a usage error); an unknown family is a usage error naming it.
@@ -984,28 +1016,7 @@ fn bench_kernels_family_is_in_the_csv_and_checked() {
     let t = Scratch::new("cli-family");
     let csv = t.path("k.csv");
     let bench = |family: &str, modes: &str| {
-        run(&[
-            "bench",
-            "kernels",
-            "--backend",
-            "cpu-seq",
-            "--sizes",
-            "24x8",
-            "--formats",
-            "gray",
-            "--ks",
-            "3",
-            "--modes",
-            modes,
-            "--runs",
-            "1",
-            "--warmup",
-            "0",
-            "--family",
-            family,
-            "--csv",
-            s(&csv),
-        ])
+        bench_kernels_cpu_seq(&csv, "gray", modes, &["--family", family])
     };
     for (family, rows) in [("box", 2), ("log", 1)] {
         let out = bench(family, "full,separable");
@@ -1038,28 +1049,7 @@ fn bench_kernels_alpha_is_in_the_csv_and_table() {
     let t = Scratch::new("cli-alpha");
     let csv = t.path("k.csv");
     for alpha in ["keep", "filter"] {
-        let out = run(&[
-            "bench",
-            "kernels",
-            "--backend",
-            "cpu-seq",
-            "--sizes",
-            "24x8",
-            "--formats",
-            "gray,rgba,rgba64",
-            "--ks",
-            "3",
-            "--modes",
-            "full",
-            "--runs",
-            "1",
-            "--warmup",
-            "0",
-            "--alpha",
-            alpha,
-            "--csv",
-            s(&csv),
-        ]);
+        let out = bench_kernels_cpu_seq(&csv, "gray,rgba,rgba64", "full", &["--alpha", alpha]);
         assert!(
             out.status.success(),
             "{}",
