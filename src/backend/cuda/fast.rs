@@ -397,7 +397,7 @@ impl FastSpec {
     }
 
     /// The launch shape of the register kernels (`fast_reg`, `fast_int`) for a plane of
-    /// `samples_per_row` (width × channels): 128 threads, [`REG_BLOCK_WIDTH`] wide for 8-bit
+    /// `samples_per_row` (width × channels): [`REG_THREADS`] threads, [`REG_BLOCK_WIDTH`] wide for 8-bit
     /// planes of 1–2 channels and, from a side of [`REG_NARROW_MIN_SIDE`], for planes of 3–4
     /// channels; elsewhere the width of [`REG_BLOCK_WIDTHS`] that leaves the fewest idle
     /// threads at the end of a row, the widest where they tie. `CONVFLOW_FAST_REG_BX` sets
@@ -421,7 +421,7 @@ impl FastSpec {
             None if narrow => REG_BLOCK_WIDTH,
             None => fewest_idle(),
         };
-        (bx as u32, (128 / bx) as u32)
+        (bx as u32, REG_THREADS / bx as u32)
     }
 
     /// The same specialization for samples of `sb` bytes.

@@ -194,6 +194,10 @@ pub fn register_min_blocks(samples: usize, sb: usize, blocks: usize) -> usize {
 /// 5×5 9.7 / 8.8 (docs/PERFORMANCE.md, "thirty-sixth round").
 pub const REG8_FULL_MIN_SAMPLES: usize = 1_000_000;
 
+/// Threads of a register kernel's block (`fast_reg`, `fast_int`; fast.cu's and fast_int.cuh's
+/// `__launch_bounds__(128, REG_MINB)` assume it).
+pub const REG_THREADS: u32 = 128;
+
 /// The widths (threads along a row) a register kernel's block of 128 threads takes, widest
 /// first: where [`REG_BLOCK_WIDTH`] does not apply, the one that leaves the fewest idle
 /// threads at the end of a row, the widest on a tie
@@ -207,7 +211,7 @@ pub const REG_BLOCK_WIDTHS: [usize; 3] = [32, 16, 8];
 /// YUV 4:2:0 16.7 / 19.6, 4K RGBA 59.7 / 66.4, 8K NV12 85.7 / 94.3; `log:3` NV12 1440p 11.3 /
 /// 12.7; `fast_int` (`gaussian:3`, `:5`) level but 4K RGBA 5×5 44.5 / 47.5 …
 pub const REG_BLOCK_WIDTH: usize = 8;
-const _: () = assert!(128 % REG_BLOCK_WIDTH == 0);
+const _: () = assert!(REG_THREADS as usize % REG_BLOCK_WIDTH == 0);
 /// … on 8-bit planes of 1–2 channels at every side, and on planes of 3–4 channels from this
 /// side on. At 3×3 the wide blocks of 3–4 channels were as fast or faster (8K RGBA `log:3`
 /// 115.0 / 120.6 µs at 8 wide); one channel of 16-bit samples was up to 2 % slower at 8 wide
@@ -256,6 +260,16 @@ pub const REG_MIN_BLOCKS_GRAY16_5: usize = 8;
 /// separable 59.4 against 62.5, rgb48 5×5 67.3 against 69.4), so those keep the clamp.
 pub const SAT_FREE_MAX_CHANNELS: usize = 2;
 
+/// Bytes of local memory a thread (registers spilled under the launch bounds) that `fast`'s
+/// kernels keep before their bounds are eased (`run::unspilled`). H100, separable, µs, with the
+/// bound the rule asks against fewer blocks (docs/PERFORMANCE.md, "forty-second round"):
+/// RGBA64 `gaussian:10`, 8 blocks (272 bytes spilled) against 5 (56) and 3 (none), 1080p 47.4 /
+/// 33.8 / 37.1, 4K 149.9 / 97.4 / 113.7, 8K 565.7 / 350.9 / 438.4; 8-bit RGBA `gaussian:7`, 5
+/// blocks (16 bytes) against 4, 4K 56.6 against 61.0, 1080p 19.4 against 20.5; `gaussian:10`
+/// on 1080p, 5 blocks (64 bytes) against 3, 25.0 against 26.7. A few spilled words cost less
+/// than the occupancy a lower bound gives up.
+pub const SPILL_TOLERATED_BYTES: usize = 64;
+
 /// Overrides of the measured rules, for measuring the alternatives (docs/PERFORMANCE.md):
 /// `CONVFLOW_FAST_REG_MAX` (largest kernel side for `fast_reg`; 0: never) and
 /// `CONVFLOW_FAST_PY` (its rows per thread, 1–8), `CONVFLOW_FAST_REG_PX` (8-bit samples per
@@ -295,7 +309,9 @@ pub const SAT_FREE_MAX_CHANNELS: usize = 2;
 /// (0 / 1: `fast_sep`'s integer row pass on 2–4 channels never / always regroups its windows
 /// per channel, [`sep_int_channels`]), `CONVFLOW_FAST_SEPC` and `CONVFLOW_FAST_CROLL` (0 / 1:
 /// `fast_sep`'s row pass one channel at a time, its column pass rolled, never / wherever it
-/// fits, [`sep_rolled`]). Read once per process.
+/// fits, [`sep_rolled`]), `CONVFLOW_FAST_SPILL` (0: launch bounds kept where they spill
+/// registers; 2: eased as by default, and each easing said on stderr; `run::unspilled`). Read
+/// once per process.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Tuning {
     pub(super) reg_max: Option<usize>,
@@ -327,6 +343,7 @@ pub(super) struct Tuning {
     pub(super) sep_deil: Option<bool>,
     pub(super) sums_planar: Option<bool>,
     pub(super) col_rolled: Option<bool>,
+    pub(super) spill_guard: Option<usize>,
 }
 
 pub(super) fn tuning() -> Tuning {
@@ -366,6 +383,7 @@ pub(super) fn tuning() -> Tuning {
             sep_deil: var("CONVFLOW_FAST_SEPD").map(|v: usize| v != 0),
             sums_planar: var("CONVFLOW_FAST_SEPC").map(|v: usize| v != 0),
             col_rolled: var("CONVFLOW_FAST_CROLL").map(|v: usize| v != 0),
+            spill_guard: var("CONVFLOW_FAST_SPILL").filter(|v| *v <= 2),
         }
     })
 }

@@ -13,8 +13,8 @@ use super::rules::{
     full_rows_by_side, full_tiled_first, register_min_blocks, register_thread_shape,
     sep_int_channels, sep_int_rows, sep_px, sep_rows_tall, sep_short16, sep_staged, sums_padded,
     tiled_rows, tuning, BLOCKS, FULL_TILE_PREFERRED, INT16_FLOAT_FINISH, INT8_FLOAT_FINISH,
-    SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16, SEP_ROWS_RGB_INT_SMALL, SEP_SMALL_PLANE,
-    SEP_TILE_PREFERRED, TALL_TILE_PREFERRED,
+    REG_THREADS, SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16, SEP_ROWS_RGB_INT_SMALL, SEP_SMALL_PLANE,
+    SEP_TILE_PREFERRED, SPILL_TOLERATED_BYTES, TALL_TILE_PREFERRED,
 };
 use super::{pack_int_weights, FastSpec};
 use crate::backend::cuda::abi::{
@@ -306,15 +306,16 @@ fn choose(
         });
     }
     let pixels = sized(pixels);
+    // The plane's mask first: the rows `for_pixels` gives may depend on it.
     let mut spec = plane(
         if separable {
             FastSpec::separable(kw, kh, ch, plan.border)
         } else {
             FastSpec::new(kw, kh, ch, plan.border)
         }
-        .with_sample_bytes(sb)
-        .for_pixels(pixels),
-    );
+        .with_sample_bytes(sb),
+    )
+    .for_pixels(pixels);
     if !separable {
         if let Some(px) = tuning()
             .tiled_px
@@ -451,6 +452,20 @@ fn prepare(
     planes: &[(PlaneParams, PlaneLayout)],
     which: &[usize],
 ) -> Result<Option<Launch>, CudaError> {
+    // Launch bounds eased first where they spill: the weights go to the module that runs.
+    let choice = match choice {
+        Choice::Register { spec, name, form } => Choice::Register {
+            spec: unspilled(b, spec, name)?,
+            name,
+            form,
+        },
+        Choice::Tiled { spec, block, row } => Choice::Tiled {
+            spec: unspilled(b, spec.clone(), tiled_name(&spec))?,
+            block,
+            row,
+        },
+        Choice::Baseline => Choice::Baseline,
+    };
     let (spec, name, block, (ts, smem)) = match &choice {
         Choice::Baseline => {
             for &i in which {
@@ -480,12 +495,7 @@ fn prepare(
                     &pack_int_weights(row, spec.tap_stride(), spec.sb),
                 )?;
             }
-            let name = if spec.separable {
-                "fast_sep"
-            } else {
-                "fast_full"
-            };
-            (spec, name, *block, spec.tile(*block))
+            (spec, tiled_name(spec), *block, spec.tile(*block))
         }
     };
     let f = b.function(&ModuleKey::Fast(spec.clone()), name)?;
@@ -513,6 +523,92 @@ fn prepare(
         set,
         tile_stride: matches!(choice, Choice::Tiled { .. }).then_some(ts as i32),
     }))
+}
+
+/// The entry point of the tiled kernels' module for `spec`.
+fn tiled_name(spec: &FastSpec) -> &'static str {
+    if spec.separable {
+        "fast_sep"
+    } else {
+        "fast_full"
+    }
+}
+
+/// `spec`, its launch bounds eased where the ones the rules chose make the compiler keep more
+/// than [`SPILL_TOLERATED_BYTES`] of local memory a thread (spilled registers). The measured
+/// rules pick resident blocks per multiprocessor by format and side ranges, which cap each
+/// thread's registers; at a few shapes the compiler's schedule needs far more than its
+/// neighbours' (RGBA64 `gaussian:10` separable, 8 blocks: 64 registers and 272 bytes spilled,
+/// 47.4 µs on 1080p against 32.1 at `:11`). The loaded kernel's local memory is read; over
+/// the tolerance, the same kernel is loaded with one block fewer at a time ([`eased_blocks`])
+/// until it is within it. Where no bound gets it there, the bound is not the cause and `spec`
+/// stays. A bound set by `CONVFLOW_FAST_MINB` / `CONVFLOW_FAST_SEP_MINB` stays;
+/// `CONVFLOW_FAST_SPILL=0` keeps every bound, `=2` also says on stderr where one was eased.
+fn unspilled(b: &mut CudaBackend, spec: FastSpec, name: &str) -> Result<FastSpec, CudaError> {
+    let t = tuning();
+    let (threads, asked, set) = match spec.tiled_bounds {
+        Some((tb, m)) => (tb, m, t.sep_minb.is_some() && spec.separable),
+        None if spec.reg => (REG_THREADS, spec.min_blocks, t.min_blocks.is_some()),
+        None => return Ok(spec),
+    };
+    if asked <= 1 || set || t.spill_guard == Some(0) {
+        return Ok(spec);
+    }
+    let bounded = |m: usize| match spec.tiled_bounds {
+        Some((tb, _)) => FastSpec {
+            tiled_bounds: Some((tb, m)),
+            ..spec.clone()
+        },
+        None => FastSpec {
+            min_blocks: m,
+            ..spec.clone()
+        },
+    };
+    let mut spilled = 0;
+    let eased = eased_blocks(asked, |m| {
+        let f = b.function(&ModuleKey::Fast(bounded(m)), name)?;
+        let local = f
+            .local_size_bytes()
+            .map_err(|e| CudaError::driver("reading a kernel's local memory", e))?;
+        if m == asked {
+            spilled = local;
+        }
+        Ok(local.max(0) as usize)
+    })?;
+    if eased != asked && t.spill_guard == Some(2) {
+        crate::say!(
+            "convflow: {name} ({}x{} taps, {} channels of {} bytes, mask {}, {} x {} samples a \
+            thread): launch bounds eased from {asked} to {eased} blocks of {threads} threads \
+            ({spilled} bytes of local memory)",
+            spec.kw,
+            spec.kh,
+            spec.ch,
+            spec.sb,
+            spec.mask,
+            spec.px,
+            spec.py
+        );
+    }
+    Ok(bounded(eased))
+}
+
+/// The resident blocks a kernel's launch bounds keep ([`unspilled`]): `asked` where its local
+/// memory (`local(m)`: bytes a thread with a bound of `m` blocks) is within
+/// [`SPILL_TOLERATED_BYTES`], else the most blocks under `asked` whose is, else (none is: the
+/// bound is not the cause) `asked`.
+pub(super) fn eased_blocks(
+    asked: usize,
+    mut local: impl FnMut(usize) -> Result<usize, CudaError>,
+) -> Result<usize, CudaError> {
+    if local(asked)? <= SPILL_TOLERATED_BYTES {
+        return Ok(asked);
+    }
+    for m in (1..asked).rev() {
+        if local(m)? <= SPILL_TOLERATED_BYTES {
+            return Ok(m);
+        }
+    }
+    Ok(asked)
 }
 
 /// Uploads `fast_int`'s packed weights for `form` (the two-factor kernel: the column factor,

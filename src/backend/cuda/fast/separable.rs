@@ -29,12 +29,12 @@ impl FastSpec {
 
     /// The same separable specialization for a plane of `pixels` pixels: the rows of
     /// [`sep_small_shape`] where it has a shape; 8-bit RGBA taller than 9 on large planes takes
-    /// [`SEP_ROWS_RGBA_LARGE`] rows ([`sep_rgba_large`]).
+    /// [`sep_rows_rgba_large`]'s ([`sep_rgba_large`]; by its mask, set first).
     pub fn for_pixels(self, pixels: usize) -> FastSpec {
         let py = match self.small_shape(pixels) {
             Some(shape) => shape.rows,
             None if self.separable && self.row_global && self.rgba_large(pixels) => {
-                SEP_ROWS_RGBA_LARGE
+                sep_rows_rgba_large(self.kh, self.mask == all_channels(self.ch))
             }
             None => self.py,
         };
@@ -125,7 +125,8 @@ impl FastSpec {
         if !self.separable {
             return self;
         }
-        let (planar, col) = sep_rolled(self.ch, self.sb, self.kw, self.kh, pixels);
+        let filtered = self.mask.count_ones() as usize;
+        let (planar, col) = sep_rolled((self.ch, filtered), self.sb, self.kw, self.kh, pixels);
         FastSpec {
             sums_planar: self.sums_planar_fits() && tuning().sums_planar.unwrap_or(planar),
             col_rolled: self.col_rolled_fits()

@@ -593,3 +593,31 @@ fn planes_of_one_launch_number_their_blocks_in_turn() {
         assert!(seen.insert((k, bx, by)));
     }
 }
+
+#[test]
+fn launch_bounds_are_eased_to_the_most_blocks_within_the_spill_tolerance() {
+    use super::rules::SPILL_TOLERATED_BYTES as T;
+    // Local memory a thread by resident blocks asked: RGBA64 `gaussian:10` separable as
+    // ptxas 13.0 compiled it (spill stores: 272 / 208 / 124 / 56 / 28 / 0 at 8 … 3 blocks).
+    let rgba64_10 = |m: usize| [0, 0, 0, 0, 28, 56, 124, 208, 272][m];
+    let ease = |asked, local: &dyn Fn(usize) -> usize| {
+        let mut asks = Vec::new();
+        let m = run::eased_blocks(asked, |m| {
+            asks.push(m);
+            Ok(local(m))
+        })
+        .unwrap();
+        (m, asks)
+    };
+    assert_eq!(ease(8, &rgba64_10), (5, vec![8, 7, 6, 5]));
+    // Within the tolerance: kept, nothing else compiled.
+    assert_eq!(ease(5, &rgba64_10), (5, vec![5]));
+    assert_eq!(ease(4, &|_| T), (4, vec![4]));
+    // Local memory at every bound (arrays, not spills): the bound stays.
+    assert_eq!(ease(3, &|_| T + 1), (3, vec![3, 2, 1]));
+    // Down to one block where only that fits.
+    assert_eq!(
+        ease(4, &|m| if m == 1 { 0 } else { 500 }),
+        (1, vec![4, 3, 2, 1])
+    );
+}

@@ -42,6 +42,23 @@ pub const SEP_ROWS_RGBA: usize = 2;
 /// 3 blocks: 186.7 / 673.3). On 1080p the rule before stays best (25: 58.6 µs; 4 rows 61.5).
 /// Only square kernels were measured; the rule goes by the height, as the block does.
 pub const SEP_ROWS_RGBA_LARGE: usize = 4;
+/// … but one row at this height with alpha kept, where ptxas 13.0 keeps about 200 registers a
+/// thread with 4 rows (93 at 11 taps, 96 at 10 with alpha filtered: its schedule, not the
+/// code, differs), so that one block of 256 threads is resident. H100, gaussian:10, µs, 4 / 2 /
+/// 1 rows (docs/PERFORMANCE.md, "forty-second round"): 4K 99.5 / 119.5 / 81.7, 8K 363.7 /
+/// 447.5 / 302.0 (`:9` 66.1 / 234.3, `:11` 72.4 / 255.5 with the rules).
+pub const SEP_RGBA_LARGE_ONE_ROW_HEIGHT: usize = 10;
+
+/// Rows per thread of 8-bit RGBA on large planes ([`sep_rgba_large`]) `kh` taps high, all of
+/// its channels filtered or not: [`SEP_ROWS_RGBA_LARGE`], or one
+/// ([`SEP_RGBA_LARGE_ONE_ROW_HEIGHT`]).
+pub fn sep_rows_rgba_large(kh: usize, all_filtered: bool) -> usize {
+    if kh == SEP_RGBA_LARGE_ONE_ROW_HEIGHT && !all_filtered {
+        1
+    } else {
+        SEP_ROWS_RGBA_LARGE
+    }
+}
 
 /// Output rows per thread of `fast_sep` on one-channel planes (gray, the planes of YUV, P016's
 /// luma) from [`SEP_ROWS_TALL_MIN_SIDE`] taps high on launches of at least
@@ -368,8 +385,9 @@ pub fn sep_px(
     pixels: usize,
     planar: bool,
 ) -> Option<usize> {
-    let planar_small =
-        planar && pixels < SEP_RGB_NARROW_PLANAR_MAX_PLANE && sep_rolled(ch, sb, kw, kh, pixels).0;
+    let planar_small = planar
+        && pixels < SEP_RGB_NARROW_PLANAR_MAX_PLANE
+        && sep_rolled((ch, ch), sb, kw, kh, pixels).0;
     ((ch, sb) == (3, 1)
         && kw.max(kh) >= SEP_RGB_NARROW_MIN_SIDE
         && (SEP_RGB_NARROW_MIN_PLANE..SEP_RGB_NARROW_MAX_PLANE).contains(&pixels)
@@ -408,18 +426,21 @@ pub fn sep_row_threads(ch: usize, sb: usize, kw: usize) -> usize {
 /// Whether `fast_sep` takes its f32 row pass one channel at a time and rolls its column pass's
 /// middle rows ([`FastSpec::sums_planar`](super::super::FastSpec::sums_planar),
 /// [`FastSpec::col_rolled`](super::super::FastSpec::col_rolled)), by channels, bytes per
-/// sample, the kernel's width and height and the plane's pixels: (row pass, column pass), each
-/// only where it fits. The row pass:
+/// sample, how many of them are filtered (RGBA's alpha is not under `--alpha keep`), the
+/// kernel's width and height and the plane's pixels: (row pass, column pass), each only where
+/// it fits. The row pass:
 /// - 3 channels from [`SEP_PLANAR_MIN_WIDTH`] taps wide (8-bit RGB; [`SEP_PLANAR_MIN_WIDTH_16`]
 ///   for rgb48);
 /// - 2 channels (the chroma planes of NV12 and P010) from [`SEP_PLANAR_MIN_WIDTH_2`];
-/// - 4 channels (RGBA, RGBA64) from [`SEP_PLANAR_MIN_WIDTH_4`] on planes under
-///   [`SEP_SMALL_PLANE`] pixels, and RGBA64 from [`SEP_PLANAR_MIN_WIDTH_4_SMALL`] on planes
-///   under [`SEP_ROLLED_COL_MIN_PLANE`].
+/// - 8-bit RGBA from [`SEP_PLANAR_MIN_WIDTH_4`] on planes under [`SEP_SMALL_PLANE`] pixels; on
+///   larger ones with alpha filtered only, at [`SEP_PLANAR_RGBA_LARGE_NARROW`] and from
+///   [`SEP_PLANAR_RGBA_LARGE`];
+/// - RGBA64 from [`SEP_PLANAR_MIN_WIDTH_4_SMALL`] on planes under [`SEP_ROLLED_COL_MIN_PLANE`],
+///   from [`SEP_PLANAR_MIN_WIDTH_4_16`] (alpha kept) or [`SEP_PLANAR_MIN_WIDTH_4_16_ALL`] (alpha
+///   filtered) on planes under [`SEP_SMALL_PLANE`].
 ///
-/// Measured with alpha kept (`bench kernels`); 4 channels all filtered, 2 channels at 17–21
-/// taps on 720p and even widths of RGBA64 were not measured, and take the rule of their
-/// neighbours.
+/// Unmeasured, and taking the rule of their neighbours: 2 channels at 17–21 taps on 720p,
+/// 8-bit RGBA at 10 taps with alpha filtered, RGBA64 at even widths but 6–12 with alpha kept.
 ///
 /// The column pass for RGBA64 5, 7 and [`SEP_ROLLED_COL_MAX_HEIGHT`] taps high (the heights
 /// measured), from 7 taps on planes of [`SEP_ROLLED_COL_MIN_PLANE`] pixels, where the row pass
@@ -441,21 +462,44 @@ pub fn sep_row_threads(ch: usize, sb: usize, kw: usize) -> usize {
 ///   0.96× at 25, on 8K up to 5 % slower; RGBA64 at 7 / 9 1.06 / 1.13× on 720p, 3–6 % slower on
 ///   1080p and 1440p; NV12 and P010 from 17 taps 1.00–1.06× on 1080p–8K (8K NV12 `:21` 128.9
 ///   against 123.4), at 13 mixed (0.98–1.04×), at 11 and 15 up to 3 % slower on 4K / 8K.
+/// - the same, forty-second round: 8-bit RGBA at 10 taps (alpha kept) on 720p / 1080p 16.8 / 26.5
+///   against 15.2 / 23.8; with alpha filtered (`bench kernels --alpha filter`) on 720p–1440p
+///   1.02–1.13× from 11 taps, level at 7–9, and on 4K / 8K 1.05–1.13× at 7–9, 0.90–0.95× at 11–17,
+///   1.19–1.23× from 19 (4K `:19` 133.5 against 110.6, 8K `:25` 543.5 against 447.8; with alpha
+///   kept 4K / 8K `:7`–`:9` were level). RGBA64 with alpha filtered: on 720p 1.07–1.10× at 7–9
+///   and 17–21, level at 11–15; on 1080p and 1440p 4–12 % slower at 7–15, 1.01–1.06× from 17
+///   (1080p `:17` 43.9 against 41.5); on 4K 12–18 % slower. RGBA64 (alpha kept) at 6–12 taps on
+///   720p 1.06–1.09×, on 1080p and 1440p 0.99–1.04× (at 10 the unrolled pass spilled:
+///   [`SPILL_TOLERATED_BYTES`](super::SPILL_TOLERATED_BYTES)); NV12 and P010 at 17–25 on 720p
+///   1.00–1.06×.
 /// - the column pass rolled, RGBA64: `:5` 1.08–1.16× on 720p–8K (8K 249.3 against 215.6), `:7` /
 ///   `:9` 1.06–1.21× from 1080p (4K 81.2 / 91.8 against 73.9 / 80.5) but 0.975× on 720p, `:11`
 ///   within 1 %, `:25` up to 3 % slower. One channel (gray, gray16, NV12 at 9–25 taps) 2–11 %
 ///   slower, RGB and rgb48 mostly slower.
-pub fn sep_rolled(ch: usize, sb: usize, kw: usize, kh: usize, pixels: usize) -> (bool, bool) {
+pub fn sep_rolled(
+    (ch, filtered): (usize, usize),
+    sb: usize,
+    kw: usize,
+    kh: usize,
+    pixels: usize,
+) -> (bool, bool) {
+    let all = filtered == ch;
+    let small = pixels < SEP_SMALL_PLANE;
     let row = match (ch, sb) {
         (2, _) => kw >= SEP_PLANAR_MIN_WIDTH_2,
         (3, 1) => kw >= SEP_PLANAR_MIN_WIDTH,
         (3, _) => kw >= SEP_PLANAR_MIN_WIDTH_16,
-        (4, _) => {
-            pixels < SEP_SMALL_PLANE
-                && (kw >= SEP_PLANAR_MIN_WIDTH_4
-                    || sb == 2
-                        && kw >= SEP_PLANAR_MIN_WIDTH_4_SMALL
-                        && pixels < SEP_ROLLED_COL_MIN_PLANE)
+        (4, 1) if small => kw >= SEP_PLANAR_MIN_WIDTH_4,
+        (4, 1) => {
+            all && (SEP_PLANAR_RGBA_LARGE_NARROW.contains(&kw) || kw >= SEP_PLANAR_RGBA_LARGE)
+        }
+        (4, _) if pixels < SEP_ROLLED_COL_MIN_PLANE => kw >= SEP_PLANAR_MIN_WIDTH_4_SMALL,
+        (4, _) if small => {
+            kw >= if all {
+                SEP_PLANAR_MIN_WIDTH_4_16_ALL
+            } else {
+                SEP_PLANAR_MIN_WIDTH_4_16
+            }
         }
         _ => false,
     };
@@ -474,9 +518,17 @@ pub const SEP_PLANAR_MIN_WIDTH_16: usize = 11;
 /// See [`sep_rolled`].
 pub const SEP_PLANAR_MIN_WIDTH_2: usize = 17;
 /// See [`sep_rolled`].
-pub const SEP_PLANAR_MIN_WIDTH_4: usize = 11;
+pub const SEP_PLANAR_MIN_WIDTH_4: usize = 10;
+/// See [`sep_rolled`].
+pub const SEP_PLANAR_MIN_WIDTH_4_16: usize = 11;
+/// See [`sep_rolled`].
+pub const SEP_PLANAR_MIN_WIDTH_4_16_ALL: usize = 17;
 /// See [`sep_rolled`].
 pub const SEP_PLANAR_MIN_WIDTH_4_SMALL: usize = 7;
+/// See [`sep_rolled`].
+pub const SEP_PLANAR_RGBA_LARGE_NARROW: std::ops::RangeInclusive<usize> = 7..=9;
+/// See [`sep_rolled`].
+pub const SEP_PLANAR_RGBA_LARGE: usize = 19;
 /// See [`sep_rolled`].
 pub const SEP_ROLLED_COL_MAX_HEIGHT: usize = 9;
 /// See [`sep_rolled`] (a 720p plane has 0.92 M pixels, 1080p 2.1 M; none between was measured).

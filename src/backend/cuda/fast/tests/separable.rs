@@ -159,6 +159,20 @@ fn large_rgba_planes_take_more_separable_rows_and_blocks() {
     assert_eq!(spec(25, 4, 1, small).py, 2);
     assert_eq!(spec(25, 4, 1, large).py, SEP_ROWS_RGBA_LARGE);
     assert_eq!(spec(11, 4, 1, large).py, SEP_ROWS_RGBA_LARGE);
+    // 10 taps high: one row with alpha kept, the rule's with every channel filtered.
+    assert_eq!(spec(10, 4, 1, large).py, SEP_ROWS_RGBA_LARGE);
+    let kept = |k| {
+        FastSpec {
+            mask: 0b0111,
+            ..FastSpec::separable(k, k, 4, Border::Clamp)
+        }
+        .for_pixels(large)
+        .py
+    };
+    assert_eq!(
+        (kept(9), kept(10), kept(11)),
+        (SEP_ROWS_RGBA, 1, SEP_ROWS_RGBA_LARGE)
+    );
     // 9 and below, 16-bit RGBA and other channel counts keep their rows.
     assert_eq!(spec(9, 4, 1, large).py, SEP_ROWS_RGBA);
     assert_eq!(spec(25, 4, 2, large).py, SEP_ROWS_RGBA);
@@ -490,42 +504,62 @@ fn rgb_threads_own_four_samples_where_measured_faster() {
 fn rolled_passes_where_measured_faster_and_only_where_they_fit() {
     use super::rules::SEP_SMALL_PLANE;
     // The row pass one channel at a time: 3 channels from 13 taps wide (8-bit), from 11
-    // (16-bit); 2 channels from 17; 4 channels from 11 on planes under 4 M pixels, RGBA64
-    // from 7 under 1 M. The column pass rolled: RGBA64 5, 7 and 9 taps high, from 7 on planes
-    // of 1 M pixels.
-    assert_eq!(sep_rolled(3, 1, 13, 13, UHD), (true, false));
-    assert_eq!(sep_rolled(3, 1, 25, 3, HD), (true, false));
-    assert_eq!(sep_rolled(3, 1, 11, 25, UHD), (false, false));
-    assert_eq!(sep_rolled(3, 2, 11, 11, UHD), (true, false));
-    assert_eq!(sep_rolled(3, 2, 9, 25, UHD), (false, false));
-    assert_eq!(sep_rolled(2, 1, 17, 17, UHD), (true, false));
-    assert_eq!(sep_rolled(2, 2, 25, 3, HD), (true, false));
-    assert_eq!(sep_rolled(2, 1, 15, 15, UHD), (false, false));
-    assert_eq!(sep_rolled(4, 1, 11, 11, HD), (true, false));
-    assert_eq!(sep_rolled(4, 1, 25, 25, SEP_SMALL_PLANE - 1), (true, false));
-    assert_eq!(sep_rolled(4, 1, 25, 25, SEP_SMALL_PLANE), (false, false));
-    assert_eq!(sep_rolled(4, 1, 9, 9, 1280 * 720), (false, false));
-    assert_eq!(sep_rolled(4, 2, 5, 5, 1280 * 720), (false, true));
-    assert_eq!(sep_rolled(4, 2, 7, 3, 1280 * 720), (true, false));
-    assert_eq!(sep_rolled(4, 2, 25, 9, HD), (true, true));
-    assert_eq!(sep_rolled(4, 2, 9, 25, HD), (false, false));
+    // (16-bit); 2 channels from 17; 4 channels (alpha kept) from 10 (8-bit) or 11 (RGBA64) on
+    // planes under 4 M pixels, RGBA64 from 7 under 1 M. The column pass rolled: RGBA64 5, 7
+    // and 9 taps high, from 7 on planes of 1 M pixels.
+    assert_eq!(sep_rolled((3, 3), 1, 13, 13, UHD), (true, false));
+    assert_eq!(sep_rolled((3, 3), 1, 25, 3, HD), (true, false));
+    assert_eq!(sep_rolled((3, 3), 1, 11, 25, UHD), (false, false));
+    assert_eq!(sep_rolled((3, 3), 2, 11, 11, UHD), (true, false));
+    assert_eq!(sep_rolled((3, 3), 2, 9, 25, UHD), (false, false));
+    assert_eq!(sep_rolled((2, 2), 1, 17, 17, UHD), (true, false));
+    assert_eq!(sep_rolled((2, 2), 2, 25, 3, HD), (true, false));
+    assert_eq!(sep_rolled((2, 2), 1, 15, 15, UHD), (false, false));
+    assert_eq!(sep_rolled((4, 3), 1, 11, 11, HD), (true, false));
     assert_eq!(
-        sep_rolled(4, 2, 7, 7, SEP_ROLLED_COL_MIN_PLANE),
+        sep_rolled((4, 3), 1, 25, 25, SEP_SMALL_PLANE - 1),
+        (true, false)
+    );
+    assert_eq!(
+        sep_rolled((4, 3), 1, 25, 25, SEP_SMALL_PLANE),
+        (false, false)
+    );
+    assert_eq!(sep_rolled((4, 3), 1, 9, 9, 1280 * 720), (false, false));
+    assert_eq!(sep_rolled((4, 3), 2, 5, 5, 1280 * 720), (false, true));
+    assert_eq!(sep_rolled((4, 3), 2, 7, 3, 1280 * 720), (true, false));
+    assert_eq!(sep_rolled((4, 3), 2, 25, 9, HD), (true, true));
+    assert_eq!(sep_rolled((4, 3), 2, 9, 25, HD), (false, false));
+    assert_eq!(
+        sep_rolled((4, 3), 2, 7, 7, SEP_ROLLED_COL_MIN_PLANE),
         (false, true)
     );
     assert_eq!(
-        sep_rolled(4, 2, 7, 7, SEP_ROLLED_COL_MIN_PLANE - 1),
+        sep_rolled((4, 3), 2, 7, 7, SEP_ROLLED_COL_MIN_PLANE - 1),
         (true, false)
     );
-    assert_eq!(sep_rolled(4, 2, 9, 11, UHD), (false, false));
-    assert_eq!(sep_rolled(4, 2, 4, 4, UHD), (false, false));
-    assert_eq!(sep_rolled(4, 2, 8, 8, UHD), (false, false));
+    assert_eq!(sep_rolled((4, 3), 2, 9, 11, UHD), (false, false));
+    assert_eq!(sep_rolled((4, 3), 2, 4, 4, UHD), (false, false));
+    assert_eq!(sep_rolled((4, 3), 2, 8, 8, UHD), (false, false));
+    assert_eq!(sep_rolled((4, 3), 1, 10, 10, HD), (true, false));
+    assert_eq!(sep_rolled((4, 3), 2, 10, 10, HD), (false, false));
+    // All four filtered: 8-bit RGBA on large planes at 7-9 and from 19, RGBA64 from 17 on
+    // planes of 1-4 M pixels.
+    for k in [5, 7, 9, 11, 17, 19, 25] {
+        let large = (7..=9).contains(&k) || k >= 19;
+        assert_eq!(sep_rolled((4, 4), 1, k, k, UHD).0, large, "{k}");
+        assert_eq!(sep_rolled((4, 3), 1, k, k, UHD).0, false, "{k}");
+        assert_eq!(sep_rolled((4, 4), 1, k, k, HD).0, k >= 10, "{k}");
+        assert_eq!(sep_rolled((4, 4), 2, k, k, HD).0, k >= 17, "{k}");
+        assert_eq!(sep_rolled((4, 3), 2, k, k, HD).0, k >= 11, "{k}");
+        assert_eq!(sep_rolled((4, 4), 2, k, k, 1280 * 720).0, k >= 7, "{k}");
+        assert_eq!(sep_rolled((4, 4), 2, k, k, UHD).0, false, "{k}");
+    }
     for (ch, sb) in [(1, 1), (1, 2), (2, 1), (2, 2), (4, 1), (4, 2)] {
         for k in [5, 7, 9, 15, 25] {
             let row = ch == 2 && k >= 17;
             let col = (ch, sb) == (4, 2) && k <= 9;
             assert_eq!(
-                sep_rolled(ch, sb, k, k, UHD),
+                sep_rolled((ch, ch.min(3)), sb, k, k, UHD),
                 (row, col),
                 "{ch}×{sb} bytes, {k}"
             );
