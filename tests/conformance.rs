@@ -480,8 +480,11 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
     }
     // Separable plans where CUDA's `fast` rolls its loops (`sep_rolled`): 3 channels from 13
     // taps wide (8-bit, on planes whose threads own 4 pixels: under 1 M pixels, `sep_px`) or
-    // 11 (16-bit), 2 channels (NV12's and P010's chroma) from 17, 4 channels from 11 on planes
-    // under 4 M pixels (alpha kept and filtered), RGBA64 from 7 under 1 M; RGBA64 5 taps high.
+    // 11 (16-bit), 2 channels (NV12's and P010's chroma) from 17, 8-bit RGBA from 10 on planes
+    // under 4 M pixels (alpha kept and filtered) and with alpha filtered from 19 on larger ones
+    // (the backend with the large planes' rules), RGBA64 from 7 under 1 M and with alpha
+    // filtered from 17; RGBA64 5 taps high. And where its launch bounds are eased (RGBA64 10
+    // taps high on 1 M pixels, `unspilled`) and 8-bit RGBA 10 high takes one row (large rules).
     let separable = [
         (PixelFormat::Rgb8, 1283, 643, 15, 15, AlphaMode::Keep),
         (PixelFormat::Rgb8, 1283, 721, 13, 13, AlphaMode::Keep),
@@ -493,6 +496,10 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
         (PixelFormat::Rgba16, 643, 363, 7, 9, AlphaMode::Filter),
         (PixelFormat::Nv12, 1285, 723, 17, 5, AlphaMode::Keep),
         (PixelFormat::P010, 643, 365, 21, 11, AlphaMode::Keep),
+        (PixelFormat::Rgba8, 1031, 263, 10, 10, AlphaMode::Keep),
+        (PixelFormat::Rgba16, 1283, 803, 10, 10, AlphaMode::Keep),
+        (PixelFormat::Rgba8, 643, 365, 19, 9, AlphaMode::Filter),
+        (PixelFormat::Rgba16, 1283, 803, 17, 13, AlphaMode::Filter),
     ];
     for (i, (format, w, h, kw, kh, alpha)) in separable.into_iter().enumerate() {
         let src = random_frame(&mut rng, format, w, h);
