@@ -211,7 +211,7 @@ pub const REG_BLOCK_WIDTHS: [usize; 3] = [32, 16, 8];
 /// YUV 4:2:0 16.7 / 19.6, 4K RGBA 59.7 / 66.4, 8K NV12 85.7 / 94.3; `log:3` NV12 1440p 11.3 /
 /// 12.7; `fast_int` (`gaussian:3`, `:5`) level but 4K RGBA 5×5 44.5 / 47.5 …
 pub const REG_BLOCK_WIDTH: usize = 8;
-const _: () = assert!(REG_THREADS as usize % REG_BLOCK_WIDTH == 0);
+const _: () = assert!((REG_THREADS as usize).is_multiple_of(REG_BLOCK_WIDTH));
 /// … on 8-bit planes of 1–2 channels at every side, and on planes of 3–4 channels from this
 /// side on. At 3×3 the wide blocks of 3–4 channels were as fast or faster (8K RGBA `log:3`
 /// 115.0 / 120.6 µs at 8 wide); one channel of 16-bit samples was up to 2 % slower at 8 wide

@@ -547,12 +547,12 @@ fn rolled_passes_where_measured_faster_and_only_where_they_fit() {
     for k in [5, 7, 9, 11, 17, 19, 25] {
         let large = (7..=9).contains(&k) || k >= 19;
         assert_eq!(sep_rolled((4, 4), 1, k, k, UHD).0, large, "{k}");
-        assert_eq!(sep_rolled((4, 3), 1, k, k, UHD).0, false, "{k}");
+        assert!(!sep_rolled((4, 3), 1, k, k, UHD).0, "{k}");
         assert_eq!(sep_rolled((4, 4), 1, k, k, HD).0, k >= 10, "{k}");
         assert_eq!(sep_rolled((4, 4), 2, k, k, HD).0, k >= 17, "{k}");
         assert_eq!(sep_rolled((4, 3), 2, k, k, HD).0, k >= 11, "{k}");
         assert_eq!(sep_rolled((4, 4), 2, k, k, 1280 * 720).0, k >= 7, "{k}");
-        assert_eq!(sep_rolled((4, 4), 2, k, k, UHD).0, false, "{k}");
+        assert!(!sep_rolled((4, 4), 2, k, k, UHD).0, "{k}");
     }
     for (ch, sb) in [(1, 1), (1, 2), (2, 1), (2, 2), (4, 1), (4, 2)] {
         for k in [5, 7, 9, 15, 25] {
