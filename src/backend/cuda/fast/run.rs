@@ -306,16 +306,14 @@ fn choose(
         });
     }
     let pixels = sized(pixels);
-    // The plane's mask first: the rows `for_pixels` gives may depend on it.
-    let mut spec = plane(
-        if separable {
-            FastSpec::separable(kw, kh, ch, plan.border)
-        } else {
-            FastSpec::new(kw, kh, ch, plan.border)
-        }
-        .with_sample_bytes(sb),
-    )
-    .for_pixels(pixels);
+    let mut spec = plane(FastSpec::tiled_for_plane(
+        separable,
+        (kw, kh),
+        (ch, sb),
+        plan.border,
+        p,
+        pixels,
+    ));
     if !separable {
         if let Some(px) = tuning()
             .tiled_px
@@ -540,9 +538,9 @@ fn tiled_name(spec: &FastSpec) -> &'static str {
 /// thread's registers; at a few shapes the compiler's schedule needs far more than its
 /// neighbours' (RGBA64 `gaussian:10` separable, 8 blocks: 64 registers and 272 bytes spilled,
 /// 47.4 µs on 1080p against 32.1 at `:11`). The loaded kernel's local memory is read; over
-/// the tolerance, the same kernel is loaded with one block fewer at a time ([`eased_blocks`])
-/// until it is within it. Where no bound gets it there, the bound is not the cause and `spec`
-/// stays. A bound set by `CONVFLOW_FAST_MINB` / `CONVFLOW_FAST_SEP_MINB` stays;
+/// the tolerance, the same kernel with the loosest bound is loaded, and if that is within
+/// it, the kernel with one block fewer than asked at a time until one is ([`eased_blocks`]).
+/// Where the loosest bound keeps as much, the bound is not the cause and `spec` stays. A bound set by `CONVFLOW_FAST_MINB` / `CONVFLOW_FAST_SEP_MINB` stays;
 /// `CONVFLOW_FAST_SPILL=0` keeps every bound, `=2` also says on stderr where one was eased.
 fn unspilled(b: &mut CudaBackend, spec: FastSpec, name: &str) -> Result<FastSpec, CudaError> {
     let t = tuning();
@@ -565,8 +563,10 @@ fn unspilled(b: &mut CudaBackend, spec: FastSpec, name: &str) -> Result<FastSpec
         },
     };
     let mut spilled = 0;
-    let eased = eased_blocks(asked, |m| {
-        let f = b.function(&ModuleKey::Fast(bounded(m)), name)?;
+    let eased = eased_blocks(asked, threads, |m| {
+        // The registry's loader, not the backend's: this is no launch of the frame yet, and
+        // the kernels' start event is recorded at the first (`CudaBackend::function`).
+        let f = b.registry.function(&ModuleKey::Fast(bounded(m)), name)?;
         let local = f
             .local_size_bytes()
             .map_err(|e| CudaError::driver("reading a kernel's local memory", e))?;
@@ -592,23 +592,36 @@ fn unspilled(b: &mut CudaBackend, spec: FastSpec, name: &str) -> Result<FastSpec
     Ok(bounded(eased))
 }
 
-/// The resident blocks a kernel's launch bounds keep ([`unspilled`]): `asked` where its local
-/// memory (`local(m)`: bytes a thread with a bound of `m` blocks) is within
-/// [`SPILL_TOLERATED_BYTES`], else the most blocks under `asked` whose is, else (none is: the
-/// bound is not the cause) `asked`.
+/// The resident blocks of `threads` threads a kernel's launch bounds keep ([`unspilled`]):
+/// `asked` where its local memory (`local(m)`: bytes a thread with a bound of `m` blocks) is
+/// within [`SPILL_TOLERATED_BYTES`]; else, if the loosest bound that still caps registers
+/// differently ([`loosest_blocks`]) is within it, the most blocks under `asked` whose is;
+/// else `asked` (the bound is not the cause: two modules compiled, not one per bound).
 pub(super) fn eased_blocks(
     asked: usize,
+    threads: u32,
     mut local: impl FnMut(usize) -> Result<usize, CudaError>,
 ) -> Result<usize, CudaError> {
-    if local(asked)? <= SPILL_TOLERATED_BYTES {
+    let loosest = loosest_blocks(threads);
+    if asked <= loosest || local(asked)? <= SPILL_TOLERATED_BYTES {
         return Ok(asked);
     }
-    for m in (1..asked).rev() {
+    if local(loosest)? > SPILL_TOLERATED_BYTES {
+        return Ok(asked);
+    }
+    for m in (loosest + 1..asked).rev() {
         if local(m)? <= SPILL_TOLERATED_BYTES {
             return Ok(m);
         }
     }
-    Ok(asked)
+    Ok(loosest)
+}
+
+/// The most resident blocks of `threads` threads whose bound leaves a thread the most
+/// registers there are (255): 64 K registers a multiprocessor, so 2 blocks of 128 threads,
+/// one of 256; fewer blocks change nothing.
+pub(super) fn loosest_blocks(threads: u32) -> usize {
+    (65536 / (threads as usize * 256)).max(1)
 }
 
 /// Uploads `fast_int`'s packed weights for `form` (the two-factor kernel: the column factor,

@@ -27,6 +27,28 @@ impl FastSpec {
         }
     }
 
+    /// The tiled specialization of a `kw` × `kh` kernel, separable or full, for plane `p` of
+    /// `pixels` pixels, `ch` channels of `sb`-byte samples: what it compiles in of the plane
+    /// first ([`FastSpec::for_plane`]), then the rows the plane's size gives
+    /// ([`FastSpec::for_pixels`], which reads the plane's mask).
+    pub fn tiled_for_plane(
+        separable: bool,
+        (kw, kh): (usize, usize),
+        (ch, sb): (usize, usize),
+        border: Border,
+        p: &PlaneParams,
+        pixels: usize,
+    ) -> FastSpec {
+        if separable {
+            FastSpec::separable(kw, kh, ch, border)
+        } else {
+            FastSpec::new(kw, kh, ch, border)
+        }
+        .with_sample_bytes(sb)
+        .for_plane(p)
+        .for_pixels(pixels)
+    }
+
     /// The same separable specialization for a plane of `pixels` pixels: the rows of
     /// [`sep_small_shape`] where it has a shape; 8-bit RGBA taller than 9 on large planes takes
     /// [`sep_rows_rgba_large`]'s ([`sep_rgba_large`]; by its mask, set first).

@@ -597,27 +597,44 @@ fn planes_of_one_launch_number_their_blocks_in_turn() {
 #[test]
 fn launch_bounds_are_eased_to_the_most_blocks_within_the_spill_tolerance() {
     use super::rules::SPILL_TOLERATED_BYTES as T;
-    // Local memory a thread by resident blocks asked: RGBA64 `gaussian:10` separable as
-    // ptxas 13.0 compiled it (spill stores: 272 / 208 / 124 / 56 / 28 / 0 at 8 … 3 blocks).
+    // Bytes of local memory a thread by resident blocks asked, shaped as ptxas 13.0's spill
+    // stores for RGBA64 `gaussian:10` separable (272 / 208 / 124 / 56 / 28 / 0 at 8 … 3).
     let rgba64_10 = |m: usize| [0, 0, 0, 0, 28, 56, 124, 208, 272][m];
-    let ease = |asked, local: &dyn Fn(usize) -> usize| {
+    let ease = |asked, threads, local: &dyn Fn(usize) -> usize| {
         let mut asks = Vec::new();
-        let m = run::eased_blocks(asked, |m| {
+        let m = run::eased_blocks(asked, threads, |m| {
             asks.push(m);
             Ok(local(m))
         })
         .unwrap();
         (m, asks)
     };
-    assert_eq!(ease(8, &rgba64_10), (5, vec![8, 7, 6, 5]));
+    // The loosest bound first (2 blocks of 128 threads leave 255 registers), then down from
+    // one block fewer than asked.
+    assert_eq!(ease(8, 128, &rgba64_10), (5, vec![8, 2, 7, 6, 5]));
     // Within the tolerance: kept, nothing else compiled.
-    assert_eq!(ease(5, &rgba64_10), (5, vec![5]));
-    assert_eq!(ease(4, &|_| T), (4, vec![4]));
-    // Local memory at every bound (arrays, not spills): the bound stays.
-    assert_eq!(ease(3, &|_| T + 1), (3, vec![3, 2, 1]));
-    // Down to one block where only that fits.
+    assert_eq!(ease(5, 128, &rgba64_10), (5, vec![5]));
+    assert_eq!(ease(4, 128, &|_| T), (4, vec![4]));
+    // Local memory at the loosest bound too (arrays, not spills): the bound stays, two
+    // modules compiled, not one per bound.
+    assert_eq!(ease(8, 128, &|_| T + 1), (8, vec![8, 2]));
+    // Only the loosest fits: taken.
     assert_eq!(
-        ease(4, &|m| if m == 1 { 0 } else { 500 }),
-        (1, vec![4, 3, 2, 1])
+        ease(4, 128, &|m| if m <= 2 { 0 } else { 500 }),
+        (2, vec![4, 2, 3])
+    );
+    // 256 threads: one block is the loosest; a bound at the loosest is never probed.
+    assert_eq!(
+        ease(3, 256, &|m| if m == 1 { 0 } else { 500 }),
+        (1, vec![3, 1, 2])
+    );
+    assert_eq!(ease(2, 128, &|_| 500), (2, vec![]));
+    assert_eq!(
+        (
+            run::loosest_blocks(128),
+            run::loosest_blocks(256),
+            run::loosest_blocks(512)
+        ),
+        (2, 1, 1)
     );
 }

@@ -173,6 +173,12 @@ fn large_rgba_planes_take_more_separable_rows_and_blocks() {
         (kept(9), kept(10), kept(11)),
         (SEP_ROWS_RGBA, 1, SEP_ROWS_RGBA_LARGE)
     );
+    // As `choose` builds it: the plane's mask is in before the rows are chosen.
+    let tiled = |mask| {
+        let p = super::plane(3840, 4, mask);
+        FastSpec::tiled_for_plane(true, (10, 10), (4, 1), Border::Clamp, &p, large).py
+    };
+    assert_eq!((tiled(0b0111), tiled(0b1111)), (1, SEP_ROWS_RGBA_LARGE));
     // 9 and below, 16-bit RGBA and other channel counts keep their rows.
     assert_eq!(spec(9, 4, 1, large).py, SEP_ROWS_RGBA);
     assert_eq!(spec(25, 4, 2, large).py, SEP_ROWS_RGBA);
