@@ -540,8 +540,9 @@ fn tiled_name(spec: &FastSpec) -> &'static str {
 /// 47.4 µs on 1080p against 32.1 at `:11`). The loaded kernel's local memory is read; over
 /// the tolerance, the same kernel with the loosest bound is loaded, and if that is within
 /// it, the kernel with one block fewer than asked at a time until one is ([`eased_blocks`]).
-/// Where the loosest bound keeps as much, the bound is not the cause and `spec` stays. A bound set by `CONVFLOW_FAST_MINB` / `CONVFLOW_FAST_SEP_MINB` stays;
-/// `CONVFLOW_FAST_SPILL=0` keeps every bound, `=2` also says on stderr where one was eased.
+/// Where the loosest bound keeps as much, the bound is not the cause and `spec` stays. A
+/// bound set by `CONVFLOW_FAST_MINB` / `CONVFLOW_FAST_SEP_MINB` stays; `CONVFLOW_FAST_SPILL=0`
+/// keeps every bound, `=2` also says on stderr where one was eased.
 fn unspilled(b: &mut CudaBackend, spec: FastSpec, name: &str) -> Result<FastSpec, CudaError> {
     let t = tuning();
     let (threads, asked, set) = match spec.tiled_bounds {
