@@ -457,11 +457,14 @@ fn prepare(
             name,
             form,
         },
-        Choice::Tiled { spec, block, row } => Choice::Tiled {
-            spec: unspilled(b, spec.clone(), tiled_name(&spec))?,
-            block,
-            row,
-        },
+        Choice::Tiled { spec, block, row } => {
+            let name = tiled_name(&spec);
+            Choice::Tiled {
+                spec: unspilled(b, spec, name)?,
+                block,
+                row,
+            }
+        }
         Choice::Baseline => Choice::Baseline,
     };
     let (spec, name, block, (ts, smem)) = match &choice {
@@ -550,7 +553,7 @@ fn unspilled(b: &mut CudaBackend, spec: FastSpec, name: &str) -> Result<FastSpec
         None if spec.reg => (REG_THREADS, spec.min_blocks, t.min_blocks.is_some()),
         None => return Ok(spec),
     };
-    if asked <= 1 || set || t.spill_guard == Some(0) {
+    if set || t.spill_guard == Some(0) {
         return Ok(spec);
     }
     let bounded = |m: usize| match spec.tiled_bounds {
@@ -618,11 +621,14 @@ pub(super) fn eased_blocks(
     Ok(loosest)
 }
 
+/// Registers of a multiprocessor (sm_80 and sm_90), shared out by the launch bounds.
+const SM_REGISTERS: usize = 65536;
+
 /// The most resident blocks of `threads` threads whose bound leaves a thread the most
-/// registers there are (255): 64 K registers a multiprocessor, so 2 blocks of 128 threads,
-/// one of 256; fewer blocks change nothing.
+/// registers there are (255, in steps of 8: 256): 2 blocks of 128 threads, one of 256; fewer
+/// blocks change nothing.
 pub(super) fn loosest_blocks(threads: u32) -> usize {
-    (65536 / (threads as usize * 256)).max(1)
+    (SM_REGISTERS / (threads as usize * 256)).max(1)
 }
 
 /// Uploads `fast_int`'s packed weights for `form` (the two-factor kernel: the column factor,
