@@ -160,7 +160,8 @@ pub fn deep_integer_kernels(backend: &mut dyn Backend, salt: u64) {
         PixelFormat::Yuv420p10,
         PixelFormat::P010,
     ];
-    let (mut cases, mut integer) = (0, 0);
+    // The first this many of `named` (not `box:5x3`).
+    const SMALL_NAMED: usize = 9;
     for i in 0..36 {
         let kernel = match named.get(i) {
             Some(spec) => parse_spec(spec).unwrap(),
@@ -206,15 +207,19 @@ pub fn deep_integer_kernels(backend: &mut dyn Backend, salt: u64) {
         }
         let plan = filter.plan().unwrap();
         check_seeded(backend, &filter, &src, &mut rng, seed);
-        cases += 1;
-        integer +=
-            convflow::filter::IntegerForm::of(&plan, depth.largest_stored()).is_some() as usize;
+        // The small named kernels (divisors 1, 9, 16 and 256) have an integer form on every
+        // 16-bit format, plan, border and `--abs`, so each of their frames ran the integer
+        // path where the backend has one. `box:5x3` and random kernels may not (over 7, 9 or
+        // 25 two in three have none): a count of those with a form, asserted before, failed
+        // on about one seed in ten thousand, a random test's failure and no fault.
+        let has_form = convflow::filter::IntegerForm::of(&plan, depth.largest_stored()).is_some();
+        assert!(
+            has_form || i >= SMALL_NAMED,
+            "seed {seed}: `{}` on {format:?} ({:?}) had no integer form",
+            named[i],
+            plan.decomposition
+        );
     }
-    // Most have a form (a named kernel's or a random one's over 7, 9 or 25 may not).
-    assert!(
-        integer * 2 > cases,
-        "seed {seed}: only {integer} of {cases} cases had an integer form"
-    );
     // The edges of `fast_int`'s float finish (a power-of-two divisor, the clamp proven idle, no
     // `--abs`): `gaussian:3` less 0.5, whose flat windows are all ties (t / 16 − 0.5) from −0.5
     // up to the maximum less 0.5, on frames all 0, all at the maximum, random, and of raw
