@@ -480,11 +480,15 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
     }
     // Separable plans where CUDA's `fast` rolls its loops (`sep_rolled`): 3 channels from 13
     // taps wide (8-bit, on planes whose threads own 4 pixels: under 1 M pixels, `sep_px`) or
-    // 11 (16-bit), 2 channels (NV12's and P010's chroma) from 17, 8-bit RGBA from 10 on planes
-    // under 4 M pixels (alpha kept and filtered) and with alpha filtered from 19 on larger ones
-    // (the backend with the large planes' rules), RGBA64 from 7 under 1 M and with alpha
-    // filtered from 17; RGBA64 5 taps high. And where its launch bounds are eased (RGBA64 10
-    // taps high on 1 M pixels, `unspilled`) and 8-bit RGBA 10 high takes one row (large rules).
+    // 11 (16-bit), 2 channels (NV12's and P010's chroma) from 17, 8-bit RGBA from 4 on planes
+    // under 4 M pixels (alpha kept and filtered) and on larger ones (the backend with the
+    // large planes' rules) at 6-10 with alpha kept, 6-9 and from 19 with alpha filtered,
+    // RGBA64 from 7 under 1 M and with alpha filtered from 17; RGBA64 5 taps high. Where its
+    // launch bounds are eased (RGBA64 10 taps high on 1 M pixels, `unspilled`) and 8-bit RGBA
+    // 10 high takes one row (large rules). 8-bit RGBA's integer row pass with its windows
+    // regrouped per channel (`sep_int_channels`: `gaussian:9`'s row factor is integer), on
+    // small and large planes; one channel's 6 and 8 rows a thread at 7 and 10 taps high
+    // (`sep_rows_tall`; large rules).
     let separable = [
         (PixelFormat::Rgb8, 1283, 643, 15, 15, AlphaMode::Keep),
         (PixelFormat::Rgb8, 1283, 721, 13, 13, AlphaMode::Keep),
@@ -500,6 +504,14 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
         (PixelFormat::Rgba16, 1283, 803, 10, 10, AlphaMode::Keep),
         (PixelFormat::Rgba8, 643, 365, 19, 9, AlphaMode::Filter),
         (PixelFormat::Rgba16, 1283, 803, 17, 13, AlphaMode::Filter),
+        (PixelFormat::Rgba8, 1283, 517, 9, 9, AlphaMode::Keep),
+        (PixelFormat::Rgba8, 771, 259, 7, 9, AlphaMode::Filter),
+        (PixelFormat::Rgba8, 1031, 389, 6, 6, AlphaMode::Keep),
+        (PixelFormat::Rgba8, 773, 261, 4, 8, AlphaMode::Filter),
+        (PixelFormat::Rgba8, 643, 391, 6, 7, AlphaMode::Filter),
+        (PixelFormat::Gray8, 1283, 391, 7, 7, AlphaMode::Keep),
+        (PixelFormat::Gray8, 1285, 263, 10, 10, AlphaMode::Keep),
+        (PixelFormat::Gray16, 643, 395, 10, 10, AlphaMode::Keep),
     ];
     for (i, (format, w, h, kw, kh, alpha)) in separable.into_iter().enumerate() {
         let src = random_frame(&mut rng, format, w, h);

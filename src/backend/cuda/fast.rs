@@ -101,8 +101,9 @@ pub struct FastSpec {
     /// exact integers (fast.cu's `SEPI`: `__dp4a` on the window bytes as loaded, no sample
     /// converted) over this power-of-two divisor of the row factor, whose weights go to `c_wr`
     /// packed by [`pack_int_weights`], where [`IntegerForm::row_pass`] proves the f32 row
-    /// pass exact, so the horizontal sums are its bits. Set where the launch is chosen, by
-    /// [`sep_int_rows`] (`CONVFLOW_FAST_SEPI=0` / `1`: never / wherever proven).
+    /// pass exact, so the horizontal sums are its bits. Set where the launch is chosen,
+    /// wherever proven ([`sep_int_channels`] has the measurements; `CONVFLOW_FAST_SEPI=0`:
+    /// never).
     pub row_int: Option<u32>,
     /// Samples of one of `fast_sep`'s row-pass items with [`FastSpec::row_global`] (fast.cu's
     /// `PXH`): a multiple of `px` that divides the block's row, `px` unless

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use cudarc::nvrtc::Ptx;
 
-use super::fast::{FastSpec, SEP_ROWS_TALL, SEP_ROWS_TALL_16};
+use super::fast::{FastSpec, SEP_ROWS_MID, SEP_ROWS_TALL, SEP_ROWS_TALL_16};
 use super::{abi, raw, CudaError};
 use crate::border::Border;
 use crate::filter::IntegerForm;
@@ -195,17 +195,21 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                         ..rolled
                     }));
                 }
-                // One channel from 11 taps: 8 rows per thread (6 for 16-bit samples).
+                // One channel on large launches: 8 or 6 rows per thread of 8-bit samples, 6
+                // of 16-bit ones (`sep_rows_tall`).
                 if separable && ch == 1 {
-                    keys.push(ModuleKey::Fast(FastSpec {
-                        py: if spec.sb == 1 {
-                            SEP_ROWS_TALL
-                        } else {
-                            SEP_ROWS_TALL_16
-                        },
-                        sums_pad: true,
-                        ..spec.clone()
-                    }));
+                    let rows: &[usize] = if spec.sb == 1 {
+                        &[SEP_ROWS_TALL, SEP_ROWS_MID]
+                    } else {
+                        &[SEP_ROWS_TALL_16]
+                    };
+                    for &py in rows {
+                        keys.push(ModuleKey::Fast(FastSpec {
+                            py,
+                            sums_pad: true,
+                            ..spec.clone()
+                        }));
+                    }
                 }
                 keys.push(ModuleKey::Fast(spec));
                 i += 1;

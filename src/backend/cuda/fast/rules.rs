@@ -292,8 +292,8 @@ pub const SPILL_TOLERATED_BYTES: usize = 64;
 /// `CONVFLOW_FAST_INT_FFIN8` the same for 8-bit samples),
 /// `CONVFLOW_FAST_SEPG` (1: the tiled separable kernel's row pass reads global memory; 0: an
 /// input tile), `CONVFLOW_FAST_SEPA` (1 / 0: inner blocks of that kernel stage their input
-/// rows everywhere / nowhere, [`sep_staged`]), `CONVFLOW_FAST_SEPI` (1 / 0: its row pass in
-/// exact integers wherever proven / nowhere, [`sep_int_rows`]), `CONVFLOW_FAST_SEP_TILED_MIN`
+/// rows everywhere / nowhere, [`sep_staged`]), `CONVFLOW_FAST_SEPI` (0: its row pass never in
+/// exact integers, which it is by default wherever proven), `CONVFLOW_FAST_SEP_TILED_MIN`
 /// (least side of the separable plans the tiled kernel takes first, on every plane),
 /// `CONVFLOW_FAST_SEP_MINB` (blocks of 128 threads of the tiled separable kernel resident per
 /// multiprocessor at least, [`sep_min_blocks`]; 0: no bound), `CONVFLOW_FAST_SEP_HPX`

@@ -11,9 +11,9 @@ use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
 
 use super::rules::{
     full_rows_by_side, full_tiled_first, register_min_blocks, register_thread_shape,
-    sep_int_channels, sep_int_rows, sep_px, sep_rows_tall, sep_short16, sep_staged, sums_padded,
-    tiled_rows, tuning, BLOCKS, FULL_TILE_PREFERRED, INT16_FLOAT_FINISH, INT8_FLOAT_FINISH,
-    REG_THREADS, SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16, SEP_ROWS_RGB_INT_SMALL, SEP_SMALL_PLANE,
+    sep_int_channels, sep_px, sep_rows_tall, sep_short16, sep_staged, sums_padded, tiled_rows,
+    tuning, BLOCKS, FULL_TILE_PREFERRED, INT16_FLOAT_FINISH, INT8_FLOAT_FINISH, REG_THREADS,
+    SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16, SEP_ROWS_RGB_INT_SMALL, SEP_SMALL_PLANE,
     SEP_TILE_PREFERRED, SPILL_TOLERATED_BYTES, TALL_TILE_PREFERRED,
 };
 use super::{pack_int_weights, FastSpec};
@@ -324,10 +324,10 @@ fn choose(
     }
     // Separable: inner blocks stage their input rows where that measured faster, and 8-bit
     // row passes are taken in exact integers where proven (the weights within a signed byte
-    // for `__dp4a`).
+    // for `__dp4a`), on every plane (`sep_int_channels`).
     let mut row = None;
     if spec.separable && spec.row_global {
-        if l.depth == Depth::U8 && tuning().sep_int.unwrap_or_else(|| sep_int_rows(ch, pixels)) {
+        if l.depth == Depth::U8 && tuning().sep_int != Some(false) {
             row = IntegerForm::row_pass(plan, l.depth.max()).filter(|f| f.max_weight() <= 127);
             spec.row_int = row.as_ref().map(|f| f.divisor);
             spec.deinterleave = spec.row_int.is_some()

@@ -61,33 +61,59 @@ pub fn sep_rows_rgba_large(kh: usize, all_filtered: bool) -> usize {
 }
 
 /// Output rows per thread of `fast_sep` on one-channel planes (gray, the planes of YUV, P016's
-/// luma) from [`SEP_ROWS_TALL_MIN_SIDE`] taps high on launches of at least
-/// [`SEP_ROWS_TALL_MIN_SAMPLES`] samples: 8 for 8-bit samples …
+/// luma) on launches of at least [`SEP_ROWS_TALL_MIN_SAMPLES`] samples: 8 for 8-bit samples
+/// from [`SEP_ROWS_TALL_8_MIN_SIDE`] taps high …
 pub const SEP_ROWS_TALL: usize = 8;
-/// … 6 for 16-bit ones. H100, held clock, gaussian:11 / :15 / :25 separable against 4 rows, µs
-/// (docs/PERFORMANCE.md, "twenty-seventh round"): 8K gray 57.5 / 66.0 / 101.4 → 52.5 / 60.2 /
-/// 89.3, 8K YUV 4:2:0 88.1 / 101.2 / 152.6 → 81.3 / 91.3 / 134.5, 4K gray 1.03–1.05×, 4K YUV
-/// 4:2:0 1.05–1.07×; 16-bit with 6 rows: 8K gray16 1.05–1.09×, YUV 4:2:0 10-bit 1.06–1.08×, 4K
-/// 1.00–1.03×. Below 7–9 taps, and at 1080p (gray 0.86–0.91× with 8 rows), 4 rows stay; NV12
-/// lost with either count on its two-channel plane, which keeps 4.
+/// … 6 for 16-bit ones from [`SEP_ROWS_TALL_MIN_SIDE`]. H100, held clock, gaussian:11 / :15 /
+/// :25 separable against 4 rows, µs (docs/PERFORMANCE.md, "twenty-seventh round"): 8K gray 57.5
+/// / 66.0 / 101.4 → 52.5 / 60.2 / 89.3, 8K YUV 4:2:0 88.1 / 101.2 / 152.6 → 81.3 / 91.3 /
+/// 134.5, 4K gray 1.03–1.05×, 4K YUV 4:2:0 1.05–1.07×; 16-bit with 6 rows: 8K gray16
+/// 1.05–1.09×, YUV 4:2:0 10-bit 1.06–1.08×, 4K 1.00–1.03×. At 1080p (gray 0.86–0.91× with 8
+/// rows) 4 rows stay; NV12 lost with either count on its two-channel plane, which keeps 4.
+/// At 10 taps (forty-third round, two passes alternating, 4 / 6 rows): gray16 on 4K / 5K / 8K
+/// 1.02 / 1.05 / 1.05× (8K 71.4 → 68.0 µs), YUV 4:2:0 10-bit 1.00 / 1.05 / 1.04×.
 pub const SEP_ROWS_TALL_16: usize = 6;
-/// See [`SEP_ROWS_TALL`].
-pub const SEP_ROWS_TALL_MIN_SIDE: usize = 11;
+/// See [`SEP_ROWS_TALL_16`].
+pub const SEP_ROWS_TALL_MIN_SIDE: usize = 10;
+/// See [`SEP_ROWS_TALL`]; 8-bit planes 10 taps high take [`SEP_ROWS_MID`].
+pub const SEP_ROWS_TALL_8_MIN_SIDE: usize = 11;
 /// See [`SEP_ROWS_TALL`] (a 4K one-channel plane has 8.3 M samples, 4K YUV 4:2:0 12.4 M, 1080p
 /// YUV 4:2:0 3.1 M).
 pub const SEP_ROWS_TALL_MIN_SAMPLES: usize = 4_000_000;
+/// 8-bit one-channel planes take this many rows 10 taps high on launches of
+/// [`SEP_ROWS_TALL_MIN_SAMPLES`], and [`SEP_ROWS_MID_MIN_SIDE`]–9 taps high on launches of
+/// [`SEP_ROWS_MID_MIN_SAMPLES`]. H100, held clock, gaussian separable, rows 4 (the rule
+/// before) / 6 / 8, two passes alternating, µs (docs/PERFORMANCE.md, "forty-third round"):
+/// - 10 taps: gray 4K 18.1 / 16.5 / 17.5, 5K (5120 × 2880) 28.6 / 25.8 / 26.5, 8K 55.7 / 51.4 /
+///   51.1; YUV 4:2:0 4K / 5K / 8K 1.10 / 1.09 / 1.08× with 6, 1.04–1.05× with 8;
+/// - 5–9 taps with 6 rows: YUV 4:2:0 (one launch: 12.4 M samples on 4K) 1.03–1.08× on 4K,
+///   1.04–1.10× on 5K, 1.06–1.13× on 8K (`:7` 70.0 → 62.1 µs); gray 1.01–1.04× on 5K
+///   (14.7 M), 1.01–1.07× on 8K (`:7` 42.4 → 40.2; 8 rows 39.1 but 0.96× on 5K `:8`); at 5 taps
+///   level on gray 5K (8K's one-channel 5-tap plans take the integer kernel);
+/// - on 4K gray (8.3 M samples) 5–9 taps were 0.93–1.02× with 6 and slower with 8; 16-bit
+///   samples at 5–9 0.93–1.03× on 4K and 5K (8K 1.01–1.04×), so they keep 4.
+pub const SEP_ROWS_MID: usize = 6;
+/// See [`SEP_ROWS_MID`].
+pub const SEP_ROWS_MID_MIN_SIDE: usize = 5;
+/// See [`SEP_ROWS_MID`].
+pub const SEP_ROWS_MID_MIN_SAMPLES: usize = 12_000_000;
 
-/// The rows per thread [`SEP_ROWS_TALL`] gives a separable launch of `samples` samples on
-/// planes of `ch` channels of `sb`-byte samples, `kh` taps high; None where the rule before
-/// stays.
+/// The rows per thread [`SEP_ROWS_TALL`], [`SEP_ROWS_TALL_16`] and [`SEP_ROWS_MID`] give a
+/// separable launch of `samples` samples on planes of `ch` channels of `sb`-byte samples, `kh`
+/// taps high; None where the rule before stays.
 pub fn sep_rows_tall(ch: usize, sb: usize, kh: usize, samples: usize) -> Option<usize> {
-    (ch == 1 && kh >= SEP_ROWS_TALL_MIN_SIDE && samples >= SEP_ROWS_TALL_MIN_SAMPLES).then_some(
-        if sb == 1 {
-            SEP_ROWS_TALL
-        } else {
-            SEP_ROWS_TALL_16
-        },
-    )
+    if ch != 1 || samples < SEP_ROWS_TALL_MIN_SAMPLES {
+        return None;
+    }
+    match sb {
+        1 if kh >= SEP_ROWS_TALL_8_MIN_SIDE => Some(SEP_ROWS_TALL),
+        1 if kh >= SEP_ROWS_TALL_MIN_SIDE => Some(SEP_ROWS_MID),
+        1 if kh >= SEP_ROWS_MID_MIN_SIDE && samples >= SEP_ROWS_MID_MIN_SAMPLES => {
+            Some(SEP_ROWS_MID)
+        }
+        2 if kh >= SEP_ROWS_TALL_MIN_SIDE => Some(SEP_ROWS_TALL_16),
+        _ => None,
+    }
 }
 
 /// Whether a separable plan on a plane of `ch` channels of `sb`-byte samples and `pixels`
@@ -154,7 +180,7 @@ pub const SEP_STAGED_MIN_SAMPLES: usize = 3_000_000;
 
 /// Whether `fast_sep` (row pass from global memory) on `ch` channels of `sb`-byte samples,
 /// `kh` taps high, in a launch of `launch_samples` samples, its row pass in exact integers
-/// (`int`, [`sep_int_rows`]) or not, first copies each inner block's input rows to shared
+/// (`int`, [`sep_int_channels`]) or not, first copies each inner block's input rows to shared
 /// memory ([`FastSpec::row_staged`](super::super::FastSpec::row_staged)):
 /// - 8-bit RGB to 9 taps high;
 /// - one channel of 8-bit samples to 7 (to 9 with the integer row pass) and of 16-bit samples
@@ -200,30 +226,31 @@ pub fn sums_padded(ch: usize, sb: usize, kh: usize) -> bool {
     ch <= 2 || sb == 1 && kh >= 11
 }
 
-/// Whether `fast_sep` (row pass from global memory) on `ch` channels of 8-bit samples, a
-/// plane of `pixels` pixels, takes its row pass in exact integers where the row factor allows
-/// it ([`FastSpec::row_int`](super::super::FastSpec::row_int)): one to three channels everywhere,
-/// four on planes under [`SEP_SMALL_PLANE`] pixels. H100, held clock, gaussian:5–9 separable,
-/// against the f32 row pass in the same build (`CONVFLOW_FAST_SEPI=0`), best of two passes
-/// alternating (docs/PERFORMANCE.md, "twenty-sixth round"), 1080p / 4K / 8K: gaussian:7 gray
-/// 0.98 / 1.08 / 1.09×, NV12 0.99 / 1.06 / 1.07×, YUV 4:2:0 1.08 / 1.12 / 1.15×, RGB 1.05 /
-/// 1.06 / 1.06×; gaussian:9 1.00–1.06×; box:4–16 on 1080p and 4K 0.97–1.09×; RGBA 1.02–1.05×
-/// on 1080p, 0.98–1.00× on 4K and 8K (one useful byte in four of each dot product).
-pub fn sep_int_rows(ch: usize, pixels: usize) -> bool {
-    ch <= 3 || ch == 4 && pixels < SEP_SMALL_PLANE
-}
-
-/// Whether `fast_sep`'s exact integer row pass on `ch` interleaved channels regroups each
-/// item's window per channel first
-/// ([`FastSpec::deinterleave`](super::super::FastSpec::deinterleave)): 8-bit RGB,
-/// whose taps 3 bytes apart spread a 9-tap sum over 7 words. H100, held clock, gaussian
-/// separable 4–15, against the interleaved windows in the same build
-/// (`CONVFLOW_FAST_SEPD=0`), best of two passes alternating (docs/PERFORMANCE.md, "thirtieth
-/// round"): RGB `gaussian:9` 1.05 / 1.06 / 1.10× on 1080p / 4K / 8K (8K 142.9 → 130.1 µs),
-/// `:7` 1.03 / 1.02 / 1.06×, `:5` on 8K 1.02×; NV12's chroma (taps 2 bytes apart) 0.99–1.01×,
-/// 1080p RGBA 1.00–1.02×, so two and four channels keep their windows as loaded.
+/// Whether `fast_sep`'s exact integer row pass ([`FastSpec::row_int`](super::super::FastSpec::row_int);
+/// 8-bit samples, row pass from global memory, wherever the row factor allows it, on every
+/// plane) on `ch` interleaved channels regroups each item's window per channel first
+/// ([`FastSpec::deinterleave`](super::super::FastSpec::deinterleave)): 8-bit RGB and RGBA.
+///
+/// The integer row pass against the f32 one in the same build (`CONVFLOW_FAST_SEPI=0`), H100,
+/// held clock, gaussian:5–9 separable, best of two passes alternating (docs/PERFORMANCE.md,
+/// "twenty-sixth round"), 1080p / 4K / 8K: gaussian:7 gray 0.98 / 1.08 / 1.09×, NV12 0.99 /
+/// 1.06 / 1.07×, YUV 4:2:0 1.08 / 1.12 / 1.15×, RGB 1.05 / 1.06 / 1.06×; gaussian:9
+/// 1.00–1.06×; box:4–16 on 1080p and 4K 0.97–1.09×; RGBA 1.02–1.05× on 1080p, 0.98–1.00× on
+/// 4K and 8K with its windows as loaded (one useful byte in four of each dot product).
+///
+/// Regrouped against as loaded (`CONVFLOW_FAST_SEPD=0`), best of two passes alternating:
+/// - RGB (twenty-ninth round), whose taps 3 bytes apart spread a 9-tap sum over 7 words:
+///   `gaussian:9` 1.05 / 1.06 / 1.10× on 1080p / 4K / 8K (8K 142.9 → 130.1 µs), `:7` 1.03 /
+///   1.02 / 1.06×, `:5` on 8K 1.02×; NV12's chroma (taps 2 bytes apart) 0.99–1.01×, so two
+///   channels keep their windows as loaded;
+/// - RGBA (forty-third round; round 29 had 1.00–1.02× on 1080p): alpha kept, `:5` / `:7` / `:9`
+///   1.02–1.04× on 1080p and 1440p; with alpha filtered 1.05 / 1.08–1.10 / 1.10–1.13× (1440p
+///   `:9` 35.8 → 31.5). On 4K and 8K, where RGBA's row pass had been f32 (above), the integer
+///   pass regrouped against that: alpha kept `:7` 1.03 / 1.04×, `:9` 1.06 / 1.07× (8K 234.1 →
+///   219.5), alpha filtered (the f32 pass one channel at a time, [`sep_rolled`]) `:7` 1.06 /
+///   1.08×, `:9` 1.03 / 1.05×.
 pub fn sep_int_channels(ch: usize) -> bool {
-    ch == 3
+    ch >= 3
 }
 
 /// Output rows per thread of `fast_sep` for 8-bit RGB with the integer row pass on planes
@@ -433,14 +460,15 @@ pub fn sep_row_threads(ch: usize, sb: usize, kw: usize) -> usize {
 ///   for rgb48);
 /// - 2 channels (the chroma planes of NV12 and P010) from [`SEP_PLANAR_MIN_WIDTH_2`];
 /// - 8-bit RGBA from [`SEP_PLANAR_MIN_WIDTH_4`] on planes under [`SEP_SMALL_PLANE`] pixels; on
-///   larger ones with alpha filtered only, at [`SEP_PLANAR_RGBA_LARGE_NARROW`] and from
-///   [`SEP_PLANAR_RGBA_LARGE`];
+///   larger ones at [`SEP_PLANAR_RGBA_LARGE_KEPT`] with alpha kept, at
+///   [`SEP_PLANAR_RGBA_LARGE_NARROW`] and from [`SEP_PLANAR_RGBA_LARGE`] with alpha filtered;
 /// - RGBA64 from [`SEP_PLANAR_MIN_WIDTH_4_SMALL`] on planes under [`SEP_ROLLED_COL_MIN_PLANE`],
 ///   from [`SEP_PLANAR_MIN_WIDTH_4_16`] (alpha kept) or [`SEP_PLANAR_MIN_WIDTH_4_16_ALL`] (alpha
 ///   filtered) on planes under [`SEP_SMALL_PLANE`].
 ///
 /// Unmeasured, and taking the rule of their neighbours: 2 channels at 17–21 taps on 720p,
-/// 8-bit RGBA at 10 taps with alpha filtered, RGBA64 at even widths but 6–12 with alpha kept.
+/// RGBA64 at even widths but 6–12 with alpha kept. (The row pass is the f32 one: the odd
+/// Gaussians 5–9, whose row factors are integers, take the integer pass instead.)
 ///
 /// The column pass for RGBA64 5, 7 and [`SEP_ROLLED_COL_MAX_HEIGHT`] taps high (the heights
 /// measured), from 7 taps on planes of [`SEP_ROLLED_COL_MIN_PLANE`] pixels, where the row pass
@@ -472,6 +500,13 @@ pub fn sep_row_threads(ch: usize, sb: usize, kw: usize) -> usize {
 ///   720p 1.06–1.09×, on 1080p and 1440p 0.99–1.04× (at 10 the unrolled pass spilled:
 ///   [`SPILL_TOLERATED_BYTES`](super::SPILL_TOLERATED_BYTES)); NV12 and P010 at 17–25 on 720p
 ///   1.00–1.06×.
+/// - the same, forty-third round, 8-bit RGBA at 4–10 taps (the even ones: their row factors
+///   are irrational): alpha kept, `:4` / `:6` / `:8` 1.08 / 1.06 / 1.07× on 1080p, 1.12 /
+///   1.09 / 1.09× on 1440p, `:6` / `:8` / `:10` 1.08 / 1.09 / 1.12× on 4K and 1.07 / 1.09 /
+///   1.12× on 8K (8K `:10` 301.9 → 270.8 µs, one row a thread, [`sep_rows_rgba_large`]); alpha
+///   filtered, `:4` / `:6` / `:8` 1.09 / 1.03 / 1.09× on 1080p, 1.12 / 1.07 / 1.13× on 1440p,
+///   `:6` 1.06× on 4K and 8K, but `:10` 0.90× there. (`:4` on 4K and 8K takes the integer
+///   kernel.)
 /// - the column pass rolled, RGBA64: `:5` 1.08–1.16× on 720p–8K (8K 249.3 against 215.6), `:7` /
 ///   `:9` 1.06–1.21× from 1080p (4K 81.2 / 91.8 against 73.9 / 80.5) but 0.975× on 720p, `:11`
 ///   within 1 %, `:25` up to 3 % slower. One channel (gray, gray16, NV12 at 9–25 taps) 2–11 %
@@ -490,9 +525,8 @@ pub fn sep_rolled(
         (3, 1) => kw >= SEP_PLANAR_MIN_WIDTH,
         (3, _) => kw >= SEP_PLANAR_MIN_WIDTH_16,
         (4, 1) if small => kw >= SEP_PLANAR_MIN_WIDTH_4,
-        (4, 1) => {
-            all && (SEP_PLANAR_RGBA_LARGE_NARROW.contains(&kw) || kw >= SEP_PLANAR_RGBA_LARGE)
-        }
+        (4, 1) if all => SEP_PLANAR_RGBA_LARGE_NARROW.contains(&kw) || kw >= SEP_PLANAR_RGBA_LARGE,
+        (4, 1) => SEP_PLANAR_RGBA_LARGE_KEPT.contains(&kw),
         (4, _) if pixels < SEP_ROLLED_COL_MIN_PLANE => kw >= SEP_PLANAR_MIN_WIDTH_4_SMALL,
         (4, _) if small => {
             kw >= if all {
@@ -518,7 +552,7 @@ pub const SEP_PLANAR_MIN_WIDTH_16: usize = 11;
 /// See [`sep_rolled`].
 pub const SEP_PLANAR_MIN_WIDTH_2: usize = 17;
 /// See [`sep_rolled`].
-pub const SEP_PLANAR_MIN_WIDTH_4: usize = 10;
+pub const SEP_PLANAR_MIN_WIDTH_4: usize = 4;
 /// See [`sep_rolled`].
 pub const SEP_PLANAR_MIN_WIDTH_4_16: usize = 11;
 /// See [`sep_rolled`].
@@ -526,7 +560,9 @@ pub const SEP_PLANAR_MIN_WIDTH_4_16_ALL: usize = 17;
 /// See [`sep_rolled`].
 pub const SEP_PLANAR_MIN_WIDTH_4_SMALL: usize = 7;
 /// See [`sep_rolled`].
-pub const SEP_PLANAR_RGBA_LARGE_NARROW: std::ops::RangeInclusive<usize> = 7..=9;
+pub const SEP_PLANAR_RGBA_LARGE_NARROW: std::ops::RangeInclusive<usize> = 6..=9;
+/// See [`sep_rolled`].
+pub const SEP_PLANAR_RGBA_LARGE_KEPT: std::ops::RangeInclusive<usize> = 6..=10;
 /// See [`sep_rolled`].
 pub const SEP_PLANAR_RGBA_LARGE: usize = 19;
 /// See [`sep_rolled`].

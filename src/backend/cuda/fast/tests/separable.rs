@@ -344,16 +344,6 @@ fn staged_rows_follow_the_measured_rules() {
 
 #[test]
 fn integer_row_passes_follow_the_measured_rules() {
-    use super::rules::{sep_int_rows, SEP_SMALL_PLANE};
-    // One to three channels on every plane, four on small planes only.
-    for ch in 1..=3 {
-        assert!(
-            sep_int_rows(ch, 1) && sep_int_rows(ch, usize::MAX),
-            "{ch} channels"
-        );
-    }
-    assert!(sep_int_rows(4, SEP_SMALL_PLANE - 1));
-    assert!(!sep_int_rows(4, SEP_SMALL_PLANE));
     // The specialization compiles the pass in with its divisor; without it, the f32 pass.
     let spec = FastSpec::separable(7, 7, 1, Border::Clamp);
     assert!(spec.defines().contains(&"-DSEPI=0".to_string()));
@@ -365,11 +355,11 @@ fn integer_row_passes_follow_the_measured_rules() {
     assert!(defines.contains(&"-DSEPI=1".to_string()));
     assert!(defines.contains(&"-DRDIV=64".to_string()));
     assert!(defines.contains(&"-DDEIL=0".to_string()));
-    // On RGB the windows are regrouped per channel, and the weights packed for taps 1 byte
-    // apart; interleaved, the channels apart.
+    // On RGB and RGBA the windows are regrouped per channel, and the weights packed for taps
+    // 1 byte apart; interleaved (NV12's chroma), the channels apart.
     use super::rules::sep_int_channels;
-    assert!(sep_int_channels(3));
-    for ch in [1, 2, 4] {
+    assert!(sep_int_channels(3) && sep_int_channels(4));
+    for ch in [1, 2] {
         assert!(!sep_int_channels(ch), "{ch} channels");
     }
     for ch in 2..=4 {
@@ -421,8 +411,8 @@ fn padded_sums_follow_the_measured_rules() {
 #[test]
 fn short_and_tall_separable_rules_follow_the_measurements() {
     use super::rules::{
-        sep_rows_tall, sep_short16, SEP_ROWS_TALL_MIN_SAMPLES, SEP_SMALL_PLANE,
-        SEP_SMALL_SIDE_MAX_PLANE,
+        sep_rows_tall, sep_short16, SEP_ROWS_MID, SEP_ROWS_MID_MIN_SAMPLES,
+        SEP_ROWS_TALL_MIN_SAMPLES, SEP_SMALL_PLANE, SEP_SMALL_SIDE_MAX_PLANE,
     };
     if std::env::var_os("CONVFLOW_FAST_SEP_TILED_MIN").is_some() {
         return; // the override decides
@@ -445,13 +435,25 @@ fn short_and_tall_separable_rules_follow_the_measurements() {
     assert!(!sep_short16(4, 2, 5, UHD) && !sep_short16(3, 1, 5, UHD));
     assert!(!sep_short16(3, 2, 6, UHD) && !sep_short16(3, 2, 5, qhd));
     assert!(!sep_short16(1, 2, 9, UHD), "a kernel 9 wide and 4 high");
-    // One channel from 11 taps on large launches: 8 rows for 8-bit, 6 for 16-bit.
+    // One channel on large launches: 8 rows for 8-bit from 11 taps, 6 at 10 (and at 5-9 on
+    // launches of 12 M samples), 6 for 16-bit from 10.
     let large = SEP_ROWS_TALL_MIN_SAMPLES;
+    let mid = SEP_ROWS_MID_MIN_SAMPLES;
     assert_eq!(sep_rows_tall(1, 1, 11, large), Some(SEP_ROWS_TALL));
+    assert_eq!(sep_rows_tall(1, 1, 10, large), Some(SEP_ROWS_MID));
     assert_eq!(sep_rows_tall(1, 2, 25, UHD), Some(SEP_ROWS_TALL_16));
-    assert_eq!(sep_rows_tall(1, 1, 9, UHD), None);
+    assert_eq!(sep_rows_tall(1, 2, 10, large), Some(SEP_ROWS_TALL_16));
+    assert_eq!(sep_rows_tall(1, 2, 9, usize::MAX), None);
+    assert_eq!(sep_rows_tall(1, 1, 9, UHD), None, "8.3 M samples");
+    for k in 5..=9 {
+        assert_eq!(sep_rows_tall(1, 1, k, mid), Some(SEP_ROWS_MID), "{k}");
+        assert_eq!(sep_rows_tall(1, 1, k, mid - 1), None, "{k}");
+    }
+    assert_eq!(sep_rows_tall(1, 1, 4, usize::MAX), None);
     assert_eq!(sep_rows_tall(1, 1, 15, large - 1), None);
+    assert_eq!(sep_rows_tall(1, 1, 10, large - 1), None);
     assert_eq!(sep_rows_tall(2, 1, 15, UHD), None);
+    assert_eq!(sep_rows_tall(2, 1, 7, usize::MAX), None);
 }
 
 #[test]
@@ -510,9 +512,9 @@ fn rgb_threads_own_four_samples_where_measured_faster() {
 fn rolled_passes_where_measured_faster_and_only_where_they_fit() {
     use super::rules::SEP_SMALL_PLANE;
     // The row pass one channel at a time: 3 channels from 13 taps wide (8-bit), from 11
-    // (16-bit); 2 channels from 17; 4 channels (alpha kept) from 10 (8-bit) or 11 (RGBA64) on
-    // planes under 4 M pixels, RGBA64 from 7 under 1 M. The column pass rolled: RGBA64 5, 7
-    // and 9 taps high, from 7 on planes of 1 M pixels.
+    // (16-bit); 2 channels from 17; 4 channels (alpha kept) from 4 (8-bit) or 11 (RGBA64) on
+    // planes under 4 M pixels, 8-bit at 6-10 on larger ones, RGBA64 from 7 under 1 M. The
+    // column pass rolled: RGBA64 5, 7 and 9 taps high, from 7 on planes of 1 M pixels.
     assert_eq!(sep_rolled((3, 3), 1, 13, 13, UHD), (true, false));
     assert_eq!(sep_rolled((3, 3), 1, 25, 3, HD), (true, false));
     assert_eq!(sep_rolled((3, 3), 1, 11, 25, UHD), (false, false));
@@ -530,7 +532,12 @@ fn rolled_passes_where_measured_faster_and_only_where_they_fit() {
         sep_rolled((4, 3), 1, 25, 25, SEP_SMALL_PLANE),
         (false, false)
     );
-    assert_eq!(sep_rolled((4, 3), 1, 9, 9, 1280 * 720), (false, false));
+    assert_eq!(sep_rolled((4, 3), 1, 4, 4, 1280 * 720), (true, false));
+    assert_eq!(sep_rolled((4, 3), 1, 3, 3, 1280 * 720), (false, false));
+    for k in [4, 5, 6, 8, 10, 11] {
+        let large = (6..=10).contains(&k);
+        assert_eq!(sep_rolled((4, 3), 1, k, k, UHD).0, large, "{k}");
+    }
     assert_eq!(sep_rolled((4, 3), 2, 5, 5, 1280 * 720), (false, true));
     assert_eq!(sep_rolled((4, 3), 2, 7, 3, 1280 * 720), (true, false));
     assert_eq!(sep_rolled((4, 3), 2, 25, 9, HD), (true, true));
@@ -548,13 +555,17 @@ fn rolled_passes_where_measured_faster_and_only_where_they_fit() {
     assert_eq!(sep_rolled((4, 3), 2, 8, 8, UHD), (false, false));
     assert_eq!(sep_rolled((4, 3), 1, 10, 10, HD), (true, false));
     assert_eq!(sep_rolled((4, 3), 2, 10, 10, HD), (false, false));
-    // All four filtered: 8-bit RGBA on large planes at 7-9 and from 19, RGBA64 from 17 on
+    // All four filtered: 8-bit RGBA on large planes at 6-9 and from 19, RGBA64 from 17 on
     // planes of 1-4 M pixels.
-    for k in [5, 7, 9, 11, 17, 19, 25] {
-        let large = (7..=9).contains(&k) || k >= 19;
+    for k in [5, 6, 7, 9, 10, 11, 17, 19, 25] {
+        let large = (6..=9).contains(&k) || k >= 19;
         assert_eq!(sep_rolled((4, 4), 1, k, k, UHD).0, large, "{k}");
-        assert!(!sep_rolled((4, 3), 1, k, k, UHD).0, "{k}");
-        assert_eq!(sep_rolled((4, 4), 1, k, k, HD).0, k >= 10, "{k}");
+        assert_eq!(
+            sep_rolled((4, 3), 1, k, k, UHD).0,
+            (6..=10).contains(&k),
+            "{k}"
+        );
+        assert_eq!(sep_rolled((4, 4), 1, k, k, HD).0, k >= 4, "{k}");
         assert_eq!(sep_rolled((4, 4), 2, k, k, HD).0, k >= 17, "{k}");
         assert_eq!(sep_rolled((4, 3), 2, k, k, HD).0, k >= 11, "{k}");
         assert_eq!(sep_rolled((4, 4), 2, k, k, 1280 * 720).0, k >= 7, "{k}");
@@ -562,7 +573,7 @@ fn rolled_passes_where_measured_faster_and_only_where_they_fit() {
     }
     for (ch, sb) in [(1, 1), (1, 2), (2, 1), (2, 2), (4, 1), (4, 2)] {
         for k in [5, 7, 9, 15, 25] {
-            let row = ch == 2 && k >= 17;
+            let row = ch == 2 && k >= 17 || (ch, sb) == (4, 1) && (6..=10).contains(&k);
             let col = (ch, sb) == (4, 2) && k <= 9;
             assert_eq!(
                 sep_rolled((ch, ch.min(3)), sb, k, k, UHD),
