@@ -487,8 +487,9 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
     // launch bounds are eased (RGBA64 10 taps high on 1 M pixels, `unspilled`) and 8-bit RGBA
     // 10 high takes one row (large rules). 8-bit RGBA's integer row pass with its windows
     // regrouped per channel (`sep_int_channels`: `gaussian:9`'s row factor is integer), on
-    // small and large planes; one channel's 6 and 8 rows a thread at 7 and 10 taps high
-    // (`sep_rows_tall`; large rules).
+    // small and large planes; one channel's 6 rows a thread (`sep_rows_tall`; large rules) at
+    // 7 taps high under a 9-wide integer row pass, staged, and at 10 (8-bit and 16-bit). A
+    // 7×7 gray frame takes the two-factor integer kernel under the large rules.
     let separable = [
         (PixelFormat::Rgb8, 1283, 643, 15, 15, AlphaMode::Keep),
         (PixelFormat::Rgb8, 1283, 721, 13, 13, AlphaMode::Keep),
@@ -510,6 +511,7 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
         (PixelFormat::Rgba8, 773, 261, 4, 8, AlphaMode::Filter),
         (PixelFormat::Rgba8, 643, 391, 6, 7, AlphaMode::Filter),
         (PixelFormat::Gray8, 1283, 391, 7, 7, AlphaMode::Keep),
+        (PixelFormat::Gray8, 1281, 393, 9, 7, AlphaMode::Keep),
         (PixelFormat::Gray8, 1285, 263, 10, 10, AlphaMode::Keep),
         (PixelFormat::Gray16, 643, 395, 10, 10, AlphaMode::Keep),
     ];

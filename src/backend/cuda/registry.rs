@@ -209,6 +209,18 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                             sums_pad: true,
                             ..spec.clone()
                         }));
+                        // … with the exact integer row pass, staged and not.
+                        if spec.sb == 1 && spec.row_global {
+                            for row_staged in [false, true] {
+                                keys.push(ModuleKey::Fast(FastSpec {
+                                    py,
+                                    sums_pad: true,
+                                    row_int: Some(64),
+                                    row_staged,
+                                    ..spec.clone()
+                                }));
+                            }
+                        }
                     }
                 }
                 keys.push(ModuleKey::Fast(spec));

@@ -349,7 +349,7 @@ fn choose(
             sep_staged(ch, sb, kh, sized(launch_samples), spec.row_int.is_some())
         });
         spec.sums_pad = tuning().sums_pad.unwrap_or_else(|| sums_padded(ch, sb, kh));
-        // One-channel planes from 11 taps high on large launches: more rows per thread.
+        // One-channel planes on large launches: more rows per thread (`sep_rows_tall`).
         if let Some(rows) = sep_rows_tall(ch, sb, kh, sized(launch_samples)) {
             if b.block_override().is_none() {
                 spec.py = rows;

@@ -91,7 +91,8 @@ pub const SEP_ROWS_TALL_MIN_SAMPLES: usize = 4_000_000;
 ///   (14.7 M), 1.01–1.07× on 8K (`:7` 42.4 → 40.2; 8 rows 39.1 but 0.96× on 5K `:8`); at 5 taps
 ///   level on gray 5K (8K's one-channel 5-tap plans take the integer kernel);
 /// - on 4K gray (8.3 M samples) 5–9 taps were 0.93–1.02× with 6 and slower with 8; 16-bit
-///   samples at 5–9 0.93–1.03× on 4K and 5K (8K 1.01–1.04×), so they keep 4.
+///   samples at 5–9 (gray16, YUV 4:2:0 10-bit) 0.96–1.01× on 4K and 5K (8K 0.99–1.04×), so
+///   they keep 4. P010's luma was measured only with its chroma plane's rows changed too.
 pub const SEP_ROWS_MID: usize = 6;
 /// See [`SEP_ROWS_MID`].
 pub const SEP_ROWS_MID_MIN_SIDE: usize = 5;
@@ -226,9 +227,10 @@ pub fn sums_padded(ch: usize, sb: usize, kh: usize) -> bool {
     ch <= 2 || sb == 1 && kh >= 11
 }
 
-/// Whether `fast_sep`'s exact integer row pass ([`FastSpec::row_int`](super::super::FastSpec::row_int);
-/// 8-bit samples, row pass from global memory, wherever the row factor allows it, on every
-/// plane) on `ch` interleaved channels regroups each item's window per channel first
+/// Whether `fast_sep`'s exact integer row pass
+/// ([`FastSpec::row_int`](super::super::FastSpec::row_int); 8-bit samples, row pass from
+/// global memory, wherever the row factor allows it, on every plane) on `ch` interleaved
+/// channels regroups each item's window per channel first
 /// ([`FastSpec::deinterleave`](super::super::FastSpec::deinterleave)): 8-bit RGB and RGBA.
 ///
 /// The integer row pass against the f32 one in the same build (`CONVFLOW_FAST_SEPI=0`), H100,
@@ -239,12 +241,12 @@ pub fn sums_padded(ch: usize, sb: usize, kh: usize) -> bool {
 /// 4K and 8K with its windows as loaded (one useful byte in four of each dot product).
 ///
 /// Regrouped against as loaded (`CONVFLOW_FAST_SEPD=0`), best of two passes alternating:
-/// - RGB (twenty-ninth round), whose taps 3 bytes apart spread a 9-tap sum over 7 words:
+/// - RGB (thirtieth round), whose taps 3 bytes apart spread a 9-tap sum over 7 words:
 ///   `gaussian:9` 1.05 / 1.06 / 1.10× on 1080p / 4K / 8K (8K 142.9 → 130.1 µs), `:7` 1.03 /
 ///   1.02 / 1.06×, `:5` on 8K 1.02×; NV12's chroma (taps 2 bytes apart) 0.99–1.01×, so two
 ///   channels keep their windows as loaded;
-/// - RGBA (forty-third round; round 29 had 1.00–1.02× on 1080p): alpha kept, `:5` / `:7` / `:9`
-///   1.02–1.04× on 1080p and 1440p; with alpha filtered 1.05 / 1.08–1.10 / 1.10–1.13× (1440p
+/// - RGBA (forty-third round; the thirtieth had 1.00–1.02× on 1080p): alpha kept, `:5` / `:7` /
+///   `:9` 1.02–1.04× on 1080p and 1440p; with alpha filtered 1.05 / 1.08–1.10 / 1.10–1.13× (1440p
 ///   `:9` 35.8 → 31.5). On 4K and 8K, where RGBA's row pass had been f32 (above), the integer
 ///   pass regrouped against that: alpha kept `:7` 1.03 / 1.04×, `:9` 1.06 / 1.07× (8K 234.1 →
 ///   219.5), alpha filtered (the f32 pass one channel at a time, [`sep_rolled`]) `:7` 1.06 /
@@ -468,7 +470,8 @@ pub fn sep_row_threads(ch: usize, sb: usize, kw: usize) -> usize {
 ///
 /// Unmeasured, and taking the rule of their neighbours: 2 channels at 17–21 taps on 720p,
 /// RGBA64 at even widths but 6–12 with alpha kept. (The row pass is the f32 one: the odd
-/// Gaussians 5–9, whose row factors are integers, take the integer pass instead.)
+/// Gaussians 5–9, whose row factors are integers, take the integer pass instead; the
+/// forty-third round's odd sides below were measured with it turned off.)
 ///
 /// The column pass for RGBA64 5, 7 and [`SEP_ROLLED_COL_MAX_HEIGHT`] taps high (the heights
 /// measured), from 7 taps on planes of [`SEP_ROLLED_COL_MIN_PLANE`] pixels, where the row pass
@@ -505,8 +508,10 @@ pub fn sep_row_threads(ch: usize, sb: usize, kw: usize) -> usize {
 ///   1.09 / 1.09× on 1440p, `:6` / `:8` / `:10` 1.08 / 1.09 / 1.12× on 4K and 1.07 / 1.09 /
 ///   1.12× on 8K (8K `:10` 301.9 → 270.8 µs, one row a thread, [`sep_rows_rgba_large`]); alpha
 ///   filtered, `:4` / `:6` / `:8` 1.09 / 1.03 / 1.09× on 1080p, 1.12 / 1.07 / 1.13× on 1440p,
-///   `:6` 1.06× on 4K and 8K, but `:10` 0.90× there. (`:4` on 4K and 8K takes the integer
-///   kernel.)
+///   `:6` 1.06× on 4K and 8K, but `:10` 0.90× there. (`:4` on 4K and 8K takes the register
+///   kernel `fast_reg`.) The odd sides with the f32 row factor (the integer pass off,
+///   `CONVFLOW_FAST_SEPI=0`, as for a Gaussian of another σ), grouped against unrolled: 720p
+///   and 1080p 1.03–1.16×; 4K / 8K alpha kept `:7` 1.03 / 1.01×, `:9` 1.00 / 0.99×.
 /// - the column pass rolled, RGBA64: `:5` 1.08–1.16× on 720p–8K (8K 249.3 against 215.6), `:7` /
 ///   `:9` 1.06–1.21× from 1080p (4K 81.2 / 91.8 against 73.9 / 80.5) but 0.975× on 720p, `:11`
 ///   within 1 %, `:25` up to 3 % slower. One channel (gray, gray16, NV12 at 9–25 taps) 2–11 %
