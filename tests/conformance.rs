@@ -489,7 +489,10 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
     // regrouped per channel (`sep_int_channels`: `gaussian:9`'s row factor is integer), on
     // small and large planes; one channel's 6 rows a thread (`sep_rows_tall`; large rules) at
     // 7 taps high under a 9-wide integer row pass, staged, and at 10 (8-bit and 16-bit). A
-    // 7×7 gray frame takes the two-factor integer kernel under the large rules.
+    // 7×7 gray frame takes the two-factor integer kernel under the large rules. rgb48 4-5
+    // taps high on planes under 4 M pixels (16 × 8 blocks, one row, no launch bound,
+    // `SEP_SHAPE_SHORT_RGB48`) and 8-bit RGB's f32 row pass with two rows there
+    // (`SEP_ROWS_RGB_SMALL`: an even Gaussian's row factor is not integer).
     let separable = [
         (PixelFormat::Rgb8, 1283, 643, 15, 15, AlphaMode::Keep),
         (PixelFormat::Rgb8, 1283, 721, 13, 13, AlphaMode::Keep),
@@ -514,6 +517,9 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
         (PixelFormat::Gray8, 1281, 393, 9, 7, AlphaMode::Keep),
         (PixelFormat::Gray8, 1285, 263, 10, 10, AlphaMode::Keep),
         (PixelFormat::Gray16, 643, 395, 10, 10, AlphaMode::Keep),
+        (PixelFormat::Rgb16, 1283, 803, 5, 5, AlphaMode::Keep),
+        (PixelFormat::Rgb16, 643, 365, 7, 4, AlphaMode::Keep),
+        (PixelFormat::Rgb8, 1921, 1081, 8, 6, AlphaMode::Keep),
     ];
     for (i, (format, w, h, kw, kh, alpha)) in separable.into_iter().enumerate() {
         let src = random_frame(&mut rng, format, w, h);

@@ -14,7 +14,10 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use cudarc::nvrtc::Ptx;
 
-use super::fast::{FastSpec, SEP_ROWS_MID, SEP_ROWS_TALL, SEP_ROWS_TALL_16};
+use super::fast::{
+    FastSpec, SEP_ROWS_MID, SEP_ROWS_RGB_SMALL, SEP_ROWS_TALL, SEP_ROWS_TALL_16,
+    SEP_SHAPE_SHORT_RGB48,
+};
 use super::{abi, raw, CudaError};
 use crate::border::Border;
 use crate::filter::IntegerForm;
@@ -324,6 +327,20 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
             i += 1;
         }
     }
+    // Small planes' shapes as the launch builds them: rgb48 4–5 taps high (16 × 8, one row,
+    // no launch bound, `SEP_SHAPE_SHORT_RGB48`) and 8-bit RGB's f32 row pass with two rows
+    // (`SEP_ROWS_RGB_SMALL`).
+    let hd = 1920 * 1080;
+    keys.push(ModuleKey::Fast(
+        FastSpec::separable(5, 4, 3, Border::Reflect)
+            .with_sample_bytes(2)
+            .for_pixels(hd)
+            .for_block(SEP_SHAPE_SHORT_RGB48.block, hd),
+    ));
+    keys.push(ModuleKey::Fast(FastSpec {
+        py: SEP_ROWS_RGB_SMALL,
+        ..FastSpec::separable(6, 6, 3, Border::Wrap)
+    }));
     // Variants of those: RGBA with its alpha kept (every kernel of four channels, so every way
     // an unfiltered channel is skipped and passed through); MSB-aligned 16-bit samples (P010)
     // with --abs and an offset; one launch over the three planes of a YUV frame (every

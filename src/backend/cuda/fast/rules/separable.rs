@@ -255,11 +255,17 @@ pub fn sep_int_channels(ch: usize) -> bool {
     ch >= 3
 }
 
-/// Output rows per thread of `fast_sep` for 8-bit RGB with the integer row pass on planes
-/// under [`SEP_SMALL_PLANE`] pixels, taps up to 9 high: with the row pass cheaper, more threads
-/// beat fewer halo rows (H100, gaussian:7 / 9 on 1080p: 15.9 / 17.6 µs against 17.6 / 19.5
-/// with [`SEP_ROWS`]; on 4K they lost 5–7 %; docs/PERFORMANCE.md, "twenty-sixth round").
-pub const SEP_ROWS_RGB_INT_SMALL: usize = 2;
+/// Output rows per thread of `fast_sep` for 8-bit RGB on planes under [`SEP_SMALL_PLANE`]
+/// pixels, taps up to 9 high: more threads beat fewer halo rows. With the integer row pass
+/// (H100, gaussian:7 / 9 on 1080p: 15.9 / 17.6 µs against 17.6 / 19.5 with [`SEP_ROWS`]; on
+/// 4K they lost 5–7 %; docs/PERFORMANCE.md, "twenty-sixth round") and with the f32 one (the
+/// even Gaussians, and the odd ones with `CONVFLOW_FAST_SEPI=0` as for a Gaussian of another
+/// σ; H100, best of two passes, against 4 rows: `gaussian:4` / `:6` / `:8` 1.15 / 1.21 /
+/// 1.20× on 1080p (`:6` 18.2 → 15.1 µs), 1.07 / 1.09 / 1.08× on 1440p, `:5` / `:7` / `:9`
+/// 1.16 / 1.16 / 1.19× and 1.05 / 1.06 / 1.08×; on 4K 0.95–1.00×, at 10–12 taps on 1440p
+/// 0.97–0.99×; 720p and smaller planes took 2 or 1 rows already by their few threads,
+/// [`tiled_rows`](super::tiled_rows); docs/PERFORMANCE.md, "forty-fourth round").
+pub const SEP_ROWS_RGB_SMALL: usize = 2;
 
 /// Planes under this many pixels take the smallest planes' separable shapes of 16-bit RGB and
 /// RGBA ([`sep_small_shape`]; a 720p plane has 0.92 M pixels, a 1080p one 2.1 M) …
@@ -269,6 +275,26 @@ pub const SEP_SMALLER_PLANE: usize = 1_000_000;
 /// rows; on 720p two, 31.1 against 35.6).
 pub const SEP_RGBA64_ONE_ROW_BELOW: usize = 500_000;
 
+/// The shape of rgb48 separable plans 4–5 taps high on planes under [`SEP_SMALL_PLANE`]
+/// pixels ([`sep_small_shape`]): 16 × 8 blocks as on larger planes ([`SEP_BLOCK_SHORT16`]),
+/// one row a thread, no launch bound, items of two threads' outputs. The rules before gave
+/// these plans 8 × 16 blocks and [`SEP_ROWS`] rows (on 1080p and 1440p their launches have too
+/// many threads for the small launches' rule, [`tiled_rows`](super::tiled_rows)), and 1080p
+/// `gaussian:5` took 26.7 µs where `:3` took 14.8 and `:7` 20.1. H100, best of two passes,
+/// µs, `:4` / `:5` against the rules before: 1080p 16.0 / 16.8 against 26.1 / 26.7, 1921×1081
+/// 16.5 / 16.8 against 29.1 / 29.5, 1440p 24.7 / 25.8 against 37.3 / 38.3, 720p 9.9 / 10.1
+/// against 10.5 / 11.1, 853×480 and 640×360 1.00–1.04×. Of 9 shapes (8 × 16, 16 × 8, 32 × 4;
+/// 1 or 2 rows; bound or not) this one was within 3 % of the best from 720p up; 32 × 4 with
+/// one row was 1.04–1.06× faster still on 853×480 and 640×360. One and two channels of
+/// 16-bit samples lost 2–8 % in 16 × 8 blocks on these planes and RGBA64 tied, so they keep
+/// their rules (docs/PERFORMANCE.md, "forty-fourth round").
+pub const SEP_SHAPE_SHORT_RGB48: SepShape = SepShape {
+    block: SEP_BLOCK_SHORT16,
+    rows: 1,
+    min_blocks: 0,
+    row_threads: 2,
+};
+
 /// A launch shape of `fast_sep` with its row pass from global memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SepShape {
@@ -276,7 +302,8 @@ pub struct SepShape {
     pub block: (u32, u32),
     /// Output rows per thread.
     pub rows: usize,
-    /// Blocks of 128 threads resident per multiprocessor at least (as [`sep_min_blocks`]).
+    /// Blocks of 128 threads resident per multiprocessor at least (as [`sep_min_blocks`]; 0:
+    /// no launch bound).
     pub min_blocks: usize,
     /// Threads' outputs per row-pass item (as [`sep_row_threads`]).
     pub row_threads: usize,
@@ -287,6 +314,7 @@ pub struct SepShape {
 /// the rules made on 1080p and 4K: few threads per launch want more resident blocks (fewer
 /// registers) and wider row-pass items. None elsewhere (the rules of [`sep_min_blocks`],
 /// [`sep_row_threads`] and the blocks and rows of `FastSpec` apply).
+/// - rgb48 4–5 taps high: [`SEP_SHAPE_SHORT_RGB48`].
 /// - 8-bit RGBA taller than 9: 4 × 32, 2 rows, 5 blocks, items of 4.
 /// - rgb48 from 6 taps high: 8 × 16 (4 × 32 taller than 15 under [`SEP_SMALLER_PLANE`]), one row
 ///   (two taller than 9 from [`SEP_SMALLER_PLANE`]), 5 blocks, items of 2.
@@ -302,7 +330,7 @@ pub struct SepShape {
 /// 1.13 / 1.13. Items of 4 for 8-bit RGBA on 4K and 8K lost up to 11 % from 19 taps; 8-bit RGBA
 /// to 9 taps high kept its rules (within 2 % of the best but at 1440p gaussian:5, 10 %).
 pub fn sep_small_shape(ch: usize, sb: usize, kh: usize, pixels: usize) -> Option<SepShape> {
-    if pixels >= SEP_SMALL_PLANE || kh < SEP_TILED_MIN_SIDE {
+    if pixels >= SEP_SMALL_PLANE || kh < SEP_TILED_MIN_SIDE_SMALL {
         return None;
     }
     let smaller = pixels < SEP_SMALLER_PLANE;
@@ -313,6 +341,8 @@ pub fn sep_small_shape(ch: usize, sb: usize, kh: usize, pixels: usize) -> Option
         row_threads,
     };
     match (ch, sb) {
+        (3, 2) if kh < SEP_TILED_MIN_SIDE => Some(SEP_SHAPE_SHORT_RGB48),
+        _ if kh < SEP_TILED_MIN_SIDE => None,
         (4, 1) if kh > 9 => Some(shape(SEP_BLOCK_TALL_RGBA, 2, 4)),
         (3, 2) => {
             let block = if kh > 15 && smaller {

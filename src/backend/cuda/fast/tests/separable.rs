@@ -224,6 +224,14 @@ fn separable_shapes_of_small_planes_follow_the_measured_rules() {
         ((4, 2, 15, hd), None),
         ((4, 2, 25, p480), Some(shape(tall, one, 2))),
         ((4, 2, 25, p720), Some(shape(tall, two, 2))),
+        // rgb48 4–5 taps high: 16 × 8, one row, no launch bound; not at 3 taps (the
+        // register kernel's), nor for other 16-bit formats or large planes.
+        ((3, 2, 5, hd), Some(SEP_SHAPE_SHORT_RGB48)),
+        ((3, 2, 4, p480), Some(SEP_SHAPE_SHORT_RGB48)),
+        ((3, 2, 3, hd), None),
+        ((3, 2, 5, SEP_SMALL_PLANE), None),
+        ((1, 2, 5, hd), None),
+        ((4, 2, 5, p720), None),
         // Other formats, short kernels and large planes: the rules before.
         ((1, 1, 25, p480), None),
         ((3, 1, 25, p480), None),
@@ -238,6 +246,14 @@ fn separable_shapes_of_small_planes_follow_the_measured_rules() {
         );
     }
     // The specialization takes them: rows, first block, bounds and row items.
+    let short = FastSpec::separable(5, 5, 3, Border::Clamp)
+        .with_sample_bytes(2)
+        .for_pixels(hd);
+    assert_eq!(short.py, 1);
+    assert_eq!(short.first_block(hd), Some(SEP_BLOCK_SHORT16));
+    assert_eq!(short.sep_bounds(SEP_BLOCK_SHORT16, hd), None);
+    let px = short.px;
+    assert_eq!(short.for_block(SEP_BLOCK_SHORT16, hd).row_px, 2 * px);
     let spec = FastSpec::separable(25, 25, 4, Border::Clamp).with_sample_bytes(2);
     let small = spec.clone().for_pixels(p480);
     assert_eq!(small.py, 1);
