@@ -15,7 +15,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use cudarc::nvrtc::Ptx;
 
 use super::fast::{
-    FastSpec, SEP_ROWS_MID, SEP_ROWS_RGB_SMALL, SEP_ROWS_TALL, SEP_ROWS_TALL_16,
+    FastSpec, SEP_BLOCK, SEP_ROWS_MID, SEP_ROWS_RGB_SMALL, SEP_ROWS_TALL, SEP_ROWS_TALL_16,
     SEP_SHAPE_SHORT_RGB48,
 };
 use super::{abi, raw, CudaError};
@@ -337,10 +337,14 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
             .for_pixels(hd)
             .for_block(SEP_SHAPE_SHORT_RGB48.block, hd),
     ));
-    keys.push(ModuleKey::Fast(FastSpec {
-        py: SEP_ROWS_RGB_SMALL,
-        ..FastSpec::separable(6, 6, 3, Border::Wrap)
-    }));
+    keys.push(ModuleKey::Fast(
+        FastSpec {
+            py: SEP_ROWS_RGB_SMALL,
+            row_staged: true,
+            ..FastSpec::separable(6, 6, 3, Border::Wrap)
+        }
+        .for_block(SEP_BLOCK, hd),
+    ));
     // Variants of those: RGBA with its alpha kept (every kernel of four channels, so every way
     // an unfiltered channel is skipped and passed through); MSB-aligned 16-bit samples (P010)
     // with --abs and an offset; one launch over the three planes of a YUV frame (every

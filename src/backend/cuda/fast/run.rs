@@ -11,9 +11,9 @@ use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
 
 use super::rules::{
     full_rows_by_side, full_tiled_first, register_min_blocks, register_thread_shape,
-    sep_int_channels, sep_px, sep_rows_tall, sep_short16, sep_staged, sums_padded, tiled_rows,
-    tuning, BLOCKS, FULL_TILE_PREFERRED, INT16_FLOAT_FINISH, INT8_FLOAT_FINISH, REG_THREADS,
-    SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16, SEP_ROWS_RGB_SMALL, SEP_SMALL_PLANE,
+    sep_int_channels, sep_px, sep_rows_rgb_small, sep_rows_tall, sep_short16, sep_staged,
+    sums_padded, tiled_rows, tuning, BLOCKS, FULL_TILE_PREFERRED, INT16_FLOAT_FINISH,
+    INT8_FLOAT_FINISH, REG_THREADS, SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16, SEP_ROWS_RGB_SMALL,
     SEP_TILE_PREFERRED, SPILL_TOLERATED_BYTES, TALL_TILE_PREFERRED,
 };
 use super::{pack_int_weights, FastSpec};
@@ -355,9 +355,12 @@ fn choose(
                 spec.py = rows;
             }
         }
-        // 8-bit RGB on small planes: fewer rows per thread (`SEP_ROWS_RGB_SMALL`).
-        let rgb_small = ch == 3 && sb == 1 && kh <= 9 && pixels < SEP_SMALL_PLANE;
-        if rgb_small && b.block_override().is_none() {
+        // 8-bit RGB on small planes: fewer rows per thread (`sep_rows_rgb_small`).
+        let threads = launch_samples / (spec.px * spec.py).max(1);
+        let int_rows = spec.row_int.is_some();
+        if sep_rows_rgb_small((ch, sb), kh, pixels, int_rows, threads)
+            && b.block_override().is_none()
+        {
             spec.py = spec.py.min(SEP_ROWS_RGB_SMALL);
         }
     }

@@ -256,16 +256,38 @@ pub fn sep_int_channels(ch: usize) -> bool {
 }
 
 /// Output rows per thread of `fast_sep` for 8-bit RGB on planes under [`SEP_SMALL_PLANE`]
-/// pixels, taps up to 9 high: more threads beat fewer halo rows. With the integer row pass
-/// (H100, gaussian:7 / 9 on 1080p: 15.9 / 17.6 µs against 17.6 / 19.5 with [`SEP_ROWS`]; on
-/// 4K they lost 5–7 %; docs/PERFORMANCE.md, "twenty-sixth round") and with the f32 one (the
-/// even Gaussians, and the odd ones with `CONVFLOW_FAST_SEPI=0` as for a Gaussian of another
-/// σ; H100, best of two passes, against 4 rows: `gaussian:4` / `:6` / `:8` 1.15 / 1.21 /
-/// 1.20× on 1080p (`:6` 18.2 → 15.1 µs), 1.07 / 1.09 / 1.08× on 1440p, `:5` / `:7` / `:9`
-/// 1.16 / 1.16 / 1.19× and 1.05 / 1.06 / 1.08×; on 4K 0.95–1.00×, at 10–12 taps on 1440p
-/// 0.97–0.99×; 720p and smaller planes took 2 or 1 rows already by their few threads,
-/// [`tiled_rows`](super::tiled_rows); docs/PERFORMANCE.md, "forty-fourth round").
+/// pixels, taps up to 9 high ([`sep_rows_rgb_small`]): more threads beat fewer halo rows.
 pub const SEP_ROWS_RGB_SMALL: usize = 2;
+
+/// Whether a separable 8-bit RGB launch takes [`SEP_ROWS_RGB_SMALL`] rows: planes of `ch`
+/// channels of `sb`-byte samples under [`SEP_SMALL_PLANE`] pixels (`pixels`), kernels up to 9
+/// taps high (`kh`); with the exact integer row pass (`int_rows`) on every such launch, with
+/// the f32 one where the launch has at least [`TILED_FEW_THREADS`](super::TILED_FEW_THREADS)
+/// threads at the rule's rows (`threads`), so that the small launches' rule
+/// ([`tiled_rows`](super::tiled_rows)) keeps the smaller ones as it measured them (853×480 and
+/// 960×540 one row).
+/// - The integer row pass: H100, gaussian:7 / 9 on 1080p: 15.9 / 17.6 µs against 17.6 / 19.5
+///   with [`SEP_ROWS`]; on 4K they lost 5–7 % (docs/PERFORMANCE.md, "twenty-sixth round").
+/// - The f32 one (the even Gaussians, and the odd ones with `CONVFLOW_FAST_SEPI=0` as for a
+///   Gaussian of another σ): H100, best of two passes, against 4 rows, `gaussian:4` / `:6` /
+///   `:8` 1.15 / 1.21 / 1.20× on 1080p (`:6` 18.2 → 15.1 µs), 1.07 / 1.09 / 1.08× on 1440p,
+///   `:5` / `:7` / `:9` 1.16 / 1.16 / 1.19× and 1.05 / 1.06 / 1.08×; on 4K 0.95–1.00×; at 10–12
+///   taps 0.93–0.99× on 1440p and 0.73–1.11× on 1080p (`:10` 1.11×, `:11` / `:12` 0.73 /
+///   0.76×), so not there. 720p launches (57.6 K threads at 4 rows) took 2 rows by the small
+///   launches' rule already (4 rows 0.77–0.83×), 640×360 one (2 rows 0.77–0.82×)
+///   (docs/PERFORMANCE.md, "forty-fourth round").
+pub fn sep_rows_rgb_small(
+    (ch, sb): (usize, usize),
+    kh: usize,
+    pixels: usize,
+    int_rows: bool,
+    threads: usize,
+) -> bool {
+    (ch, sb) == (3, 1)
+        && kh <= 9
+        && pixels < SEP_SMALL_PLANE
+        && (int_rows || threads >= super::TILED_FEW_THREADS)
+}
 
 /// Planes under this many pixels take the smallest planes' separable shapes of 16-bit RGB and
 /// RGBA ([`sep_small_shape`]; a 720p plane has 0.92 M pixels, a 1080p one 2.1 M) …
@@ -285,7 +307,7 @@ pub const SEP_RGBA64_ONE_ROW_BELOW: usize = 500_000;
 /// 16.5 / 16.8 against 29.1 / 29.5, 1440p 24.7 / 25.8 against 37.3 / 38.3, 720p 9.9 / 10.1
 /// against 10.5 / 11.1, 853×480 and 640×360 1.00–1.04×. Of 9 shapes (8 × 16, 16 × 8, 32 × 4;
 /// 1 or 2 rows; bound or not) this one was within 3 % of the best from 720p up; 32 × 4 with
-/// one row was 1.04–1.06× faster still on 853×480 and 640×360. One and two channels of
+/// one row was 1.02–1.09× faster still on 853×480 and 640×360. One and two channels of
 /// 16-bit samples lost 2–8 % in 16 × 8 blocks on these planes and RGBA64 tied, so they keep
 /// their rules (docs/PERFORMANCE.md, "forty-fourth round").
 pub const SEP_SHAPE_SHORT_RGB48: SepShape = SepShape {
@@ -312,8 +334,9 @@ pub struct SepShape {
 /// The shape of a separable plan `kh` taps high over `ch` channels of `sb`-byte samples on a
 /// plane of `pixels` pixels under [`SEP_SMALL_PLANE`], where the measured shape differs from
 /// the rules made on 1080p and 4K: few threads per launch want more resident blocks (fewer
-/// registers) and wider row-pass items. None elsewhere (the rules of [`sep_min_blocks`],
-/// [`sep_row_threads`] and the blocks and rows of `FastSpec` apply).
+/// registers) and wider row-pass items (rgb48 4–5 taps high: no launch bound). None elsewhere
+/// (the rules of [`sep_min_blocks`], [`sep_row_threads`] and the blocks and rows of `FastSpec`
+/// apply).
 /// - rgb48 4–5 taps high: [`SEP_SHAPE_SHORT_RGB48`].
 /// - 8-bit RGBA taller than 9: 4 × 32, 2 rows, 5 blocks, items of 4.
 /// - rgb48 from 6 taps high: 8 × 16 (4 × 32 taller than 15 under [`SEP_SMALLER_PLANE`]), one row

@@ -224,9 +224,10 @@ fn separable_shapes_of_small_planes_follow_the_measured_rules() {
         ((4, 2, 15, hd), None),
         ((4, 2, 25, p480), Some(shape(tall, one, 2))),
         ((4, 2, 25, p720), Some(shape(tall, two, 2))),
-        // rgb48 4–5 taps high: 16 × 8, one row, no launch bound; not at 3 taps (the
-        // register kernel's), nor for other 16-bit formats or large planes.
+        // rgb48 4–5 taps high: 16 × 8, one row, no launch bound; not 3 taps high, nor for
+        // other 16-bit formats or large planes; from 6 taps high the taller kernels' shape.
         ((3, 2, 5, hd), Some(SEP_SHAPE_SHORT_RGB48)),
+        ((3, 2, 6, hd), Some(shape(SEP_BLOCK, one, 2))),
         ((3, 2, 4, p480), Some(SEP_SHAPE_SHORT_RGB48)),
         ((3, 2, 3, hd), None),
         ((3, 2, 5, SEP_SMALL_PLANE), None),
@@ -269,6 +270,37 @@ fn separable_shapes_of_small_planes_follow_the_measured_rules() {
             .row_px,
         uhd.px
     );
+}
+
+#[test]
+fn rgb_rows_on_small_planes_follow_the_measured_rules() {
+    use super::rules::{sep_rows_rgb_small, TILED_FEW_THREADS};
+    let (hd, uhd) = (1920 * 1080, 3840 * 2160);
+    // 1080p RGB at 4 rows of 12 samples: 130 K threads.
+    let threads = |w: usize, h: usize| w * h * 3 / (12 * SEP_ROWS);
+    let many = threads(1920, 1080);
+    // The integer row pass on every small plane up to 9 taps high, the f32 one where the
+    // launch has enough threads for the small launches' rule to leave its rows.
+    assert!(sep_rows_rgb_small((3, 1), 9, hd, true, many));
+    assert!(sep_rows_rgb_small((3, 1), 4, hd, false, many));
+    assert!(sep_rows_rgb_small((3, 1), 9, hd, false, TILED_FEW_THREADS));
+    let few = threads(853, 480);
+    assert!(few < TILED_FEW_THREADS);
+    assert!(sep_rows_rgb_small((3, 1), 7, 853 * 480, true, few));
+    assert!(!sep_rows_rgb_small((3, 1), 7, 853 * 480, false, few));
+    assert!(!sep_rows_rgb_small(
+        (3, 1),
+        6,
+        hd,
+        false,
+        TILED_FEW_THREADS - 1
+    ));
+    // Not from 10 taps high, on planes of SEP_SMALL_PLANE pixels, nor for rgb48 or RGBA.
+    assert!(!sep_rows_rgb_small((3, 1), 10, hd, true, many));
+    assert!(!sep_rows_rgb_small((3, 1), 5, SEP_SMALL_PLANE, true, many));
+    assert!(!sep_rows_rgb_small((3, 1), 5, uhd, false, many));
+    assert!(!sep_rows_rgb_small((3, 2), 5, hd, false, many));
+    assert!(!sep_rows_rgb_small((4, 1), 5, hd, true, many));
 }
 
 #[test]
