@@ -505,6 +505,12 @@ pub fn full_tiled_first(side: usize, ch: usize, sb: usize, pixels: usize, sample
     }
 }
 
+/// Threads of a tiled launch of `samples` samples whose threads take `px` samples of `py` rows
+/// (what [`tiled_rows`] and [`sep_rows_rgb_small`] compare with [`TILED_FEW_THREADS`]).
+pub fn tiled_threads(samples: usize, (px, py): (usize, usize)) -> usize {
+    samples / (px * py).max(1)
+}
+
 /// Threads of a tiled launch (its planes with as many channels) below which each thread takes
 /// fewer rows ([`tiled_rows`]): few threads leave the multiprocessors idle …
 pub const TILED_FEW_THREADS: usize = 64 * 1024;
@@ -541,7 +547,7 @@ pub fn tiled_rows(
     (ch, sb): (usize, usize),
     kh: usize,
 ) -> usize {
-    let threads = samples / (px * py).max(1);
+    let threads = tiled_threads(samples, (px, py));
     if threads >= TILED_FEW_THREADS || py <= 1 {
         py
     } else if !sep {

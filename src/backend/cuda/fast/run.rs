@@ -12,9 +12,9 @@ use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
 use super::rules::{
     full_rows_by_side, full_tiled_first, register_min_blocks, register_thread_shape,
     sep_int_channels, sep_px, sep_rows_rgb_small, sep_rows_tall, sep_short16, sep_staged,
-    sums_padded, tiled_rows, tuning, BLOCKS, FULL_TILE_PREFERRED, INT16_FLOAT_FINISH,
-    INT8_FLOAT_FINISH, REG_THREADS, SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16, SEP_ROWS_RGB_SMALL,
-    SEP_TILE_PREFERRED, SPILL_TOLERATED_BYTES, TALL_TILE_PREFERRED,
+    sums_padded, tiled_rows, tiled_threads, tuning, BLOCKS, FULL_TILE_PREFERRED,
+    INT16_FLOAT_FINISH, INT8_FLOAT_FINISH, REG_THREADS, SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16,
+    SEP_ROWS_RGB_SMALL, SEP_TILE_PREFERRED, SPILL_TOLERATED_BYTES, TALL_TILE_PREFERRED,
 };
 use super::{pack_int_weights, FastSpec};
 use crate::backend::cuda::abi::{
@@ -356,10 +356,9 @@ fn choose(
             }
         }
         // 8-bit RGB on small planes: fewer rows per thread (`sep_rows_rgb_small`).
-        let threads = launch_samples / (spec.px * spec.py).max(1);
+        let threads = tiled_threads(launch_samples, (spec.px, spec.py));
         let int_rows = spec.row_int.is_some();
-        if sep_rows_rgb_small((ch, sb), kh, pixels, int_rows, threads)
-            && b.block_override().is_none()
+        if sep_rows_rgb_small(ch, sb, kh, pixels, int_rows, threads) && b.block_override().is_none()
         {
             spec.py = spec.py.min(SEP_ROWS_RGB_SMALL);
         }

@@ -1,6 +1,6 @@
 //! Unit tests of `fast`'s specializations and measured rules (thread shapes, blocks, tiles,
 //! integer weight packing, plane masks, launches over several planes); the separable kernel's
-//! in [`separable`].
+//! in [`separable`] (launch shapes) and [`separable_passes`] (how its passes run).
 
 use super::rules::TALL_TILE_PREFERRED;
 use super::*;
@@ -8,6 +8,7 @@ use crate::backend::cuda::abi::FastPlanes;
 use crate::backend::cuda::registry::ModuleKey;
 
 mod separable;
+mod separable_passes;
 
 #[test]
 fn integer_kernel_takes_the_measured_cases_only() {

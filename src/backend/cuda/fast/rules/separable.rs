@@ -263,9 +263,9 @@ pub const SEP_ROWS_RGB_SMALL: usize = 2;
 /// channels of `sb`-byte samples under [`SEP_SMALL_PLANE`] pixels (`pixels`), kernels up to 9
 /// taps high (`kh`); with the exact integer row pass (`int_rows`) on every such launch, with
 /// the f32 one where the launch has at least [`TILED_FEW_THREADS`](super::TILED_FEW_THREADS)
-/// threads at the rule's rows (`threads`), so that the small launches' rule
-/// ([`tiled_rows`](super::tiled_rows)) keeps the smaller ones as it measured them (853×480 and
-/// 960×540 one row).
+/// threads at the rule's rows (`threads`, [`tiled_threads`](super::tiled_threads)), so that
+/// the small launches' rule ([`tiled_rows`](super::tiled_rows)) keeps the smaller ones as it
+/// measured them (853×480 and 960×540 one row).
 /// - The integer row pass: H100, gaussian:7 / 9 on 1080p: 15.9 / 17.6 µs against 17.6 / 19.5
 ///   with [`SEP_ROWS`]; on 4K they lost 5–7 % (docs/PERFORMANCE.md, "twenty-sixth round").
 /// - The f32 one (the even Gaussians, and the odd ones with `CONVFLOW_FAST_SEPI=0` as for a
@@ -277,7 +277,8 @@ pub const SEP_ROWS_RGB_SMALL: usize = 2;
 ///   launches' rule already (4 rows 0.77–0.83×), 640×360 one (2 rows 0.77–0.82×)
 ///   (docs/PERFORMANCE.md, "forty-fourth round").
 pub fn sep_rows_rgb_small(
-    (ch, sb): (usize, usize),
+    ch: usize,
+    sb: usize,
     kh: usize,
     pixels: usize,
     int_rows: bool,

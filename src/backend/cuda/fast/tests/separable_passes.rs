@@ -1,0 +1,306 @@
+//! Unit tests of how the separable tiled kernel's passes run: staged input rows, exact integer
+//! row passes, padded rows of sums, the row pass one channel at a time and the rolled column
+//! pass.
+
+use super::*;
+
+#[test]
+fn staged_row_copies_fit_their_shared_rows() {
+    // fast.cu's raw_rows copies, per row, the 16-byte units from the block's first window
+    // word (bw samples wide, halo words either side) rounded down to 16 bytes; the shared row
+    // must hold them at every alignment of that word, in an odd number of 16-byte units.
+    for (ch, sb, k, block) in [
+        (1, 1, 7, SEP_BLOCK),
+        (1, 1, 25, SEP_BLOCK),
+        (1, 2, 9, SEP_BLOCK),
+        (3, 1, 15, SEP_BLOCK),
+        (3, 2, 7, SEP_BLOCK_WIDE_RGB48),
+        (4, 1, 25, SEP_BLOCK_RGBA_LARGE),
+        (4, 2, 31, SEP_BLOCK_TALL_RGBA),
+        (2, 1, 6, (32, 4)),
+    ] {
+        let spec = FastSpec {
+            row_staged: true,
+            sums_pad: true,
+            ..FastSpec::separable(k, k, ch, Border::Clamp).with_sample_bytes(sb)
+        };
+        let (words, bytes) = spec.tile(block);
+        assert_eq!(words % 8, 4, "odd 16-byte units: {ch} ch, {sb} B, k {k}");
+        let (spw, ax) = (4 / sb, k / 2);
+        let (hwl, hwr) = ((ax * ch).div_ceil(spw), ((k - 1 - ax) * ch).div_ceil(spw));
+        let bw = block.0 as usize * spec.px;
+        for shift_words in 0..16 / 4 {
+            let needed = 4 * shift_words + (hwl + bw / spw + hwr) * 4;
+            assert!(
+                words * 4 >= needed.next_multiple_of(16),
+                "{ch} ch, {sb} B, k {k}"
+            );
+        }
+        let th = block.1 as usize * spec.py + k - 1;
+        // The rows of horizontal sums hold the padded row, an odd number of float4s apart
+        // (HS_PAD), one float4 more than without the padding at most.
+        let hsw = spec.sums_row(bw);
+        assert!(
+            hsw >= bw && hsw.is_multiple_of(4) && !(hsw / 4).is_multiple_of(2),
+            "{ch} ch, {sb} B, k {k}"
+        );
+        assert_eq!(bytes, th * hsw * 4 + th * words * 4);
+        let plain = FastSpec {
+            sums_pad: false,
+            ..spec.clone()
+        };
+        assert!(plain.sums_row(bw) + 4 >= hsw && plain.sums_row(bw) <= hsw);
+        assert!(spec.defines().contains(&"-DHS_PAD=1".to_string()));
+        assert!(plain.defines().contains(&"-DHS_PAD=0".to_string()));
+        let unstaged = FastSpec {
+            row_staged: false,
+            ..spec.clone()
+        };
+        assert_eq!(unstaged.tile(block).0, 0);
+        assert!(spec.defines().contains(&"-DSEPA=1".to_string()));
+        assert!(unstaged.defines().contains(&"-DSEPA=0".to_string()));
+    }
+}
+
+#[test]
+fn staged_rows_follow_the_measured_rules() {
+    use super::rules::{sep_staged, SEP_STAGED_MIN_SAMPLES};
+    let large = SEP_STAGED_MIN_SAMPLES;
+    // 8-bit RGB to 9 taps high, on every launch.
+    assert!(sep_staged(3, 1, 7, HD * 3, false));
+    assert!(sep_staged(3, 1, 9, 1000, false));
+    assert!(!sep_staged(3, 1, 11, UHD * 3, false));
+    // One channel: 8-bit to 7, 16-bit to 9, on large launches only.
+    assert!(sep_staged(1, 1, 7, large, false));
+    assert!(!sep_staged(1, 1, 7, large - 1, false));
+    assert!(!sep_staged(1, 1, 9, UHD, false));
+    assert!(sep_staged(1, 2, 9, UHD, false));
+    assert!(!sep_staged(1, 2, 9, HD, false));
+    assert!(!sep_staged(1, 2, 15, UHD, false));
+    // With the integer row pass, one 8-bit channel to 9 taps, on large launches only.
+    assert!(sep_staged(1, 1, 9, large, true));
+    assert!(!sep_staged(1, 1, 9, large - 1, true));
+    assert!(!sep_staged(1, 1, 11, UHD, true));
+    assert!(sep_staged(3, 1, 9, HD * 3, true) && !sep_staged(4, 1, 7, UHD * 4, true));
+    // Never for 2 and 4 channels or 16-bit RGB.
+    for (ch, sb) in [(2, 1), (4, 1), (3, 2), (4, 2), (2, 2)] {
+        assert!(
+            !sep_staged(ch, sb, 7, UHD * ch, false),
+            "{ch} channels of {sb} bytes"
+        );
+    }
+}
+
+#[test]
+fn integer_row_passes_follow_the_measured_rules() {
+    // The specialization compiles the pass in with its divisor; without it, the f32 pass.
+    let spec = FastSpec::separable(7, 7, 1, Border::Clamp);
+    assert!(spec.defines().contains(&"-DSEPI=0".to_string()));
+    let int = FastSpec {
+        row_int: Some(64),
+        ..spec
+    };
+    let defines = int.defines();
+    assert!(defines.contains(&"-DSEPI=1".to_string()));
+    assert!(defines.contains(&"-DRDIV=64".to_string()));
+    assert!(defines.contains(&"-DDEIL=0".to_string()));
+    // On RGB and RGBA the windows are regrouped per channel, and the weights packed for taps
+    // 1 byte apart; interleaved (NV12's chroma), the channels apart.
+    use super::rules::sep_int_channels;
+    assert!(sep_int_channels(3) && sep_int_channels(4));
+    for ch in [1, 2] {
+        assert!(!sep_int_channels(ch), "{ch} channels");
+    }
+    for ch in 2..=4 {
+        let spec = FastSpec {
+            row_int: Some(16),
+            ..FastSpec::separable(9, 9, ch, Border::Clamp)
+        };
+        assert_eq!(spec.tap_stride(), ch);
+        let deil = FastSpec {
+            deinterleave: true,
+            ..spec
+        };
+        assert!(deil.defines().contains(&"-DDEIL=1".to_string()));
+        assert_eq!(deil.tap_stride(), 1);
+    }
+}
+
+#[test]
+fn padded_sums_follow_the_measured_rules() {
+    use super::rules::sums_padded;
+    // One and two channels always; 8-bit RGB and RGBA from 11 taps; 16-bit RGB never.
+    for (ch, sb) in [(1, 1), (1, 2), (2, 1), (2, 2)] {
+        assert!(
+            sums_padded(ch, sb, 4) && sums_padded(ch, sb, 25),
+            "{ch} ch, {sb} B"
+        );
+    }
+    for ch in [3, 4] {
+        assert!(
+            !sums_padded(ch, 1, 9) && sums_padded(ch, 1, 11),
+            "{ch} channels"
+        );
+        assert!(
+            !sums_padded(ch, 2, 7) && !sums_padded(ch, 2, 25),
+            "{ch} channels"
+        );
+    }
+    // The padding makes an even number of float4s odd and leaves an odd one as it is.
+    let spec = FastSpec {
+        sums_pad: true,
+        ..FastSpec::separable(7, 7, 1, Border::Clamp)
+    };
+    assert_eq!(
+        (spec.sums_row(32), spec.sums_row(36), spec.sums_row(64)),
+        (36, 36, 68)
+    );
+}
+
+#[test]
+fn rolled_passes_where_measured_faster_and_only_where_they_fit() {
+    use super::rules::SEP_SMALL_PLANE;
+    // The row pass one channel at a time: 3 channels from 13 taps wide (8-bit), from 11
+    // (16-bit); 2 channels from 17; 4 channels (alpha kept) from 4 (8-bit) or 11 (RGBA64) on
+    // planes under 4 M pixels, 8-bit at 6-10 on larger ones, RGBA64 from 7 under 1 M. The
+    // column pass rolled: RGBA64 5, 7 and 9 taps high, from 7 on planes of 1 M pixels.
+    assert_eq!(sep_rolled((3, 3), 1, 13, 13, UHD), (true, false));
+    assert_eq!(sep_rolled((3, 3), 1, 25, 3, HD), (true, false));
+    assert_eq!(sep_rolled((3, 3), 1, 11, 25, UHD), (false, false));
+    assert_eq!(sep_rolled((3, 3), 2, 11, 11, UHD), (true, false));
+    assert_eq!(sep_rolled((3, 3), 2, 9, 25, UHD), (false, false));
+    assert_eq!(sep_rolled((2, 2), 1, 17, 17, UHD), (true, false));
+    assert_eq!(sep_rolled((2, 2), 2, 25, 3, HD), (true, false));
+    assert_eq!(sep_rolled((2, 2), 1, 15, 15, UHD), (false, false));
+    assert_eq!(sep_rolled((4, 3), 1, 11, 11, HD), (true, false));
+    assert_eq!(
+        sep_rolled((4, 3), 1, 25, 25, SEP_SMALL_PLANE - 1),
+        (true, false)
+    );
+    assert_eq!(
+        sep_rolled((4, 3), 1, 25, 25, SEP_SMALL_PLANE),
+        (false, false)
+    );
+    assert_eq!(sep_rolled((4, 3), 1, 4, 4, 1280 * 720), (true, false));
+    assert_eq!(sep_rolled((4, 3), 1, 3, 3, 1280 * 720), (false, false));
+    for k in [4, 5, 6, 8, 10, 11] {
+        let large = (6..=10).contains(&k);
+        assert_eq!(sep_rolled((4, 3), 1, k, k, UHD).0, large, "{k}");
+    }
+    assert_eq!(sep_rolled((4, 3), 2, 5, 5, 1280 * 720), (false, true));
+    assert_eq!(sep_rolled((4, 3), 2, 7, 3, 1280 * 720), (true, false));
+    assert_eq!(sep_rolled((4, 3), 2, 25, 9, HD), (true, true));
+    assert_eq!(sep_rolled((4, 3), 2, 9, 25, HD), (false, false));
+    assert_eq!(
+        sep_rolled((4, 3), 2, 7, 7, SEP_ROLLED_COL_MIN_PLANE),
+        (false, true)
+    );
+    assert_eq!(
+        sep_rolled((4, 3), 2, 7, 7, SEP_ROLLED_COL_MIN_PLANE - 1),
+        (true, false)
+    );
+    assert_eq!(sep_rolled((4, 3), 2, 9, 11, UHD), (false, false));
+    assert_eq!(sep_rolled((4, 3), 2, 4, 4, UHD), (false, false));
+    assert_eq!(sep_rolled((4, 3), 2, 8, 8, UHD), (false, false));
+    assert_eq!(sep_rolled((4, 3), 1, 10, 10, HD), (true, false));
+    assert_eq!(sep_rolled((4, 3), 2, 10, 10, HD), (false, false));
+    // All four filtered: 8-bit RGBA on large planes at 6-9 and from 19, RGBA64 from 17 on
+    // planes of 1-4 M pixels.
+    for k in [5, 6, 7, 9, 10, 11, 17, 19, 25] {
+        let large = (6..=9).contains(&k) || k >= 19;
+        assert_eq!(sep_rolled((4, 4), 1, k, k, UHD).0, large, "{k}");
+        assert_eq!(
+            sep_rolled((4, 3), 1, k, k, UHD).0,
+            (6..=10).contains(&k),
+            "{k}"
+        );
+        assert_eq!(sep_rolled((4, 4), 1, k, k, HD).0, k >= 4, "{k}");
+        assert_eq!(sep_rolled((4, 4), 2, k, k, HD).0, k >= 17, "{k}");
+        assert_eq!(sep_rolled((4, 3), 2, k, k, HD).0, k >= 11, "{k}");
+        assert_eq!(sep_rolled((4, 4), 2, k, k, 1280 * 720).0, k >= 7, "{k}");
+        assert!(!sep_rolled((4, 4), 2, k, k, UHD).0, "{k}");
+    }
+    for (ch, sb) in [(1, 1), (1, 2), (2, 1), (2, 2), (4, 1), (4, 2)] {
+        for k in [5, 7, 9, 15, 25] {
+            let row = ch == 2 && k >= 17 || (ch, sb) == (4, 1) && (6..=10).contains(&k);
+            let col = (ch, sb) == (4, 2) && k <= 9;
+            assert_eq!(
+                sep_rolled((ch, ch.min(3)), sb, k, k, UHD),
+                (row, col),
+                "{ch}×{sb} bytes, {k}"
+            );
+        }
+    }
+    // Where they fit: the f32 row pass from global memory on 2-4 channels of threads owning
+    // groups of 4 pixels; a column pass at least as tall as a thread's rows.
+    let rgb = FastSpec {
+        row_global: true,
+        ..FastSpec::separable(15, 15, 3, Border::Clamp)
+    };
+    assert!(rgb.sums_planar_fits() && rgb.col_rolled_fits());
+    assert!(!FastSpec {
+        px: 4,
+        ..rgb.clone()
+    }
+    .sums_planar_fits());
+    assert!(!FastSpec {
+        row_int: Some(64),
+        ..rgb.clone()
+    }
+    .sums_planar_fits());
+    assert!(!FastSpec {
+        row_global: false,
+        ..rgb.clone()
+    }
+    .sums_planar_fits());
+    assert!(!FastSpec {
+        ch: 1,
+        px: 4,
+        ..rgb.clone()
+    }
+    .sums_planar_fits());
+    assert!(!FastSpec {
+        kh: 3,
+        py: 4,
+        ..rgb.clone()
+    }
+    .col_rolled_fits());
+    assert!(FastSpec {
+        kh: 4,
+        py: 4,
+        ..rgb.clone()
+    }
+    .col_rolled_fits());
+    assert!(!FastSpec::new(15, 15, 3, Border::Clamp).col_rolled_fits());
+    assert!(!FastSpec::new(15, 15, 3, Border::Clamp).sums_planar_fits());
+    // Where the launch is chosen: the rule where it fits; the column pass by the rule only
+    // with the row pass from global memory.
+    let rolled = |spec: FastSpec| {
+        let spec = spec.with_rolled(UHD);
+        (spec.sums_planar, spec.col_rolled)
+    };
+    assert_eq!(rolled(rgb.clone()), (true, false));
+    assert_eq!(
+        rolled(FastSpec {
+            px: 4,
+            ..rgb.clone()
+        }),
+        (false, false)
+    );
+    let rgba64 = FastSpec {
+        row_global: true,
+        ..FastSpec::separable(7, 7, 4, Border::Clamp).with_sample_bytes(2)
+    };
+    assert_eq!(rolled(rgba64.clone()), (false, true));
+    assert_eq!(
+        rolled(FastSpec {
+            row_global: false,
+            ..rgba64
+        }),
+        (false, false)
+    );
+    assert_eq!(
+        rolled(FastSpec::new(15, 15, 3, Border::Clamp)),
+        (false, false)
+    );
+}
