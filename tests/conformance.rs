@@ -12,11 +12,14 @@
 mod common;
 #[path = "conformance/integer.rs"]
 mod integer;
+#[path = "conformance/large.rs"]
+mod large;
 
 use integer::{
     deep_integer_kernels, dyadic_separable_kernels, integer_kernels_every_shape_and_row_end,
     small_integer_kernels,
 };
+use large::awkward_large_frames;
 
 use common::{check_against_oracle, first_difference, poisoned_like, random_frame, Rng};
 use convflow::backend::{Backend, CpuPar, CpuSeq, Support};
@@ -445,93 +448,6 @@ pub fn exact_ties_round_half_to_even(backend: &mut dyn Backend, salt: u64) {
             );
             check_seeded(backend, &filter, &src, &mut rng, seed);
         }
-    }
-}
-
-/// Frames of awkward large sizes (odd, one row, 4K), every border.
-pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
-    let runs = backend.runs();
-    let (mut rng, seed) = Rng::fresh(salt);
-    let cases = [
-        (PixelFormat::Rgb8, 1921, 1081, 5),
-        (PixelFormat::Gray8, 3840, 2160, 3),
-        (PixelFormat::Nv12, 1921, 1081, 4),
-        (PixelFormat::Gray8, 1000, 1, 7),
-        (PixelFormat::Yuv420p10, 1921, 1081, 5),
-        (PixelFormat::P010, 1281, 721, 3),
-        // The tiled kernels' padded rows (2 and 4 channels) across many blocks and both edges.
-        (PixelFormat::Rgba8, 1283, 517, 11),
-        (PixelFormat::Nv12, 1285, 389, 13),
-        (PixelFormat::Rgba16, 643, 263, 9),
-        (PixelFormat::Rgba8, 517, 131, 25),
-    ];
-    for (i, (format, w, h, k)) in cases.into_iter().enumerate() {
-        let src = random_frame(&mut rng, format, w, h);
-        let mut filter =
-            Filter::new(library::gaussian(k, k, None, format!("gaussian:{k}")).unwrap());
-        filter.border = Border::ALL[i % 4];
-        filter.mode = match runs {
-            Support::FullOnly => Mode::Full,
-            Support::SeparableOnly => Mode::Separable,
-            Support::Both if i % 2 == 0 => Mode::Full,
-            Support::Both => Mode::Separable,
-        };
-        check_seeded(backend, &filter, &src, &mut rng, seed);
-    }
-    // Separable plans where CUDA's `fast` rolls its loops (`sep_rolled`): 3 channels from 13
-    // taps wide (8-bit, on planes whose threads own 4 pixels: under 1 M pixels, `sep_px`) or
-    // 11 (16-bit), 2 channels (NV12's and P010's chroma) from 17, 8-bit RGBA from 4 on planes
-    // under 4 M pixels (alpha kept and filtered) and on larger ones (the backend with the
-    // large planes' rules) at 6-10 with alpha kept, 6-9 and from 19 with alpha filtered,
-    // RGBA64 from 7 under 1 M and with alpha filtered from 17; RGBA64 5 taps high. Where its
-    // launch bounds are eased (RGBA64 10 taps high on 1 M pixels, `unspilled`) and 8-bit RGBA
-    // 10 high takes one row (large rules). 8-bit RGBA's integer row pass with its windows
-    // regrouped per channel (`sep_int_channels`: `gaussian:9`'s row factor is integer), on
-    // small and large planes; one channel's 6 rows a thread (`sep_rows_tall`; large rules) at
-    // 7 taps high under a 9-wide integer row pass, staged, and at 10 (8-bit and 16-bit). A
-    // 7×7 gray frame takes the two-factor integer kernel under the large rules. rgb48 4-5
-    // taps high on planes under 4 M pixels (16 × 8 blocks, one row, no launch bound,
-    // `SEP_SHAPE_SHORT_RGB48`) and 8-bit RGB's f32 row pass with two rows there
-    // (`SEP_ROWS_RGB_SMALL`: an even Gaussian's row factor is not integer).
-    let separable = [
-        (PixelFormat::Rgb8, 1283, 643, 15, 15, AlphaMode::Keep),
-        (PixelFormat::Rgb8, 1283, 721, 13, 13, AlphaMode::Keep),
-        (PixelFormat::Rgb16, 643, 363, 19, 25, AlphaMode::Keep),
-        (PixelFormat::Rgb8, 1285, 517, 25, 9, AlphaMode::Keep),
-        (PixelFormat::Rgba16, 1283, 721, 9, 5, AlphaMode::Keep),
-        (PixelFormat::Rgba8, 1283, 517, 13, 7, AlphaMode::Keep),
-        (PixelFormat::Rgba8, 1029, 391, 25, 11, AlphaMode::Filter),
-        (PixelFormat::Rgba16, 643, 363, 7, 9, AlphaMode::Filter),
-        (PixelFormat::Nv12, 1285, 723, 17, 5, AlphaMode::Keep),
-        (PixelFormat::P010, 643, 365, 21, 11, AlphaMode::Keep),
-        (PixelFormat::Rgba8, 1031, 263, 10, 10, AlphaMode::Keep),
-        (PixelFormat::Rgba16, 1283, 803, 10, 10, AlphaMode::Keep),
-        (PixelFormat::Rgba8, 643, 365, 19, 9, AlphaMode::Filter),
-        (PixelFormat::Rgba16, 1283, 803, 17, 13, AlphaMode::Filter),
-        (PixelFormat::Rgba8, 1283, 517, 9, 9, AlphaMode::Keep),
-        (PixelFormat::Rgba8, 771, 259, 7, 9, AlphaMode::Filter),
-        (PixelFormat::Rgba8, 1031, 389, 6, 6, AlphaMode::Keep),
-        (PixelFormat::Rgba8, 773, 261, 4, 8, AlphaMode::Filter),
-        (PixelFormat::Rgba8, 643, 391, 6, 7, AlphaMode::Filter),
-        (PixelFormat::Gray8, 1283, 391, 7, 7, AlphaMode::Keep),
-        (PixelFormat::Gray8, 1281, 393, 9, 7, AlphaMode::Keep),
-        (PixelFormat::Gray8, 1285, 263, 10, 10, AlphaMode::Keep),
-        (PixelFormat::Gray16, 643, 395, 10, 10, AlphaMode::Keep),
-        (PixelFormat::Rgb16, 1283, 803, 5, 5, AlphaMode::Keep),
-        (PixelFormat::Rgb16, 643, 365, 7, 4, AlphaMode::Keep),
-        (PixelFormat::Rgb8, 1921, 1081, 8, 6, AlphaMode::Keep),
-    ];
-    for (i, (format, w, h, kw, kh, alpha)) in separable.into_iter().enumerate() {
-        let src = random_frame(&mut rng, format, w, h);
-        let name = format!("gaussian:{kw}x{kh}");
-        let mut filter = Filter::new(library::gaussian(kw, kh, None, name).unwrap());
-        filter.border = Border::ALL[(i + 1) % 4];
-        filter.alpha = alpha;
-        filter.mode = match runs {
-            Support::FullOnly => Mode::Full,
-            _ => Mode::Separable,
-        };
-        check_seeded(backend, &filter, &src, &mut rng, seed);
     }
 }
 

@@ -345,6 +345,22 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
         }
         .for_block(SEP_BLOCK, hd),
     ));
+    // The full tiled kernel in rows other than the rule's, as the launch builds them: RGBA64
+    // 12 × 12 and RGBA 14 × 14 in two (`FULL_ROWS_BY_SIDE_16`, `FULL_ROWS_BY_SIDE`), one
+    // channel of 16-bit samples 11 × 11 in two and 9 × 9 in one, rgb48 9 × 9 in one
+    // (`full_rows_mid16`).
+    for (k, ch, sb, py) in [
+        (12, 4, 2, 2),
+        (14, 4, 1, 2),
+        (11, 1, 2, 2),
+        (9, 1, 2, 1),
+        (9, 3, 2, 1),
+    ] {
+        keys.push(ModuleKey::Fast(FastSpec {
+            py,
+            ..FastSpec::new(k, k, ch, Border::ALL[k % 4]).with_sample_bytes(sb)
+        }));
+    }
     // Variants of those: RGBA with its alpha kept (every kernel of four channels, so every way
     // an unfiltered channel is skipped and passed through); MSB-aligned 16-bit samples (P010)
     // with --abs and an offset; one launch over the three planes of a YUV frame (every

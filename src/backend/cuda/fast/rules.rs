@@ -414,45 +414,124 @@ pub const FULL_ROWS_WIDE: usize = 2;
 /// rows: 84.2 / 318.9 / 1253.5), RGB 17 1.01–1.04×, RGB 21 157.4 / 582.7 against 134.6 / 499.8 on
 /// 1080p / 4K (720p and 1440p 1.18–1.20×); RGBA 13 97.6 / 364.4 / 1438.1 against 69.9 / 269.4 /
 /// 1120.1, RGBA 15 121.2 / 452.9 / 1788.6 against 106.8 / 407.2 / 1569.6, RGBA 17 1.16–1.20×, RGBA
-/// 19 1.02–1.12×.
-pub const FULL_ROWS_BY_SIDE: [(usize, usize, usize); 11] = [
+/// 19 1.02–1.12×. The even sides (forty-fifth round; that sweep had measured odd ones only), 1080p
+/// / 4K: RGBA 12 82.7 / 302.2 against 58.5 / 198.0, 14 105.5 / 389.5 against 74.2 / 251.7, 16 (4
+/// rows) 1.01 / 1.08×, 18 / 20 / 22 1.12 / 1.05 / 1.14× and 1.14 / 1.06 / 1.16×; NV12 18 / 20 /
+/// 22 1.02 / 1.01 / 1.00× and 1.13 / 1.12 / 1.06×; RGB at even sides kept one row (within 4 %).
+pub const FULL_ROWS_BY_SIDE: [(usize, usize, usize); 20] = [
     (2, 17, 2),
+    (2, 18, 2),
     (2, 19, 2),
+    (2, 20, 2),
     (2, 21, 2),
+    (2, 22, 2),
     (2, 25, 2),
     (3, 15, 4),
     (3, 17, 2),
     (3, 21, 2),
+    (4, 12, 2),
     (4, 13, 2),
+    (4, 14, 2),
     (4, 15, 4),
+    (4, 16, 4),
     (4, 17, 2),
+    (4, 18, 2),
     (4, 19, 2),
+    (4, 20, 2),
+    (4, 22, 2),
+];
+/// … and for 16-bit samples (RGBA64; forty-fifth round, H100, gaussian, µs, the rule's one row /
+/// these rows, 1080p / 4K): 12 86.8 / 316.1 against 63.3 / 208.9, 13 96.0 / 355.3 against 77.7 /
+/// 261.4 (1440p 1.34×, 8K 1.33×), 14 109.4 / 405.1 against 78.6 / 262.5, 16 (4 rows) 1.01 /
+/// 1.12×, 18 / 19 / 20 / 22 / 23 1.08 / 1.05 / 1.04 / 1.12 / 1.09× and 1.13 / 1.10 / 1.08 / 1.16
+/// / 1.13×; 17 lost with 2 rows (0.94 / 0.98×), 21 and 25 gained 2–6 % (left out). rgb48 and
+/// P010's chroma keep the rule at 12–25 (within 5 % but P010 17–21 on 4K, 1.08–1.10× for the
+/// whole frame with 2 rows on both its launches, not taken).
+pub const FULL_ROWS_BY_SIDE_16: [(usize, usize, usize); 9] = [
+    (4, 12, 2),
+    (4, 13, 2),
+    (4, 14, 2),
+    (4, 16, 4),
+    (4, 18, 2),
+    (4, 19, 2),
+    (4, 20, 2),
+    (4, 22, 2),
+    (4, 23, 2),
 ];
 /// RGB 25×25 takes 2 rows (as [`FULL_ROWS_BY_SIDE`]) on planes under this many pixels: 720p /
 /// 1080p / 1440p 104.4 / 222.1 / 376.8 µs against 94.5 / 192.9 / 337.1; on 4K 771.5 against
 /// 778.4, on 8K (1 row against 2) 3105 against 3224.
 pub const FULL_RGB25_TWO_ROWS_BELOW: usize = 4_000_000;
 
-/// Rows per thread of the full tiled kernel for an 8-bit `side` × `side` kernel on planes of
-/// `ch` channels and `pixels` pixels, `samples` samples in the launch and `px` samples a
-/// thread, where measured better than the rule's; else None. Not where those rows would leave
-/// fewer than [`TILED_FEW_THREADS`] threads ([`tiled_rows`]' small launches; 720p RGBA 15:
-/// 69.6 µs with 4 rows against 57.3 with the rule's one).
+/// Rows per thread of the full tiled kernel for a `side` × `side` kernel on planes of `ch`
+/// channels of `sb`-byte samples and `pixels` pixels, `samples` samples in the launch and `px`
+/// samples a thread, where measured better than the rule's ([`FULL_ROWS_BY_SIDE`],
+/// [`FULL_ROWS_BY_SIDE_16`]); else None. Not where those rows would leave fewer than
+/// [`TILED_FEW_THREADS`] threads ([`tiled_rows`]' small launches; 720p RGBA 15: 69.6 µs with 4
+/// rows against 57.3 with the rule's one).
 pub fn full_rows_by_side(
-    ch: usize,
+    (ch, sb): (usize, usize),
     side: usize,
     pixels: usize,
     (samples, px): (usize, usize),
 ) -> Option<usize> {
-    let rows = if (ch, side) == (3, 25) {
+    let table: &[(usize, usize, usize)] = match sb {
+        1 => &FULL_ROWS_BY_SIDE,
+        _ => &FULL_ROWS_BY_SIDE_16,
+    };
+    let rows = if (ch, sb, side) == (3, 1, 25) {
         (pixels < FULL_RGB25_TWO_ROWS_BELOW).then_some(2)
     } else {
-        FULL_ROWS_BY_SIDE
+        table
             .iter()
             .find(|&&(c, s, _)| (c, s) == (ch, side))
             .map(|&(.., rows)| rows)
     };
     rows.filter(|&rows| samples / (px * rows).max(1) >= TILED_FEW_THREADS)
+}
+
+/// Full tiled 16-bit launches of one channel whose rule gives [`FULL_ROWS`] rows (sides 8–16)
+/// take one row below this many threads at those rows …
+pub const FULL_ONE16_ONE_ROW_THREADS: usize = 112 * 1024;
+/// … and two below this many (forty-fifth round, H100, gaussian 9 / 11 / 13 / 15, µs, 4 rows /
+/// the rows taken): 1366×768 gray16 (66 K threads, 1 row) 15.3 / 18.1 / 19.0 / 22.0 against
+/// 12.3 / 15.1 / 16.8 / 20.6; 720p and 1366×768 YUV 4:2:0 10-bit (86 and 98 K, 1 row) 1.22 /
+/// 1.12 / 1.09 / 1.04× and 1.19 / 1.11 / 1.07 / 1.03× (2 rows: 1.14 / 1.11 / 1.05 / 1.02×);
+/// 1080p gray16 (130 K, 2 rows) 19.7 / 24.0 / 25.8 / 30.1 against 17.9 / 22.8 / 26.3 / 29.8 (1
+/// row: 1.10 / 1.04 / 0.99 / 0.94×), 1080p YUV 4:2:0 10-bit (190 K) 1.14 / 1.13 / 1.06 / 1.04×,
+/// 1440p gray16 (225 K) 1.07 / 1.08 / 1.04 / 1.13×, 1440p YUV 4:2:0 10-bit (338 K) 1.01 / 1.03 /
+/// 1.00 / 1.01×; on 4K (506 K) 2 rows lost 4–8 % but at 15.
+pub const FULL_ONE16_TWO_ROWS_THREADS: usize = 384 * 1024;
+/// rgb48 full kernels of these sides, which the rule gives [`FULL_ROWS_WIDE`] rows, take one row
+/// on launches of fewer than [`FULL_RGB48_ONE_ROW_THREADS`] threads at two rows (forty-fifth
+/// round, H100, gaussian 7 / 9 / 11, µs, 2 rows / 1: 720p 22.4 / 26.1 / 31.1 against 21.1 / 23.8 /
+/// 28.5, 1280×544 1.11 / 1.20 / 1.06×, 1366×768 1.06 / 1.06 / 1.02×, 1080p 0.99 / 1.05 / 1.06×
+/// (12: 1.05×); 1440p 0.96–1.03×, 4K 0.89–0.98×; 13 lost 2–3 % on 720p and 1366×768).
+pub const FULL_RGB48_ONE_ROW_SIDES: std::ops::RangeInclusive<usize> = 7..=12;
+/// See [`FULL_RGB48_ONE_ROW_SIDES`] (1080p rgb48 at two rows: 259 K threads; 1440p: 461 K).
+pub const FULL_RGB48_ONE_ROW_THREADS: usize = 320 * 1024;
+
+/// Rows per thread of the full tiled kernel on 16-bit launches of `samples` samples in the
+/// middle range, where fewer rows than the rule's `py` (threads owning `px` samples) were
+/// measured faster: one channel ([`FULL_ONE16_TWO_ROWS_THREADS`]) and rgb48 up to
+/// [`FULL_RGB48_ONE_ROW_SIDES`]' largest side (`side`, the kernel's larger one); else None.
+pub fn full_rows_mid16(
+    (ch, sb): (usize, usize),
+    side: usize,
+    samples: usize,
+    (px, py): (usize, usize),
+) -> Option<usize> {
+    let threads = tiled_threads(samples, (px, py));
+    match (ch, sb, py) {
+        (1, 2, FULL_ROWS) if threads < FULL_ONE16_ONE_ROW_THREADS => Some(1),
+        (1, 2, FULL_ROWS) if threads < FULL_ONE16_TWO_ROWS_THREADS => Some(2),
+        (3, 2, FULL_ROWS_WIDE)
+            if FULL_RGB48_ONE_ROW_SIDES.contains(&side) && threads < FULL_RGB48_ONE_ROW_THREADS =>
+        {
+            Some(1)
+        }
+        _ => None,
+    }
 }
 
 /// 8-bit full kernels of sides 6–7 on RGB planes take the register kernel only on planes of at

@@ -450,7 +450,10 @@ fn tiled_rows_per_thread_follow_the_unrolled_size() {
     // Sides measured to want other rows on 2–4 channels; RGB 25 on planes under 4 M pixels.
     use super::rules::full_rows_by_side;
     let (p720, p1080, p4k) = (1280 * 720, 1920 * 1080, 3840 * 2160);
-    let rows = |ch, side, pixels: usize| full_rows_by_side(ch, side, pixels, (pixels * ch, 4 * ch));
+    let rows_sb = |sb, ch, side, pixels: usize| {
+        full_rows_by_side((ch, sb), side, pixels, (pixels * ch, 4 * ch))
+    };
+    let rows = |ch, side, pixels: usize| rows_sb(1, ch, side, pixels);
     assert_eq!(rows(3, 15, p4k), Some(4));
     assert_eq!(rows(4, 13, p1080), Some(2));
     assert_eq!(rows(2, 25, p4k), Some(2));
@@ -458,9 +461,62 @@ fn tiled_rows_per_thread_follow_the_unrolled_size() {
     assert_eq!(rows(3, 25, p4k), None);
     assert_eq!(rows(3, 23, p1080), None);
     assert_eq!(rows(1, 15, p1080), None);
+    // Even sides as their odd neighbours (RGBA 12 / 14 two rows, 16 four; NV12's chroma 18–22
+    // two); RGB's even sides keep the rule.
+    assert_eq!(rows(4, 12, p1080), Some(2));
+    assert_eq!(rows(4, 14, p4k), Some(2));
+    assert_eq!(rows(4, 16, p4k), Some(4));
+    assert_eq!(rows(4, 22, p4k), Some(2));
+    assert_eq!(rows(2, 20, p4k), Some(2));
+    assert_eq!(rows(3, 14, p4k), None);
+    // 16-bit samples: their own table (RGBA64 12–14 two rows, 17 none); rgb48 none; RGB 25's
+    // two rows are 8-bit only.
+    assert_eq!(rows_sb(2, 4, 13, p4k), Some(2));
+    assert_eq!(rows_sb(2, 4, 12, p1080), Some(2));
+    assert_eq!(rows_sb(2, 4, 16, p4k), Some(4));
+    assert_eq!(rows_sb(2, 4, 17, p4k), None);
+    assert_eq!(rows_sb(2, 4, 15, p4k), None);
+    assert_eq!(rows_sb(2, 3, 15, p4k), None);
+    assert_eq!(rows_sb(2, 3, 25, p1080), None);
+    assert_eq!(rows_sb(2, 2, 17, p4k), None);
     // Not on launches those rows would leave with fewer than 64 K threads.
     assert_eq!(rows(4, 15, p720), None);
     assert_eq!(rows(4, 13, p720), Some(2));
+}
+
+/// 16-bit full tiled launches of the middle range: one channel takes 1 row below 112 K threads
+/// at 4 rows and 2 below 384 K; rgb48 at 7–12 taps one row below 320 K threads at 2 rows;
+/// nothing else, nor where the rule's rows are other than 4 (one channel) or 2 (rgb48).
+#[test]
+fn full_rows_of_16_bit_mid_launches() {
+    use super::rules::full_rows_mid16;
+    // (ch, sb), side, samples, (px, py)
+    let gray16 = |w: usize, h: usize, side| full_rows_mid16((1, 2), side, w * h, (4, 4));
+    assert_eq!(gray16(1280, 720, 9), Some(1));
+    assert_eq!(gray16(1366, 768, 11), Some(1));
+    assert_eq!(gray16(1920, 1080, 9), Some(2));
+    assert_eq!(gray16(2560, 1440, 15), Some(2));
+    assert_eq!(gray16(3840, 2160, 9), None);
+    // A YUV 4:2:0 10-bit frame's three planes in one launch: 1.5 samples a pixel.
+    let yuv = |w: usize, h: usize| full_rows_mid16((1, 2), 11, w * h * 3 / 2, (4, 4));
+    assert_eq!(yuv(1366, 768), Some(1));
+    assert_eq!(yuv(1920, 1080), Some(2));
+    assert_eq!(yuv(2560, 1440), Some(2));
+    assert_eq!(yuv(3840, 2160), None);
+    // Other rows than the rule's four (sides from 17 take one), 8-bit samples, 2 channels.
+    assert_eq!(full_rows_mid16((1, 2), 25, 1920 * 1080, (4, 1)), None);
+    assert_eq!(full_rows_mid16((1, 1), 11, 1920 * 1080, (4, 4)), None);
+    assert_eq!(full_rows_mid16((2, 2), 11, 960 * 540 * 2, (8, 4)), None);
+    // rgb48: 7–12 taps below 320 K threads at two rows (1080p: 259 K; 1440p: 461 K).
+    let rgb48 = |w: usize, h: usize, side| full_rows_mid16((3, 2), side, w * h * 3, (12, 2));
+    assert_eq!(rgb48(1280, 720, 7), Some(1));
+    assert_eq!(rgb48(1920, 1080, 9), Some(1));
+    assert_eq!(rgb48(1920, 1080, 12), Some(1));
+    assert_eq!(rgb48(1920, 1080, 13), None);
+    assert_eq!(rgb48(1920, 1080, 6), None);
+    assert_eq!(rgb48(2560, 1440, 9), None);
+    assert_eq!(full_rows_mid16((3, 2), 9, 1920 * 1080 * 3, (12, 1)), None);
+    assert_eq!(full_rows_mid16((4, 2), 9, 1920 * 1080 * 4, (16, 2)), None);
 }
 
 /// The full tiled kernel's first blocks: rgb48 half-height blocks at 6–8 taps (wider or
