@@ -91,14 +91,16 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
         check_seeded(backend, &filter, &src, &mut rng, seed);
     }
     // Full plans where CUDA's `fast` takes rows other than its unrolled-size rule: 4 channels
-    // at 12-14 taps in two (`FULL_ROWS_BY_SIDE`, `FULL_ROWS_BY_SIDE_16`), one channel of 16-bit
-    // samples in two from 112 K threads and one below (`full_rows_mid16`), rgb48 9 in one.
+    // at 12-14 taps in two (`FULL_ROWS_BY_SIDE`, `FULL_ROWS_BY_SIDE_16`; 70 K threads, over
+    // the 64 K those rows need), one channel of 16-bit samples in two from 112 K threads at
+    // four rows (gray16 1921×1081: 127 K) and in one below (YUV 4:2:0 10-bit 1283×721: 85 K),
+    // rgb48 9 in one (`full_rows_mid16`; 70 K threads at two rows, over `tiled_rows`' 64 K).
     let full = [
-        (PixelFormat::Rgba16, 1031, 517, 13, AlphaMode::Keep),
-        (PixelFormat::Rgba8, 1031, 517, 12, AlphaMode::Filter),
+        (PixelFormat::Rgba16, 1031, 560, 13, AlphaMode::Keep),
+        (PixelFormat::Rgba8, 1031, 560, 12, AlphaMode::Filter),
         (PixelFormat::Gray16, 1921, 1081, 9, AlphaMode::Keep),
         (PixelFormat::Yuv420p10, 1283, 721, 11, AlphaMode::Keep),
-        (PixelFormat::Rgb16, 1031, 515, 9, AlphaMode::Keep),
+        (PixelFormat::Rgb16, 1031, 560, 9, AlphaMode::Keep),
     ];
     for (i, (format, w, h, k, alpha)) in full.into_iter().enumerate() {
         let src = random_frame(&mut rng, format, w, h);

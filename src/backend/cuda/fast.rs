@@ -139,8 +139,9 @@ impl FastSpec {
         let px = 4 * ch;
         // Several rows per thread, fully unrolled, while the straight-line code stays small
         // (≤ 4096 FMAs); else one row per thread with the kernel rows in a loop. Rows per
-        // thread: [`FULL_ROWS`]. Some 8-bit sides take more rows, unrolled past 4096 FMAs
-        // (`rules::full_rows_by_side`, applied where the launch is chosen).
+        // thread: [`FULL_ROWS`]. Where the launch is chosen, some sides take other rows (more,
+        // unrolled past 4096 FMAs) and 16-bit launches of the middle range fewer
+        // (`rules::full_rows`).
         let py = match (px, kw * kh * px) {
             (..=8, 0..=1024) => FULL_ROWS,
             (_, 0..=2048) => FULL_ROWS_WIDE,

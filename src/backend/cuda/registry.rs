@@ -346,11 +346,12 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
         .for_block(SEP_BLOCK, hd),
     ));
     // The full tiled kernel in rows other than the rule's, as the launch builds them: RGBA64
-    // 12 × 12 and RGBA 14 × 14 in two (`FULL_ROWS_BY_SIDE_16`, `FULL_ROWS_BY_SIDE`), one
-    // channel of 16-bit samples 11 × 11 in two and 9 × 9 in one, rgb48 9 × 9 in one
-    // (`full_rows_mid16`).
+    // 12 × 12 in two and 16 × 16 in four (`FULL_ROWS_BY_SIDE_16`), RGBA 14 × 14 in two
+    // (`FULL_ROWS_BY_SIDE`), one channel of 16-bit samples 11 × 11 in two and 9 × 9 in one,
+    // rgb48 9 × 9 in one (`full_rows_mid16`).
     for (k, ch, sb, py) in [
         (12, 4, 2, 2),
+        (16, 4, 2, 4),
         (14, 4, 1, 2),
         (11, 1, 2, 2),
         (9, 1, 2, 1),

@@ -417,7 +417,8 @@ pub const FULL_ROWS_WIDE: usize = 2;
 /// 19 1.02–1.12×. The even sides (forty-fifth round; that sweep had measured odd ones only), 1080p
 /// / 4K: RGBA 12 82.7 / 302.2 against 58.5 / 198.0, 14 105.5 / 389.5 against 74.2 / 251.7, 16 (4
 /// rows) 1.01 / 1.08×, 18 / 20 / 22 1.12 / 1.05 / 1.14× and 1.14 / 1.06 / 1.16×; NV12 18 / 20 /
-/// 22 1.02 / 1.01 / 1.00× and 1.13 / 1.12 / 1.06×; RGB at even sides kept one row (within 4 %).
+/// 22 1.02 / 1.01 / 1.00× and 1.13 / 1.12 / 1.06×; RGB at even sides kept the rule's rows
+/// (within 4 %).
 pub const FULL_ROWS_BY_SIDE: [(usize, usize, usize); 20] = [
     (2, 17, 2),
     (2, 18, 2),
@@ -490,31 +491,37 @@ pub fn full_rows_by_side(
     rows.filter(|&rows| samples / (px * rows).max(1) >= TILED_FEW_THREADS)
 }
 
-/// Full tiled 16-bit launches of one channel whose rule gives [`FULL_ROWS`] rows (sides 8–16)
-/// take one row below this many threads at those rows …
+/// Full tiled 16-bit launches of one channel (gray16, the planes of YUV 10-bit, P010's and
+/// P016's luma) whose rule gives [`FULL_ROWS`] rows (square kernels of sides 8–16) take one
+/// row below this many threads at those rows …
 pub const FULL_ONE16_ONE_ROW_THREADS: usize = 112 * 1024;
 /// … and two below this many (forty-fifth round, H100, gaussian 9 / 11 / 13 / 15, µs, 4 rows /
-/// the rows taken): 1366×768 gray16 (66 K threads, 1 row) 15.3 / 18.1 / 19.0 / 22.0 against
-/// 12.3 / 15.1 / 16.8 / 20.6; 720p and 1366×768 YUV 4:2:0 10-bit (86 and 98 K, 1 row) 1.22 /
-/// 1.12 / 1.09 / 1.04× and 1.19 / 1.11 / 1.07 / 1.03× (2 rows: 1.14 / 1.11 / 1.05 / 1.02×);
-/// 1080p gray16 (130 K, 2 rows) 19.7 / 24.0 / 25.8 / 30.1 against 17.9 / 22.8 / 26.3 / 29.8 (1
-/// row: 1.10 / 1.04 / 0.99 / 0.94×), 1080p YUV 4:2:0 10-bit (190 K) 1.14 / 1.13 / 1.06 / 1.04×,
-/// 1440p gray16 (225 K) 1.07 / 1.08 / 1.04 / 1.13×, 1440p YUV 4:2:0 10-bit (338 K) 1.01 / 1.03 /
-/// 1.00 / 1.01×; on 4K (506 K) 2 rows lost 4–8 % but at 15.
+/// the rows taken; K = 1024 threads at 4 rows): 1366×768 gray16 (64.0 K, 1 row) 15.3 / 18.1 /
+/// 19.0 / 22.0 against 12.3 / 15.1 / 16.8 / 20.6 (at 15, 2 rows 19.2); 720p and 1366×768 YUV
+/// 4:2:0 10-bit (84.4 and 96.0 K, 1 row) 1.22 / 1.12 / 1.09 / 1.04× and 1.19 / 1.11 / 1.07 /
+/// 1.03× (2 rows: 1.14 / 1.11 / 1.05 / 1.02×); 1080p gray16 (126.6 K, 2 rows) 19.7 / 24.0 /
+/// 25.8 / 30.1 against 17.9 / 22.8 / 26.3 / 29.8 (1 row: 1.10 / 1.04 / 0.99 / 0.94×), 1080p YUV
+/// 4:2:0 10-bit (189.8 K) 1.14 / 1.13 / 1.06 / 1.04×, 1440p gray16 (225.0 K) 1.07 / 1.08 / 1.04
+/// / 1.13×, 1440p YUV 4:2:0 10-bit (337.5 K) 1.01 / 1.03 / 1.00 / 1.01×; on 4K (506.3 K) 2 rows
+/// lost 4–8 % but at 15. P010's luma launch runs beside its chroma launch and gains less: on
+/// 1366×768 at 11–14 taps 0.97–0.98× against the rule before, on 1080p 9–14 0.97–1.06×.
 pub const FULL_ONE16_TWO_ROWS_THREADS: usize = 384 * 1024;
-/// rgb48 full kernels of these sides, which the rule gives [`FULL_ROWS_WIDE`] rows, take one row
-/// on launches of fewer than [`FULL_RGB48_ONE_ROW_THREADS`] threads at two rows (forty-fifth
-/// round, H100, gaussian 7 / 9 / 11, µs, 2 rows / 1: 720p 22.4 / 26.1 / 31.1 against 21.1 / 23.8 /
-/// 28.5, 1280×544 1.11 / 1.20 / 1.06×, 1366×768 1.06 / 1.06 / 1.02×, 1080p 0.99 / 1.05 / 1.06×
-/// (12: 1.05×); 1440p 0.96–1.03×, 4K 0.89–0.98×; 13 lost 2–3 % on 720p and 1366×768).
+/// rgb48 full kernels of sides 7–12, which the rule gives [`FULL_ROWS_WIDE`] rows, take one
+/// row on launches of fewer than [`FULL_RGB48_ONE_ROW_THREADS`] threads at two rows
+/// (forty-fifth round, H100, gaussian 7 / 9 / 11, µs, 2 rows / 1: 720p 22.4 / 26.1 / 31.1
+/// against 21.1 / 23.8 / 28.5, 1280×544 1.11 / 1.20 / 1.06×, 1366×768 1.06 / 1.06 / 1.02×, 1080p
+/// 0.99 / 1.05 / 1.06× (12: 1.05×); 1440p 0.96–1.03×, 4K 0.89–0.98×; 13 lost 2–3 % on 720p and
+/// 1366×768).
 pub const FULL_RGB48_ONE_ROW_SIDES: std::ops::RangeInclusive<usize> = 7..=12;
-/// See [`FULL_RGB48_ONE_ROW_SIDES`] (1080p rgb48 at two rows: 259 K threads; 1440p: 461 K).
+/// See [`FULL_RGB48_ONE_ROW_SIDES`] (K = 1024 threads at two rows: 1080p rgb48 253.1 K, 1440p
+/// 450 K).
 pub const FULL_RGB48_ONE_ROW_THREADS: usize = 320 * 1024;
 
 /// Rows per thread of the full tiled kernel on 16-bit launches of `samples` samples in the
-/// middle range, where fewer rows than the rule's `py` (threads owning `px` samples) were
-/// measured faster: one channel ([`FULL_ONE16_TWO_ROWS_THREADS`]) and rgb48 up to
-/// [`FULL_RGB48_ONE_ROW_SIDES`]' largest side (`side`, the kernel's larger one); else None.
+/// middle range, for a square kernel of `side` taps a side, where fewer rows than the rule's
+/// `py` (threads owning `px` samples) were measured faster: one channel
+/// ([`FULL_ONE16_TWO_ROWS_THREADS`]) and rgb48 at sides [`FULL_RGB48_ONE_ROW_SIDES`]; else
+/// None.
 pub fn full_rows_mid16(
     (ch, sb): (usize, usize),
     side: usize,
@@ -532,6 +539,26 @@ pub fn full_rows_mid16(
         }
         _ => None,
     }
+}
+
+/// Rows per thread of the full tiled kernel where a measured rule differs from the rows `py`
+/// the unrolled code's size gives ([`FastSpec::new`](super::FastSpec::new)), for a `kw` × `kh`
+/// kernel on planes of `ch` channels of `sb`-byte samples and `pixels` pixels, `samples`
+/// samples in the launch and `px` samples a thread: square kernels only (the ones measured),
+/// the sides' tables first ([`full_rows_by_side`]), then 16-bit launches of the middle range
+/// ([`full_rows_mid16`]; the two never both apply); else None. The small launches' rule
+/// ([`tiled_rows`]) comes after.
+pub fn full_rows(
+    (ch, sb): (usize, usize),
+    (kw, kh): (usize, usize),
+    pixels: usize,
+    (samples, px, py): (usize, usize, usize),
+) -> Option<usize> {
+    if kw != kh {
+        return None;
+    }
+    full_rows_by_side((ch, sb), kh, pixels, (samples, px))
+        .or_else(|| full_rows_mid16((ch, sb), kh, samples, (px, py)))
 }
 
 /// 8-bit full kernels of sides 6–7 on RGB planes take the register kernel only on planes of at

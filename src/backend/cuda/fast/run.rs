@@ -10,12 +10,11 @@ use std::sync::Arc;
 use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
 
 use super::rules::{
-    full_rows_by_side, full_rows_mid16, full_tiled_first, register_min_blocks,
-    register_thread_shape, sep_int_channels, sep_px, sep_rows_rgb_small, sep_rows_tall,
-    sep_short16, sep_staged, sums_padded, tiled_rows, tiled_threads, tuning, BLOCKS,
-    FULL_TILE_PREFERRED, INT16_FLOAT_FINISH, INT8_FLOAT_FINISH, REG_THREADS, SAT_FREE_MAX_CHANNELS,
-    SEP_BLOCK_SHORT16, SEP_ROWS_RGB_SMALL, SEP_TILE_PREFERRED, SPILL_TOLERATED_BYTES,
-    TALL_TILE_PREFERRED,
+    full_rows, full_tiled_first, register_min_blocks, register_thread_shape, sep_int_channels,
+    sep_px, sep_rows_rgb_small, sep_rows_tall, sep_short16, sep_staged, sums_padded, tiled_rows,
+    tiled_threads, tuning, BLOCKS, FULL_TILE_PREFERRED, INT16_FLOAT_FINISH, INT8_FLOAT_FINISH,
+    REG_THREADS, SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16, SEP_ROWS_RGB_SMALL, SEP_TILE_PREFERRED,
+    SPILL_TOLERATED_BYTES, TALL_TILE_PREFERRED,
 };
 use super::{pack_int_weights, FastSpec};
 use crate::backend::cuda::abi::{
@@ -364,14 +363,11 @@ fn choose(
             spec.py = spec.py.min(SEP_ROWS_RGB_SMALL);
         }
     }
-    // Full kernels of the sides measured to want other rows (`full_rows_by_side`), and 16-bit
-    // launches of the middle range (`full_rows_mid16`).
+    // Full kernels of the sides measured to want other rows, and 16-bit launches of the
+    // middle range (`full_rows`).
     if !separable && !b.large_rules && b.block_override().is_none() {
-        let by_side = (kw == kh)
-            .then(|| full_rows_by_side((ch, sb), kh, pixels, (launch_samples, spec.px)))
-            .flatten();
-        let mid = || full_rows_mid16((ch, sb), kw.max(kh), launch_samples, (spec.px, spec.py));
-        if let Some(rows) = by_side.or_else(mid) {
+        let launch = (launch_samples, spec.px, spec.py);
+        if let Some(rows) = full_rows((ch, sb), (kw, kh), pixels, launch) {
             spec.py = rows;
         }
     }

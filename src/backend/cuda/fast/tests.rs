@@ -503,7 +503,8 @@ fn full_rows_of_16_bit_mid_launches() {
     assert_eq!(yuv(1920, 1080), Some(2));
     assert_eq!(yuv(2560, 1440), Some(2));
     assert_eq!(yuv(3840, 2160), None);
-    // Other rows than the rule's four (sides from 17 take one), 8-bit samples, 2 channels.
+    // Other rows than the rule's four (the rule gives one channel 2 rows at 17–22 taps, 1
+    // beyond), 8-bit samples, 2 channels.
     assert_eq!(full_rows_mid16((1, 2), 25, 1920 * 1080, (4, 1)), None);
     assert_eq!(full_rows_mid16((1, 1), 11, 1920 * 1080, (4, 4)), None);
     assert_eq!(full_rows_mid16((2, 2), 11, 960 * 540 * 2, (8, 4)), None);
@@ -517,6 +518,34 @@ fn full_rows_of_16_bit_mid_launches() {
     assert_eq!(rgb48(2560, 1440, 9), None);
     assert_eq!(full_rows_mid16((3, 2), 9, 1920 * 1080 * 3, (12, 1)), None);
     assert_eq!(full_rows_mid16((4, 2), 9, 1920 * 1080 * 4, (16, 2)), None);
+}
+
+/// The full tiled kernel's rows as the launch takes them (`full_rows`): square kernels only,
+/// the sides' tables before the middle range's rule, fed the rule's rows.
+#[test]
+fn full_rows_compose_the_sides_and_the_middle_range() {
+    use super::rules::full_rows;
+    let rows = |ch, sb, (kw, kh), (w, h): (usize, usize)| {
+        let spec = FastSpec::new(kw, kh, ch, Border::Clamp);
+        full_rows((ch, sb), (kw, kh), w * h, (w * h * ch, spec.px, spec.py))
+    };
+    // RGBA64 13 × 13 from the 16-bit table; 13 × 11 and 11 × 13 keep the rule.
+    assert_eq!(rows(4, 2, (13, 13), (1920, 1080)), Some(2));
+    assert_eq!(rows(4, 2, (13, 11), (1920, 1080)), None);
+    // One channel of 16-bit samples: the middle range's rule on square kernels only.
+    assert_eq!(rows(1, 2, (9, 9), (1920, 1080)), Some(2));
+    assert_eq!(rows(1, 2, (9, 9), (1366, 768)), Some(1));
+    assert_eq!(rows(1, 2, (15, 1), (1366, 768)), None);
+    assert_eq!(rows(1, 2, (3, 25), (1920, 1080)), None);
+    // 8-bit one channel: neither rule.
+    assert_eq!(rows(1, 1, (11, 11), (1366, 768)), None);
+    // rgb48: the rule's 2 rows at 9 become 1 up to 1080p; at 13 (2 rows) and 14 (1) nothing.
+    assert_eq!(rows(3, 2, (9, 9), (1920, 1080)), Some(1));
+    assert_eq!(rows(3, 2, (13, 13), (1280, 720)), None);
+    assert_eq!(rows(3, 2, (14, 14), (1280, 720)), None);
+    // 8-bit RGB 25 on planes under 4 M pixels, 2 rows; not for rgb48.
+    assert_eq!(rows(3, 1, (25, 25), (1920, 1080)), Some(2));
+    assert_eq!(rows(3, 2, (25, 25), (1920, 1080)), None);
 }
 
 /// The full tiled kernel's first blocks: rgb48 half-height blocks at 6–8 taps (wider or
