@@ -23,17 +23,14 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
         (PixelFormat::Rgba8, 517, 131, 25),
     ];
     for (i, (format, w, h, k)) in cases.into_iter().enumerate() {
-        let src = random_frame(&mut rng, format, w, h);
-        let mut filter =
-            Filter::new(library::gaussian(k, k, None, format!("gaussian:{k}")).unwrap());
-        filter.border = Border::ALL[i % 4];
-        filter.mode = match runs {
+        let mode = match runs {
             Support::FullOnly => Mode::Full,
             Support::SeparableOnly => Mode::Separable,
             Support::Both if i % 2 == 0 => Mode::Full,
             Support::Both => Mode::Separable,
         };
-        check_seeded(backend, &filter, &src, &mut rng, seed);
+        let how = (Border::ALL[i % 4], None, mode);
+        check_gaussian(backend, (&mut rng, seed), (format, w, h), (k, k), how);
     }
     // Separable plans where CUDA's `fast` rolls its loops (`sep_rolled`): 3 channels from 13
     // taps wide (8-bit, on planes whose threads own 4 pixels: under 1 M pixels, `sep_px`) or
@@ -79,16 +76,12 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
         (PixelFormat::Rgb8, 1921, 1081, 8, 6, AlphaMode::Keep),
     ];
     for (i, (format, w, h, kw, kh, alpha)) in separable.into_iter().enumerate() {
-        let src = random_frame(&mut rng, format, w, h);
-        let name = format!("gaussian:{kw}x{kh}");
-        let mut filter = Filter::new(library::gaussian(kw, kh, None, name).unwrap());
-        filter.border = Border::ALL[(i + 1) % 4];
-        filter.alpha = alpha;
-        filter.mode = match runs {
+        let mode = match runs {
             Support::FullOnly => Mode::Full,
             _ => Mode::Separable,
         };
-        check_seeded(backend, &filter, &src, &mut rng, seed);
+        let how = (Border::ALL[(i + 1) % 4], Some(alpha), mode);
+        check_gaussian(backend, (&mut rng, seed), (format, w, h), (kw, kh), how);
     }
     // Full plans where CUDA's `fast` takes rows other than its unrolled-size rule: 4 channels
     // at 12-14 taps in two (`FULL_ROWS_BY_SIDE`, `FULL_ROWS_BY_SIDE_16`; 70 K threads, over
@@ -103,15 +96,34 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
         (PixelFormat::Rgb16, 1031, 560, 9, AlphaMode::Keep),
     ];
     for (i, (format, w, h, k, alpha)) in full.into_iter().enumerate() {
-        let src = random_frame(&mut rng, format, w, h);
-        let mut filter =
-            Filter::new(library::gaussian(k, k, None, format!("gaussian:{k}")).unwrap());
-        filter.border = Border::ALL[(i + 2) % 4];
-        filter.alpha = alpha;
-        filter.mode = match runs {
+        let mode = match runs {
             Support::SeparableOnly => Mode::Separable,
             _ => Mode::Full,
         };
-        check_seeded(backend, &filter, &src, &mut rng, seed);
+        let how = (Border::ALL[(i + 2) % 4], Some(alpha), mode);
+        check_gaussian(backend, (&mut rng, seed), (format, w, h), (k, k), how);
     }
+}
+
+/// One case: a random `format` frame of `w` × `h` under `gaussian:kw×kh` with `border`, the
+/// alpha mode (None: the filter's default) and `mode`, against cpu-seq and the oracle.
+fn check_gaussian(
+    backend: &mut dyn Backend,
+    (rng, seed): (&mut Rng, u64),
+    (format, w, h): (PixelFormat, usize, usize),
+    (kw, kh): (usize, usize),
+    (border, alpha, mode): (Border, Option<AlphaMode>, Mode),
+) {
+    let src = random_frame(rng, format, w, h);
+    let name = match kw == kh {
+        true => format!("gaussian:{kw}"),
+        false => format!("gaussian:{kw}x{kh}"),
+    };
+    let mut filter = Filter::new(library::gaussian(kw, kh, None, name).unwrap());
+    filter.border = border;
+    if let Some(alpha) = alpha {
+        filter.alpha = alpha;
+    }
+    filter.mode = mode;
+    check_seeded(backend, &filter, &src, rng, seed);
 }
