@@ -19,21 +19,21 @@ pub const FULL_ROWS_WIDE: usize = 2;
 
 /// Rows per thread of the full tiled kernel `fast_full` for 8-bit square kernels on 2–4 channels,
 /// by (channels, side), where a sweep found rows other than the rule's
-/// ([`FastSpec::new`](super::super::FastSpec::new): one row at these sides) faster on 720p to
-/// 8K; other sides keep the rule. The best rows move with the block the tile allows and with the unrolled
-/// code, not smoothly with the side: RGB 23 and 19, and RGBA 25, lost with 2 rows (RGB 23 by
-/// 1.3–1.5×). H100, gaussian, µs, the rule / these rows (docs/PERFORMANCE.md, "nineteenth round"):
-/// NV12's chroma 17 / 19 / 21 / 25 on 4K 203.8 / 274.0 / 320.7 / 439.8 against 185.5 / 248.7 /
-/// 284.8 / 427.2 (the whole frame; 8K 1.07–1.12×; on 1080p the chroma launch is small and keeps the
-/// rule's row); RGB 15 on 1080p / 4K / 8K 81.2 / 298.4 / 1152.1 against 76.8 / 280.7 / 1054.9 (2
-/// rows: 84.2 / 318.9 / 1253.5), RGB 17 1.01–1.04×, RGB 21 157.4 / 582.7 against 134.6 / 499.8 on
-/// 1080p / 4K (720p and 1440p 1.18–1.20×); RGBA 13 97.6 / 364.4 / 1438.1 against 69.9 / 269.4 /
-/// 1120.1, RGBA 15 121.2 / 452.9 / 1788.6 against 106.8 / 407.2 / 1569.6, RGBA 17 1.16–1.20×, RGBA
-/// 19 1.02–1.12×. The even sides (forty-fifth round; that sweep had measured odd ones only), 1080p
-/// / 4K: RGBA 12 82.7 / 302.2 against 58.5 / 198.0, 14 105.5 / 389.5 against 74.2 / 251.7, 16 (4
-/// rows) 1.01 / 1.08×, 18 / 20 / 22 1.12 / 1.05 / 1.14× and 1.14 / 1.06 / 1.16×; NV12 18 / 20 /
-/// 22 1.02 / 1.01 / 1.00× and 1.13 / 1.12 / 1.06×; RGB at even sides kept the rule's rows
-/// (within 4 %).
+/// ([`FastSpec::new`](super::super::FastSpec::new): one row at these sides) faster on 720p to 8K;
+/// other sides keep the rule. The best rows move with the block the tile allows and with the
+/// unrolled code, not smoothly with the side: RGB 23 and 19, and RGBA 25, lost with 2 rows (RGB 23
+/// by 1.3–1.5×). H100, gaussian, µs, the rule / these rows (docs/PERFORMANCE.md, "nineteenth
+/// round"): NV12's chroma 17 / 19 / 21 / 25 on 4K 203.8 / 274.0 / 320.7 / 439.8 against 185.5 /
+/// 248.7 / 284.8 / 427.2 (the whole frame; 8K 1.07–1.12×; on 1080p the chroma launch is small and
+/// keeps the rule's row); RGB 15 on 1080p / 4K / 8K 81.2 / 298.4 / 1152.1 against 76.8 / 280.7 /
+/// 1054.9 (2 rows: 84.2 / 318.9 / 1253.5), RGB 17 1.01–1.04×, RGB 21 157.4 / 582.7 against 134.6 /
+/// 499.8 on 1080p / 4K (720p and 1440p 1.18–1.20×); RGBA 13 97.6 / 364.4 / 1438.1 against 69.9 /
+/// 269.4 / 1120.1, RGBA 15 121.2 / 452.9 / 1788.6 against 106.8 / 407.2 / 1569.6, RGBA 17
+/// 1.16–1.20×, RGBA 19 1.02–1.12×. The even sides (forty-fifth round; that sweep had measured odd
+/// ones only), 1080p / 4K: RGBA 12 82.7 / 302.2 against 58.5 / 198.0, 14 105.5 / 389.5 against 74.2
+/// / 251.7, 16 (4 rows) 1.01 / 1.08×, 18 / 20 / 22 1.12 / 1.05 / 1.14× and 1.14 / 1.06 / 1.16×;
+/// NV12 18 / 20 / 22 1.02 / 1.01 / 1.00× and 1.13 / 1.12 / 1.06×; RGB at even sides kept the rule's
+/// rows (within 4 %).
 pub const FULL_ROWS_BY_SIDE: [(usize, usize, usize); 20] = [
     (2, 17, 2),
     (2, 18, 2),
@@ -156,13 +156,12 @@ pub fn full_rows_mid16(
     }
 }
 
-/// Rows per thread of the full tiled kernel where a measured rule differs from the rows `py`
-/// the unrolled code's size gives ([`FastSpec::new`](super::super::FastSpec::new)), for a
-/// `kw` × `kh` kernel on planes of `ch` channels of `sb`-byte samples and `pixels` pixels,
-/// `samples` samples in the launch and `px` samples a thread: square kernels only (the ones measured),
-/// the sides' tables first ([`full_rows_by_side`]), then 16-bit launches of the middle range
-/// ([`full_rows_mid16`]; the two never both apply); else None. The small launches' rule
-/// ([`tiled_rows`]) comes after.
+/// Rows per thread of the full tiled kernel where a measured rule differs from the rows `py` the
+/// unrolled code's size gives ([`FastSpec::new`](super::super::FastSpec::new)), for a `kw` × `kh`
+/// kernel on planes of `ch` channels of `sb`-byte samples and `pixels` pixels, `samples` samples in
+/// the launch and `px` samples a thread: square kernels only (the ones measured), the sides' tables
+/// first ([`full_rows_by_side`]), then 16-bit launches of the middle range ([`full_rows_mid16`];
+/// the two never both apply); else None. The small launches' rule ([`tiled_rows`]) comes after.
 pub fn full_rows(
     (ch, sb): (usize, usize),
     (kw, kh): (usize, usize),
