@@ -115,9 +115,10 @@ fn check_gaussian(
     (border, alpha, mode): (Border, Option<AlphaMode>, Mode),
 ) {
     let src = random_frame(rng, format, w, h);
-    let name = match kw == kh {
-        true => format!("gaussian:{kw}"),
-        false => format!("gaussian:{kw}x{kh}"),
+    let name = if kw == kh {
+        format!("gaussian:{kw}")
+    } else {
+        format!("gaussian:{kw}x{kh}")
     };
     let mut filter = Filter::new(library::gaussian(kw, kh, None, name).unwrap());
     filter.border = border;

@@ -103,7 +103,7 @@ pub fn full_rows_by_side(
             .find(|&&(c, s, _)| (c, s) == (ch, side))
             .map(|&(.., rows)| rows)
     };
-    rows.filter(|&rows| samples / (px * rows).max(1) >= TILED_FEW_THREADS)
+    rows.filter(|&rows| tiled_threads(samples, (px, rows)) >= TILED_FEW_THREADS)
 }
 
 /// Full tiled 16-bit launches of one channel (gray16, the planes of YUV 10-bit, P010's and
