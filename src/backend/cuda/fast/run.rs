@@ -364,9 +364,10 @@ fn choose(
         }
     }
     // Full kernels of the sides measured to want other rows, and 16-bit launches of the
-    // middle range (`full_rows`).
-    if !separable && !b.large_rules && b.block_override().is_none() {
-        let launch = (launch_samples, spec.px, spec.py);
+    // middle range (`full_rows`; tests asking for the large planes' rules get the large
+    // planes' rows).
+    if !separable && b.block_override().is_none() {
+        let launch = (sized(launch_samples), spec.px, spec.py);
         if let Some(rows) = full_rows((ch, sb), (kw, kh), pixels, launch) {
             spec.py = rows;
         }

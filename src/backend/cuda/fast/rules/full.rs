@@ -21,8 +21,8 @@ pub const FULL_ROWS_WIDE: usize = 2;
 /// by (channels, side), where a sweep found rows other than the rule's
 /// ([`FastSpec::new`](super::super::FastSpec::new): one row at these sides) faster on 720p to 8K;
 /// other sides keep the rule. The best rows move with the block the tile allows and with the
-/// unrolled code, not smoothly with the side: RGB 23 and 19, and RGBA 25, lost with 2 rows (RGB 23
-/// by 1.3–1.5×). H100, gaussian, µs, the rule / these rows (docs/PERFORMANCE.md, "nineteenth
+/// unrolled code, not smoothly with the side: RGB 23 and 19, and then RGBA 25, lost with 2 rows
+/// (RGB 23 by 1.3–1.5×). H100, gaussian, µs, the rule / these rows (docs/PERFORMANCE.md, "nineteenth
 /// round"): NV12's chroma 17 / 19 / 21 / 25 on 4K 203.8 / 274.0 / 320.7 / 439.8 against 185.5 /
 /// 248.7 / 284.8 / 427.2 (the whole frame; 8K 1.07–1.12×; on 1080p the chroma launch is small and
 /// keeps the rule's row); RGB 15 on 1080p / 4K / 8K 81.2 / 298.4 / 1152.1 against 76.8 / 280.7 /
@@ -33,7 +33,7 @@ pub const FULL_ROWS_WIDE: usize = 2;
 /// ones only), 1080p / 4K: RGBA 12 82.7 / 302.2 against 58.5 / 198.0, 14 105.5 / 389.5 against 74.2
 /// / 251.7, 16 (4 rows) 1.01 / 1.08×, 18 / 20 / 22 1.12 / 1.05 / 1.14× and 1.14 / 1.06 / 1.16×;
 /// NV12 18 / 20 / 22 1.02 / 1.01 / 1.00× and 1.13 / 1.12 / 1.06×; RGB at even sides kept the rule's
-/// rows (within 4 %).
+/// rows (within 4 %). RGBA 19, 21, 23 and 25 on large planes: [`FULL_ROWS_LARGE`].
 pub const FULL_ROWS_BY_SIDE: [(usize, usize, usize); 20] = [
     (2, 17, 2),
     (2, 18, 2),
@@ -60,9 +60,9 @@ pub const FULL_ROWS_BY_SIDE: [(usize, usize, usize); 20] = [
 /// these rows, 1080p / 4K): 12 86.8 / 316.1 against 63.3 / 208.9, 13 96.0 / 355.3 against 77.7 /
 /// 261.4 (1440p 1.34×, 8K 1.33×), 14 109.4 / 405.1 against 78.6 / 262.5, 16 (4 rows) 1.01 /
 /// 1.12×, 18 / 19 / 20 / 22 / 23 1.08 / 1.05 / 1.04 / 1.12 / 1.09× and 1.13 / 1.10 / 1.08 / 1.16
-/// / 1.13×; 17 lost with 2 rows (0.94 / 0.98×), 21 and 25 gained 2–6 % (left out). rgb48 and
-/// P010's chroma keep the rule at 12–25 (within 5 % but P010 17–21 on 4K, 1.08–1.10× for the
-/// whole frame with 2 rows on both its launches, not taken).
+/// / 1.13×; 15, 17, 19, 21, 23 and 25 on large planes: [`FULL_ROWS_LARGE`]. rgb48 and P010's
+/// chroma keep the rule at 12–25 (within 5 % but P010 17–21 on 4K, 1.08–1.10× for the whole frame
+/// with 2 rows on both its launches, not taken).
 pub const FULL_ROWS_BY_SIDE_16: [(usize, usize, usize); 9] = [
     (4, 12, 2),
     (4, 13, 2),
@@ -74,6 +74,37 @@ pub const FULL_ROWS_BY_SIDE_16: [(usize, usize, usize); 9] = [
     (4, 22, 2),
     (4, 23, 2),
 ];
+/// Rows of the full tiled kernel for 4 channels at sides where they depend on the plane's size,
+/// as (sample bytes, channels, side, rows, least pixels), before the sides' tables
+/// ([`FULL_ROWS_BY_SIDE`], [`FULL_ROWS_BY_SIDE_16`]), which smaller planes keep (forty-sixth
+/// round; the blocks and the tile had changed since the nineteenth round's sweep). H100,
+/// gaussian, this round's build against the one before, two passes alternating (spread under
+/// 1 %), 720p / 1366×768 / 1080p / 1440p / 4K / 8K, ×, µs at 4K:
+/// - RGBA 19 in 4 rows (table: 2) from 4 M pixels: 1.04 / 1.06×, 607.7 against 584.2; on 1080p /
+///   1440p a sweep found 0.97 / 1.02×;
+/// - RGBA 21 in 2 rows (the rule's 1): 1.06 / 1.08 / 1.07 / 1.09× from 2 M, 801.2 against 751.9;
+///   0.95 / 1.02× below;
+/// - RGBA 23 in 4 rows: 1.10 / 1.13 / 1.17 / 1.21×, 923.2 against 787.1 (2 rows 1.11–1.14×);
+///   1366×768 0.97×;
+/// - RGBA 25 in 2 rows: 1.03 / 1.04 / 1.03 / 1.05×; 720p 0.98×;
+/// - RGBA64 15 and 17 in 4 rows (the rule's 1): 1.07 / 1.16 / 1.26 / 1.34× (444.6 against 351.5)
+///   and 1.00 / 1.07 / 1.12 / 1.16×; 1366×768 0.83 and 0.83× (66 K threads);
+/// - RGBA64 19 and 23 in 4 rows (table: 2) from 4 M pixels: 1.22 / 1.27× (626.7 against 512.5)
+///   and 1.05 / 1.09×; on 1080p / 1440p a sweep found 0.96 / 1.01× and 0.97 / 1.01×;
+/// - RGBA64 21 and 25 in 2 rows (the rule's 1): 1.03 / 1.05 / 1.06 / 1.09× and 1.03 / 1.06 / 1.06
+///   / 1.09×; 720p 0.95 / 0.96×, 1366×768 0.93 / 0.96×.
+pub const FULL_ROWS_LARGE: [(usize, usize, usize, usize, usize); 10] = [
+    (1, 4, 19, 4, 4_000_000),
+    (1, 4, 21, 2, 2_000_000),
+    (1, 4, 23, 4, 2_000_000),
+    (1, 4, 25, 2, 2_000_000),
+    (2, 4, 15, 4, 2_000_000),
+    (2, 4, 17, 4, 2_000_000),
+    (2, 4, 19, 4, 4_000_000),
+    (2, 4, 21, 2, 2_000_000),
+    (2, 4, 23, 4, 4_000_000),
+    (2, 4, 25, 2, 2_000_000),
+];
 /// RGB 25×25 takes 2 rows (as [`FULL_ROWS_BY_SIDE`]) on planes under this many pixels: 720p /
 /// 1080p / 1440p 104.4 / 222.1 / 376.8 µs against 94.5 / 192.9 / 337.1; on 4K 771.5 against
 /// 778.4, on 8K (1 row against 2) 3105 against 3224.
@@ -82,9 +113,9 @@ pub const FULL_RGB25_TWO_ROWS_BELOW: usize = 4_000_000;
 /// Rows per thread of the full tiled kernel for a `side` × `side` kernel on planes of `ch`
 /// channels of `sb`-byte samples and `pixels` pixels, `samples` samples in the launch and `px`
 /// samples a thread, where measured better than the rule's ([`FULL_ROWS_BY_SIDE`],
-/// [`FULL_ROWS_BY_SIDE_16`]); else None. Not where those rows would leave fewer than
-/// [`TILED_FEW_THREADS`] threads ([`tiled_rows`]' small launches; 720p RGBA 15: 69.6 µs with 4
-/// rows against 57.3 with the rule's one).
+/// [`FULL_ROWS_BY_SIDE_16`], [`FULL_ROWS_LARGE`], [`FULL_RGB25_TWO_ROWS_BELOW`]); else None.
+/// Not where those rows would leave fewer than [`TILED_FEW_THREADS`] threads ([`tiled_rows`]'
+/// small launches; 720p RGBA 15: 69.6 µs with 4 rows against 57.3 with the rule's one).
 pub fn full_rows_by_side(
     (ch, sb): (usize, usize),
     side: usize,
@@ -97,6 +128,11 @@ pub fn full_rows_by_side(
     };
     let rows = if (ch, sb, side) == (3, 1, 25) {
         (pixels < FULL_RGB25_TWO_ROWS_BELOW).then_some(2)
+    } else if let Some(&(.., rows, _)) = FULL_ROWS_LARGE
+        .iter()
+        .find(|&&(b, c, s, _, from)| (b, c, s) == (sb, ch, side) && pixels >= from)
+    {
+        Some(rows)
     } else {
         table
             .iter()

@@ -73,13 +73,38 @@ fn tiled_rows_per_thread_follow_the_unrolled_size() {
     assert_eq!(rows(4, 22, p4k), Some(2));
     assert_eq!(rows(2, 20, p4k), Some(2));
     assert_eq!(rows(3, 14, p4k), None);
-    // 16-bit samples: their own table (RGBA64 12–14 two rows, 17 none); rgb48 none; RGB 25's
-    // two rows are 8-bit only.
+    // 16-bit samples: their own table (RGBA64 12–14 two rows, 16 four, 24 none); rgb48 none;
+    // RGB 25's two rows are 8-bit only.
     assert_eq!(rows_sb(2, 4, 13, p4k), Some(2));
     assert_eq!(rows_sb(2, 4, 12, p1080), Some(2));
     assert_eq!(rows_sb(2, 4, 16, p4k), Some(4));
-    assert_eq!(rows_sb(2, 4, 17, p4k), None);
-    assert_eq!(rows_sb(2, 4, 15, p4k), None);
+    assert_eq!(rows_sb(2, 4, 24, p4k), None);
+    // Large planes (`FULL_ROWS_LARGE`), smaller ones keeping the tables: from 2 M pixels RGBA64
+    // 15 and 17 four rows, 21 and 25 two, RGBA 21 and 25 two and 23 four; from 4 M RGBA and
+    // RGBA64 19 and RGBA64 23 four.
+    let p768 = 1366 * 768;
+    for (sb, side, large, small) in [
+        (2, 15, 4, None),
+        (2, 17, 4, None),
+        (2, 21, 2, None),
+        (2, 25, 2, None),
+        (1, 21, 2, None),
+        (1, 23, 4, None),
+        (1, 25, 2, None),
+    ] {
+        assert_eq!(rows_sb(sb, 4, side, 2_000_000), Some(large), "{sb} {side}");
+        assert_eq!(rows_sb(sb, 4, side, p4k), Some(large), "{sb} {side}");
+        assert_eq!(rows_sb(sb, 4, side, p768), small, "{sb} {side}");
+    }
+    assert_eq!(rows_sb(2, 4, 19, p1080), Some(2));
+    assert_eq!(rows_sb(2, 4, 19, 2560 * 1440), Some(2));
+    assert_eq!(rows_sb(2, 4, 19, p4k), Some(4));
+    assert_eq!(rows_sb(1, 4, 19, p4k), Some(4));
+    assert_eq!(rows_sb(1, 4, 19, p1080), Some(2));
+    assert_eq!(rows_sb(2, 4, 23, p4k), Some(4));
+    assert_eq!(rows_sb(2, 4, 23, 4_000_000 - 1), Some(2));
+    assert_eq!(rows_sb(1, 3, 19, p4k), None);
+    assert_eq!(rows_sb(2, 3, 21, p4k), None);
     assert_eq!(rows_sb(2, 3, 15, p4k), None);
     assert_eq!(rows_sb(2, 3, 25, p1080), None);
     assert_eq!(rows_sb(2, 2, 17, p4k), None);
