@@ -88,13 +88,15 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
     // the 64 K those rows need), one channel of 16-bit samples in two from 112 K threads at
     // four rows (gray16 1921×1081: 127 K) and in one below (YUV 4:2:0 10-bit 1283×721: 85 K),
     // rgb48 9 in one (`full_rows_mid16`; 70 K threads at two rows, over `tiled_rows`' 64 K),
-    // RGBA64 15 and RGBA 23 in four, RGBA64 21 in two where the backend takes the large
-    // planes' rules (`FULL_ROWS_LARGE`; the others, one row).
+    // RGBA64 15, RGBA 23 and rgb48 15 in four, RGBA64 21 and P010's chroma 19 in two where the
+    // backend takes the large planes' rules (`FULL_ROWS_LARGE`; the others, one row).
     let full = [
         (PixelFormat::Rgba16, 1031, 560, 13, AlphaMode::Keep),
         (PixelFormat::Rgba16, 645, 391, 15, AlphaMode::Keep),
         (PixelFormat::Rgba8, 519, 263, 23, AlphaMode::Filter),
         (PixelFormat::Rgba16, 389, 131, 21, AlphaMode::Keep),
+        (PixelFormat::Rgb16, 391, 133, 15, AlphaMode::Keep),
+        (PixelFormat::P010, 390, 134, 19, AlphaMode::Keep),
         (PixelFormat::Rgba8, 1031, 560, 12, AlphaMode::Filter),
         (PixelFormat::Gray16, 1921, 1081, 9, AlphaMode::Keep),
         (PixelFormat::Yuv420p10, 1283, 721, 11, AlphaMode::Keep),

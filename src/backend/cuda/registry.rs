@@ -349,7 +349,8 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
     // 12 × 12 in two, 16 × 16 in four and 17 × 17 in four, its kernel rows in a loop
     // (`FULL_ROWS_BY_SIDE_16`), RGBA 14 × 14 in two and 23 × 23 in four
     // (`FULL_ROWS_BY_SIDE`), one channel of 16-bit samples 11 × 11 in two and 9 × 9 in one,
-    // rgb48 9 × 9 in one (`full_rows_mid16`).
+    // rgb48 9 × 9 in one (`full_rows_mid16`), rgb48 15 × 15 in four and P010's chroma 19 × 19
+    // in two (`FULL_ROWS_LARGE`).
     for (k, ch, sb, py) in [
         (12, 4, 2, 2),
         (16, 4, 2, 4),
@@ -359,6 +360,8 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
         (11, 1, 2, 2),
         (9, 1, 2, 1),
         (9, 3, 2, 1),
+        (15, 3, 2, 4),
+        (19, 2, 2, 2),
     ] {
         keys.push(ModuleKey::Fast(FastSpec {
             py,

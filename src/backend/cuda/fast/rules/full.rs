@@ -74,7 +74,7 @@ pub const FULL_ROWS_BY_SIDE_16: [(usize, usize, usize); 9] = [
     (4, 22, 2),
     (4, 23, 2),
 ];
-/// Rows of the full tiled kernel for 4 channels at sides where they depend on the plane's size,
+/// Rows of the full tiled kernel at sides where they depend on the plane's size,
 /// as (sample bytes, channels, side, rows, least pixels), before the sides' tables
 /// ([`FULL_ROWS_BY_SIDE`], [`FULL_ROWS_BY_SIDE_16`]), which smaller planes keep (forty-sixth
 /// round; the blocks and the tile had changed since the nineteenth round's sweep). H100,
@@ -93,7 +93,13 @@ pub const FULL_ROWS_BY_SIDE_16: [(usize, usize, usize); 9] = [
 ///   and 1.05 / 1.09×; on 1080p / 1440p a sweep found 0.96 / 1.01× and 0.97 / 1.01×;
 /// - RGBA64 21 and 25 in 2 rows (the rule's 1): 1.03 / 1.05 / 1.06 / 1.09× and 1.03 / 1.06 / 1.06
 ///   / 1.09×; 720p 0.95 / 0.96×, 1366×768 0.93 / 0.96×.
-pub const FULL_ROWS_LARGE: [(usize, usize, usize, usize, usize); 10] = [
+///
+/// And for the chroma planes of P010 / P016 (2 channels of 16-bit samples) at 17 / 19 / 21 in 2
+/// rows (the rule's 1; the pixels are the chroma plane's), a sweep, the whole frame, 1080p / 4K /
+/// 8K: 0.97 / 1.08 / 1.12×, 1.04 / 1.09 / 1.13× (4K 245.4 against 225.8 µs), 0.99 / 1.10 /
+/// 1.12× (at 23 and 25 1.00–1.07×); rgb48 15 in 4 rows (the rule's 1): 0.91 / 1.07 / 1.11× (4K
+/// 275.7 against 258.0).
+pub const FULL_ROWS_LARGE: [(usize, usize, usize, usize, usize); 14] = [
     (1, 4, 19, 4, 4_000_000),
     (1, 4, 21, 2, 2_000_000),
     (1, 4, 23, 4, 2_000_000),
@@ -104,6 +110,10 @@ pub const FULL_ROWS_LARGE: [(usize, usize, usize, usize, usize); 10] = [
     (2, 4, 21, 2, 2_000_000),
     (2, 4, 23, 4, 4_000_000),
     (2, 4, 25, 2, 2_000_000),
+    (2, 2, 17, 2, 2_000_000),
+    (2, 2, 19, 2, 2_000_000),
+    (2, 2, 21, 2, 2_000_000),
+    (2, 3, 15, 4, 4_000_000),
 ];
 /// RGB 25×25 takes 2 rows (as [`FULL_ROWS_BY_SIDE`]) on planes under this many pixels: 720p /
 /// 1080p / 1440p 104.4 / 222.1 / 376.8 µs against 94.5 / 192.9 / 337.1; on 4K 771.5 against

@@ -105,9 +105,18 @@ fn tiled_rows_per_thread_follow_the_unrolled_size() {
     assert_eq!(rows_sb(2, 4, 23, 4_000_000 - 1), Some(2));
     assert_eq!(rows_sb(1, 3, 19, p4k), None);
     assert_eq!(rows_sb(2, 3, 21, p4k), None);
-    assert_eq!(rows_sb(2, 3, 15, p4k), None);
+    // P010's chroma at 17–21 two rows from 2 M chroma pixels (a 4K frame), rgb48 15 four from
+    // 4 M; NV12's chroma keeps its own table.
+    let chroma4k = 1920 * 1080;
+    assert_eq!(rows_sb(2, 2, 19, chroma4k), Some(2));
+    assert_eq!(rows_sb(2, 2, 21, chroma4k), Some(2));
+    assert_eq!(rows_sb(2, 2, 17, 960 * 540), None);
+    assert_eq!(rows_sb(2, 2, 23, chroma4k), None);
+    assert_eq!(rows_sb(2, 3, 15, p4k), Some(4));
+    assert_eq!(rows_sb(2, 3, 15, p1080), None);
+    assert_eq!(rows_sb(1, 2, 17, chroma4k), Some(2));
     assert_eq!(rows_sb(2, 3, 25, p1080), None);
-    assert_eq!(rows_sb(2, 2, 17, p4k), None);
+    assert_eq!(rows_sb(2, 2, 25, p4k), None);
     // Not on launches those rows would leave with fewer than 64 K threads.
     assert_eq!(rows(4, 15, p720), None);
     assert_eq!(rows(4, 13, p720), Some(2));
