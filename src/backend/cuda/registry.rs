@@ -346,11 +346,10 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
         .for_block(SEP_BLOCK, hd),
     ));
     // The full tiled kernel in rows other than the rule's, as the launch builds them: RGBA64
-    // 12 × 12 in two, 16 × 16 in four and 17 × 17 in four, its kernel rows in a loop
-    // (`FULL_ROWS_BY_SIDE_16`), RGBA 14 × 14 in two and 23 × 23 in four
+    // 12 × 12 in two and 16 × 16 in four (`FULL_ROWS_BY_SIDE_16`), RGBA 14 × 14 in two
     // (`FULL_ROWS_BY_SIDE`), one channel of 16-bit samples 11 × 11 in two and 9 × 9 in one,
-    // rgb48 9 × 9 in one (`full_rows_mid16`), rgb48 15 × 15 in four and P010's chroma 19 × 19
-    // in two (`FULL_ROWS_LARGE`).
+    // rgb48 9 × 9 in one (`full_rows_mid16`), RGBA64 17 × 17, RGBA 23 × 23 and rgb48 15 × 15
+    // in four and P010's chroma 19 × 19 in two (`FULL_ROWS_LARGE`).
     for (k, ch, sb, py) in [
         (12, 4, 2, 2),
         (16, 4, 2, 4),

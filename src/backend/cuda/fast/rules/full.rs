@@ -21,19 +21,20 @@ pub const FULL_ROWS_WIDE: usize = 2;
 /// by (channels, side), where a sweep found rows other than the rule's
 /// ([`FastSpec::new`](super::super::FastSpec::new): one row at these sides) faster on 720p to 8K;
 /// other sides keep the rule. The best rows move with the block the tile allows and with the
-/// unrolled code, not smoothly with the side: RGB 23 and 19, and then RGBA 25, lost with 2 rows
-/// (RGB 23 by 1.3–1.5×). H100, gaussian, µs, the rule / these rows (docs/PERFORMANCE.md, "nineteenth
-/// round"): NV12's chroma 17 / 19 / 21 / 25 on 4K 203.8 / 274.0 / 320.7 / 439.8 against 185.5 /
-/// 248.7 / 284.8 / 427.2 (the whole frame; 8K 1.07–1.12×; on 1080p the chroma launch is small and
-/// keeps the rule's row); RGB 15 on 1080p / 4K / 8K 81.2 / 298.4 / 1152.1 against 76.8 / 280.7 /
-/// 1054.9 (2 rows: 84.2 / 318.9 / 1253.5), RGB 17 1.01–1.04×, RGB 21 157.4 / 582.7 against 134.6 /
-/// 499.8 on 1080p / 4K (720p and 1440p 1.18–1.20×); RGBA 13 97.6 / 364.4 / 1438.1 against 69.9 /
-/// 269.4 / 1120.1, RGBA 15 121.2 / 452.9 / 1788.6 against 106.8 / 407.2 / 1569.6, RGBA 17
-/// 1.16–1.20×, RGBA 19 1.02–1.12×. The even sides (forty-fifth round; that sweep had measured odd
-/// ones only), 1080p / 4K: RGBA 12 82.7 / 302.2 against 58.5 / 198.0, 14 105.5 / 389.5 against 74.2
-/// / 251.7, 16 (4 rows) 1.01 / 1.08×, 18 / 20 / 22 1.12 / 1.05 / 1.14× and 1.14 / 1.06 / 1.16×;
-/// NV12 18 / 20 / 22 1.02 / 1.01 / 1.00× and 1.13 / 1.12 / 1.06×; RGB at even sides kept the rule's
-/// rows (within 4 %). RGBA 19, 21, 23 and 25 on large planes: [`FULL_ROWS_LARGE`].
+/// unrolled code, not smoothly with the side: in the nineteenth round RGB 23 and 19, and RGBA 25,
+/// lost with 2 rows (RGB 23 by 1.3–1.5×). H100, gaussian, µs, the rule / these rows
+/// (docs/PERFORMANCE.md, "nineteenth round"): NV12's chroma 17 / 19 / 21 / 25 on 4K 203.8 / 274.0 /
+/// 320.7 / 439.8 against 185.5 / 248.7 / 284.8 / 427.2 (the whole frame; 8K 1.07–1.12×; on 1080p
+/// the chroma launch is small and keeps the rule's row); RGB 15 on 1080p / 4K / 8K 81.2 / 298.4 /
+/// 1152.1 against 76.8 / 280.7 / 1054.9 (2 rows: 84.2 / 318.9 / 1253.5), RGB 17 1.01–1.04×, RGB 21
+/// 157.4 / 582.7 against 134.6 / 499.8 on 1080p / 4K (720p and 1440p 1.18–1.20×); RGBA 13 97.6 /
+/// 364.4 / 1438.1 against 69.9 / 269.4 / 1120.1, RGBA 15 121.2 / 452.9 / 1788.6 against 106.8 /
+/// 407.2 / 1569.6, RGBA 17 1.16–1.20×, RGBA 19 1.02–1.12×. The even sides (forty-fifth round; that
+/// sweep had measured odd ones only), 1080p / 4K: RGBA 12 82.7 / 302.2 against 58.5 / 198.0, 14
+/// 105.5 / 389.5 against 74.2 / 251.7, 16 (4 rows) 1.01 / 1.08×, 18 / 20 / 22 1.12 / 1.05 / 1.14×
+/// and 1.14 / 1.06 / 1.16×; NV12 18 / 20 / 22 1.02 / 1.01 / 1.00× and 1.13 / 1.12 / 1.06×; RGB at
+/// even sides kept the rule's rows (within 4 %). RGBA 19, 21, 23 and 25 on large planes:
+/// [`FULL_ROWS_LARGE`].
 pub const FULL_ROWS_BY_SIDE: [(usize, usize, usize); 20] = [
     (2, 17, 2),
     (2, 18, 2),
@@ -61,8 +62,8 @@ pub const FULL_ROWS_BY_SIDE: [(usize, usize, usize); 20] = [
 /// 261.4 (1440p 1.34×, 8K 1.33×), 14 109.4 / 405.1 against 78.6 / 262.5, 16 (4 rows) 1.01 /
 /// 1.12×, 18 / 19 / 20 / 22 / 23 1.08 / 1.05 / 1.04 / 1.12 / 1.09× and 1.13 / 1.10 / 1.08 / 1.16
 /// / 1.13×; 15, 17, 19, 21, 23 and 25 on large planes: [`FULL_ROWS_LARGE`]. rgb48 and P010's
-/// chroma keep the rule at 12–25 (within 5 % but P010 17–21 on 4K, 1.08–1.10× for the whole frame
-/// with 2 rows on both its launches, not taken).
+/// chroma keep the rule at 12–25 on planes of every size but for rgb48 15 and P010's chroma at
+/// 17, 19 and 21 on large planes ([`FULL_ROWS_LARGE`]).
 pub const FULL_ROWS_BY_SIDE_16: [(usize, usize, usize); 9] = [
     (4, 12, 2),
     (4, 13, 2),
@@ -88,17 +89,19 @@ pub const FULL_ROWS_BY_SIDE_16: [(usize, usize, usize); 9] = [
 ///   1366×768 0.97×;
 /// - RGBA 25 in 2 rows: 1.03 / 1.04 / 1.03 / 1.05×; 720p 0.98×;
 /// - RGBA64 15 and 17 in 4 rows (the rule's 1): 1.07 / 1.16 / 1.26 / 1.34× (444.6 against 351.5)
-///   and 1.00 / 1.07 / 1.12 / 1.16×; 1366×768 0.83 and 0.83× (66 K threads);
-/// - RGBA64 19 and 23 in 4 rows (table: 2) from 4 M pixels: 1.22 / 1.27× (626.7 against 512.5)
-///   and 1.05 / 1.09×; on 1080p / 1440p a sweep found 0.96 / 1.01× and 0.97 / 1.01×;
+///   and 1.00 / 1.07 / 1.12 / 1.16×; 1366×768 0.83 and 0.83× (64.0 K threads at 4 rows, just
+///   over the 64 K line);
+/// - RGBA64 19 and 23 in 4 rows (table: 2) from 4 M pixels, the final build, 4K / 8K: 1.05 /
+///   1.08× (624.1 against 592.9) and 1.04 / 1.07×; on 1080p / 1440p a sweep found 0.96 / 1.01×
+///   and 0.97 / 1.01×;
 /// - RGBA64 21 and 25 in 2 rows (the rule's 1): 1.03 / 1.05 / 1.06 / 1.09× and 1.03 / 1.06 / 1.06
 ///   / 1.09×; 720p 0.95 / 0.96×, 1366×768 0.93 / 0.96×.
 ///
 /// And for the chroma planes of P010 / P016 (2 channels of 16-bit samples) at 17 / 19 / 21 in 2
 /// rows (the rule's 1; the pixels are the chroma plane's), a sweep, the whole frame, 1080p / 4K /
 /// 8K: 0.97 / 1.08 / 1.12×, 1.04 / 1.09 / 1.13× (4K 245.4 against 225.8 µs), 0.99 / 1.10 /
-/// 1.12× (at 23 and 25 1.00–1.07×); rgb48 15 in 4 rows (the rule's 1): 0.91 / 1.07 / 1.11× (4K
-/// 275.7 against 258.0).
+/// 1.12× (at 23 and 25 0.94 / 0.97× on 1080p, 1.00–1.07× on 4K and 8K: not taken); rgb48 15 in
+/// 4 rows (the rule's 1): 0.91 / 1.07 / 1.11× (4K 275.7 against 258.0).
 pub const FULL_ROWS_LARGE: [(usize, usize, usize, usize, usize); 14] = [
     (1, 4, 19, 4, 4_000_000),
     (1, 4, 21, 2, 2_000_000),

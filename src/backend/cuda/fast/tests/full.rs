@@ -73,8 +73,8 @@ fn tiled_rows_per_thread_follow_the_unrolled_size() {
     assert_eq!(rows(4, 22, p4k), Some(2));
     assert_eq!(rows(2, 20, p4k), Some(2));
     assert_eq!(rows(3, 14, p4k), None);
-    // 16-bit samples: their own table (RGBA64 12–14 two rows, 16 four, 24 none); rgb48 none;
-    // RGB 25's two rows are 8-bit only.
+    // 16-bit samples: their own table (RGBA64 12–14 two rows, 16 four, 24 none); rgb48 none
+    // but 15 on large planes (below); RGB 25's two rows are 8-bit only.
     assert_eq!(rows_sb(2, 4, 13, p4k), Some(2));
     assert_eq!(rows_sb(2, 4, 12, p1080), Some(2));
     assert_eq!(rows_sb(2, 4, 16, p4k), Some(4));
@@ -108,13 +108,23 @@ fn tiled_rows_per_thread_follow_the_unrolled_size() {
     assert_eq!(rows_sb(2, 3, 21, p4k), None);
     // P010's chroma at 17–21 two rows from 2 M chroma pixels (a 4K frame), rgb48 15 four from
     // 4 M; NV12's chroma keeps its own table.
+    // (A 1440p frame's chroma plane, 1280 × 720, has 115 K threads at two rows: only its size
+    // keeps the rule's row.)
     let chroma4k = 1920 * 1080;
-    assert_eq!(rows_sb(2, 2, 19, chroma4k), Some(2));
-    assert_eq!(rows_sb(2, 2, 21, chroma4k), Some(2));
-    assert_eq!(rows_sb(2, 2, 17, 960 * 540), None);
+    for side in [17, 19, 21] {
+        assert_eq!(rows_sb(2, 2, side, chroma4k), Some(2), "{side}");
+        assert_eq!(rows_sb(2, 2, side, p720), None, "{side}");
+    }
     assert_eq!(rows_sb(2, 2, 23, chroma4k), None);
     assert_eq!(rows_sb(2, 3, 15, p4k), Some(4));
     assert_eq!(rows_sb(2, 3, 15, p1080), None);
+    // On the lines themselves: 2 M and 4 M pixels take the rows, one pixel fewer not.
+    assert_eq!(rows_sb(2, 4, 15, 1_999_999), None);
+    assert_eq!(rows_sb(1, 4, 21, 1_999_999), None);
+    assert_eq!(rows_sb(2, 3, 15, 4_000_000), Some(4));
+    assert_eq!(rows_sb(2, 3, 15, 3_999_999), None);
+    assert_eq!(rows_sb(1, 4, 19, 4_000_000), Some(4));
+    assert_eq!(rows_sb(1, 4, 19, 3_999_999), Some(2));
     assert_eq!(rows_sb(1, 2, 17, chroma4k), Some(2));
     assert_eq!(rows_sb(2, 3, 25, p1080), None);
     assert_eq!(rows_sb(2, 2, 25, p4k), None);
