@@ -35,7 +35,7 @@ pub const FULL_ROWS_WIDE: usize = 2;
 /// and 1.14 / 1.06 / 1.16×; NV12 18 / 20 / 22 1.02 / 1.01 / 1.00× and 1.13 / 1.12 / 1.06×; RGB at
 /// even sides kept the rule's rows (within 4 %). RGBA 19, 21, 23 and 25 on large planes:
 /// [`FULL_ROWS_LARGE`].
-pub const FULL_ROWS_BY_SIDE: [(usize, usize, usize); 20] = [
+pub const FULL_ROWS_BY_SIDE: [(usize, usize, usize); 21] = [
     (2, 17, 2),
     (2, 18, 2),
     (2, 19, 2),
@@ -46,6 +46,7 @@ pub const FULL_ROWS_BY_SIDE: [(usize, usize, usize); 20] = [
     (3, 15, 4),
     (3, 17, 2),
     (3, 21, 2),
+    (3, 25, 2),
     (4, 12, 2),
     (4, 13, 2),
     (4, 14, 2),
@@ -102,7 +103,11 @@ pub const FULL_ROWS_BY_SIDE_16: [(usize, usize, usize); 9] = [
 /// 8K: 0.97 / 1.08 / 1.12×, 1.04 / 1.09 / 1.13× (4K 245.4 against 225.8 µs), 0.99 / 1.10 /
 /// 1.12× (at 23 and 25 0.94 / 0.97× on 1080p, 1.00–1.07× on 4K and 8K: not taken); rgb48 15 in
 /// 4 rows (the rule's 1): 0.91 / 1.07 / 1.11× (4K 275.7 against 258.0).
-pub const FULL_ROWS_LARGE: [(usize, usize, usize, usize, usize); 14] = [
+///
+/// And 8-bit RGB 25, 2 rows in [`FULL_ROWS_BY_SIDE`], back to one from 4 M pixels (the rule's
+/// row; nineteenth round, 2 rows / 1: 720p / 1080p / 1440p 94.5 / 192.9 / 337.1 µs against
+/// 104.4 / 222.1 / 376.8; on 4K 778.4 against 771.5, on 8K 3224 against 3105).
+pub const FULL_ROWS_LARGE: [(usize, usize, usize, usize, usize); 15] = [
     (1, 4, 19, 4, 4_000_000),
     (1, 4, 21, 2, 2_000_000),
     (1, 4, 23, 4, 2_000_000),
@@ -117,16 +122,13 @@ pub const FULL_ROWS_LARGE: [(usize, usize, usize, usize, usize); 14] = [
     (2, 2, 19, 2, 2_000_000),
     (2, 2, 21, 2, 2_000_000),
     (2, 3, 15, 4, 4_000_000),
+    (1, 3, 25, 1, 4_000_000),
 ];
-/// RGB 25×25 takes 2 rows (as [`FULL_ROWS_BY_SIDE`]) on planes under this many pixels: 720p /
-/// 1080p / 1440p 104.4 / 222.1 / 376.8 µs against 94.5 / 192.9 / 337.1; on 4K 771.5 against
-/// 778.4, on 8K (1 row against 2) 3105 against 3224.
-pub const FULL_RGB25_TWO_ROWS_BELOW: usize = 4_000_000;
 
 /// Rows per thread of the full tiled kernel for a `side` × `side` kernel on planes of `ch`
 /// channels of `sb`-byte samples and `pixels` pixels, `samples` samples in the launch and `px`
 /// samples a thread, where measured better than the rule's ([`FULL_ROWS_BY_SIDE`],
-/// [`FULL_ROWS_BY_SIDE_16`], [`FULL_ROWS_LARGE`], [`FULL_RGB25_TWO_ROWS_BELOW`]); else None.
+/// [`FULL_ROWS_BY_SIDE_16`], [`FULL_ROWS_LARGE`]); else None.
 /// Not where those rows would leave fewer than [`TILED_FEW_THREADS`] threads ([`tiled_rows`]'
 /// small launches; 720p RGBA 15: 69.6 µs with 4 rows against 57.3 with the rule's one).
 pub fn full_rows_by_side(
@@ -139,19 +141,16 @@ pub fn full_rows_by_side(
         1 => &FULL_ROWS_BY_SIDE,
         _ => &FULL_ROWS_BY_SIDE_16,
     };
-    let rows = if (ch, sb, side) == (3, 1, 25) {
-        (pixels < FULL_RGB25_TWO_ROWS_BELOW).then_some(2)
-    } else if let Some(&(.., rows, _)) = FULL_ROWS_LARGE
+    let large = FULL_ROWS_LARGE
         .iter()
         .find(|&&(b, c, s, _, from)| (b, c, s) == (sb, ch, side) && pixels >= from)
-    {
-        Some(rows)
-    } else {
+        .map(|&(.., rows, _)| rows);
+    let rows = large.or_else(|| {
         table
             .iter()
             .find(|&&(c, s, _)| (c, s) == (ch, side))
             .map(|&(.., rows)| rows)
-    };
+    });
     rows.filter(|&rows| tiled_threads(samples, (px, rows)) >= TILED_FEW_THREADS)
 }
 

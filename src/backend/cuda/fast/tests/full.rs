@@ -62,7 +62,13 @@ fn tiled_rows_per_thread_follow_the_unrolled_size() {
     assert_eq!(rows(4, 13, p1080), Some(2));
     assert_eq!(rows(2, 25, p4k), Some(2));
     assert_eq!(rows(3, 25, p1080), Some(2));
-    assert_eq!(rows(3, 25, p4k), None);
+    // From 4 M pixels RGB 25 is back at the rule's one row (`FULL_ROWS_LARGE`).
+    assert_eq!(
+        rows(3, 25, p4k),
+        Some(FastSpec::new(25, 25, 3, Border::Clamp).py)
+    );
+    assert_eq!(rows(3, 25, p4k), Some(1));
+    assert_eq!(rows(3, 25, 3_999_999), Some(2));
     assert_eq!(rows(3, 23, p1080), None);
     assert_eq!(rows(1, 15, p1080), None);
     // Even sides as their odd neighbours (RGBA 12 / 14 two rows, 16 four; NV12's chroma 18–22
