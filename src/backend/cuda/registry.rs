@@ -335,7 +335,7 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
         FastSpec::separable(5, 4, 3, Border::Reflect)
             .with_sample_bytes(2)
             .for_pixels(hd)
-            .for_block(SEP_SHAPE_SHORT_RGB48.block, hd),
+            .for_block(SEP_SHAPE_SHORT_RGB48.block, hd, 3 * hd),
     ));
     keys.push(ModuleKey::Fast(
         FastSpec {
@@ -343,7 +343,35 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
             row_staged: true,
             ..FastSpec::separable(6, 6, 3, Border::Wrap)
         }
-        .for_block(SEP_BLOCK, hd),
+        .for_block(SEP_BLOCK, hd, 3 * hd),
+    ));
+    // Large launches' row-pass items as the launch builds them (`sep_row_threads`): one 8-bit
+    // channel 7 taps wide, its integer row pass staged, and one 16-bit channel 15 taps wide,
+    // each in items of four threads' outputs; 8-bit RGB's regrouped integer row pass with its
+    // sums' rows padded (`sums_padded`).
+    let uhd = 3840 * 2160;
+    keys.push(ModuleKey::Fast(
+        FastSpec {
+            row_int: Some(64),
+            row_staged: true,
+            ..FastSpec::separable(7, 7, 1, Border::Clamp)
+        }
+        .for_block(SEP_BLOCK, uhd, uhd),
+    ));
+    keys.push(ModuleKey::Fast(
+        FastSpec::separable(15, 15, 1, Border::Reflect)
+            .with_sample_bytes(2)
+            .for_block(SEP_BLOCK, uhd, uhd),
+    ));
+    keys.push(ModuleKey::Fast(
+        FastSpec {
+            row_int: Some(256),
+            deinterleave: true,
+            row_staged: true,
+            sums_pad: true,
+            ..FastSpec::separable(9, 9, 3, Border::Wrap)
+        }
+        .for_block(SEP_BLOCK, uhd, 3 * uhd),
     ));
     // The full tiled kernel in rows other than the rule's, as the launch builds them: RGBA64
     // 12 × 12 in two and 16 × 16 in four (`FULL_ROWS_BY_SIDE_16`), RGBA 14 × 14 in two

@@ -429,7 +429,7 @@ fn choose(
                 tiled_bounds: spec.sep_bounds(block, pixels),
                 ..spec
             }
-            .for_block(block, pixels)
+            .for_block(block, pixels, sized(launch_samples))
             .with_rolled(pixels);
             Ok(Choice::Tiled { spec, block, row })
         }

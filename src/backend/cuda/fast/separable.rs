@@ -89,15 +89,16 @@ impl FastSpec {
         (m > 0).then(|| (threads, (m * 128 / threads as usize).max(1)))
     }
 
-    /// The same specialization launched in `block` on a plane of `pixels` pixels: `fast_sep`'s
-    /// row-pass items (with [`FastSpec::row_global`]) widened to [`sep_small_shape`]'s or
-    /// else [`sep_row_threads`] threads' outputs, or as many as the block's row holds a whole
+    /// The same specialization launched in `block` on a plane of `pixels` pixels, in a launch
+    /// of `launch_samples` samples: `fast_sep`'s row-pass items (with
+    /// [`FastSpec::row_global`]) widened to [`sep_small_shape`]'s or else [`sep_row_threads`]
+    /// threads' outputs, or as many as the block's row holds a whole
     /// number of (`CONVFLOW_FAST_SEP_HPX`: that many). Threads owning other than 4 pixels'
     /// samples ([`sep_px`]) take items of the most whole threads' outputs, up to as many
     /// samples as that many 4-pixel threads own (or one thread's), and their integer row pass
     /// reads its windows as loaded, not regrouped per channel (fast.cu's DEIL): measured with
     /// neither.
-    pub fn for_block(self, (bx, _): (u32, u32), pixels: usize) -> FastSpec {
+    pub fn for_block(self, (bx, _): (u32, u32), pixels: usize, launch_samples: usize) -> FastSpec {
         if !self.separable || !self.row_global {
             return self;
         }
@@ -105,7 +106,7 @@ impl FastSpec {
             .sep_hpx
             .unwrap_or_else(|| match self.small_shape(pixels) {
                 Some(shape) => shape.row_threads,
-                None => sep_row_threads(self.ch, self.sb, self.kw),
+                None => sep_row_threads(self.ch, self.sb, self.kw, launch_samples),
             });
         let full_px = 4 * self.ch;
         let m = if self.px == full_px {

@@ -275,8 +275,9 @@ fn register_blocks_are_narrow_where_measured_faster() {
     let narrow = (REG_BLOCK_WIDTH as u32, 128 / REG_BLOCK_WIDTH as u32);
     let rows = [1, 15, 2560, 3840, 7680, 11520];
     // 8-bit planes of 1–2 channels at every side; 3–4 channels of either depth from
-    // REG_NARROW_MIN_SIDE on (a side: 3 × 4 counts): narrow at every width, 2560 gray and
-    // 7680-sample RGB rows included (32 × 4 under the fewest-idle rule).
+    // REG_NARROW_MIN_SIDE on (a side: 3 × 4 counts), one channel of 16-bit samples from
+    // REG16_NARROW_MIN_SIDE: narrow at every width, 2560 gray and 7680-sample RGB rows
+    // included (32 × 4 under the fewest-idle rule).
     let side = REG_NARROW_MIN_SIDE;
     assert!(side > 3, "the 3×3 cases below take the fewest-idle rule");
     for (kw, kh, ch, sb) in [
@@ -289,6 +290,8 @@ fn register_blocks_are_narrow_where_measured_faster() {
         (5, 5, 4, 1),
         (side, side, 3, 2),
         (5, 5, 4, 2),
+        (REG16_NARROW_MIN_SIDE, REG16_NARROW_MIN_SIDE, 1, 2),
+        (7, 7, 1, 2),
     ] {
         let spec = FastSpec::register(kw, kh, ch, Border::Clamp, false, sb).unwrap();
         for n in rows {
@@ -311,6 +314,10 @@ fn register_blocks_are_narrow_where_measured_faster() {
     assert_eq!(wide(3, 3, 1).register_block(7680), (32, 4));
     assert_eq!(wide(3, 4, 1).register_block(5120), (32, 4));
     assert_eq!(wide(3, 3, 2).register_block(7680), (32, 4));
+    assert!(
+        REG16_NARROW_MIN_SIDE > 5,
+        "one 16-bit channel's 5×5 is wide below"
+    );
     for (k, ch) in [(3, 1), (5, 1), (3, 2), (5, 2)] {
         let spec = wide(k, ch, 2);
         assert_eq!(spec.register_block(3840), (32, 4), "{k}x{k} ch {ch}");

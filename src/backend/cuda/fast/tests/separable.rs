@@ -114,22 +114,37 @@ fn separable_launch_bounds_follow_the_measured_rules() {
 
 #[test]
 fn separable_row_items_follow_the_measured_rules_and_the_block() {
-    let items = |k, ch, sb, block| {
+    let launched = |k, ch, sb, block, samples| {
         let spec = FastSpec::separable(k, k, ch, Border::Clamp).with_sample_bytes(sb);
         let px = spec.px;
-        spec.for_block(block, UHD).row_px / px
+        spec.for_block(block, UHD, samples).row_px / px
     };
+    let items = |k, ch, sb, block| launched(k, ch, sb, block, UHD * ch);
     // Two threads' outputs, four for wide 8-bit one- and three-channel kernels, four for
     // narrow 8-bit RGBA, one for RGBA64.
-    assert_eq!(items(7, 1, 1, SEP_BLOCK), 2);
+    assert_eq!(items(4, 1, 1, SEP_BLOCK), 2);
     assert_eq!(items(15, 1, 1, SEP_BLOCK), 4);
     assert_eq!(items(15, 2, 1, SEP_BLOCK), 2);
     assert_eq!(items(25, 2, 1, SEP_BLOCK), 4);
+    assert_eq!(items(7, 3, 1, SEP_BLOCK), 2);
     assert_eq!(items(25, 3, 1, SEP_BLOCK), 4);
     assert_eq!(items(9, 4, 1, SEP_BLOCK), 4);
     assert_eq!(items(25, 4, 1, SEP_BLOCK_TALL_RGBA), 2);
-    assert_eq!(items(25, 1, 2, SEP_BLOCK), 2);
+    assert_eq!(items(9, 1, 2, SEP_BLOCK), 2);
     assert_eq!(items(25, 4, 2, SEP_BLOCK), 1);
+    // One channel on large launches: four from 5 taps for 8-bit samples on launches that
+    // stage their rows (3 M samples), from 11 for 16-bit ones on launches of 5 M.
+    use super::rules::{SEP_STAGED_MIN_SAMPLES as STAGED, SEP_WIDE_ITEMS_MIN_SAMPLES_16 as WIDE16};
+    for k in [5, 7, 9] {
+        assert_eq!(launched(k, 1, 1, SEP_BLOCK, STAGED), 4, "{k}");
+        assert_eq!(launched(k, 1, 1, SEP_BLOCK, STAGED - 1), 2, "{k}");
+        assert_eq!(launched(k, 2, 1, SEP_BLOCK, usize::MAX), 2, "{k}");
+    }
+    for k in [11, 15, 25] {
+        assert_eq!(launched(k, 1, 2, SEP_BLOCK, WIDE16), 4, "{k}");
+        assert_eq!(launched(k, 1, 2, SEP_BLOCK, WIDE16 - 1), 2, "{k}");
+    }
+    assert_eq!(launched(10, 1, 2, SEP_BLOCK, usize::MAX), 2);
     // Never more threads' outputs than a whole number of them fills the block's row.
     assert_eq!(items(25, 1, 1, (2, 64)), 2);
     assert_eq!(items(25, 1, 1, (1, 128)), 1);
@@ -138,11 +153,11 @@ fn separable_row_items_follow_the_measured_rules_and_the_block() {
         row_global: false,
         ..FastSpec::separable(25, 25, 1, Border::Clamp)
     };
-    assert_eq!(tile.clone().for_block(SEP_BLOCK, HD).row_px, tile.px);
+    assert_eq!(tile.clone().for_block(SEP_BLOCK, HD, HD).row_px, tile.px);
     let full = FastSpec::new(25, 25, 1, Border::Clamp);
-    assert_eq!(full.clone().for_block(SEP_BLOCK, HD).row_px, full.px);
+    assert_eq!(full.clone().for_block(SEP_BLOCK, HD, HD).row_px, full.px);
     // It is compiled in.
-    let spec = FastSpec::separable(25, 25, 1, Border::Clamp).for_block(SEP_BLOCK, HD);
+    let spec = FastSpec::separable(25, 25, 1, Border::Clamp).for_block(SEP_BLOCK, HD, HD);
     assert!(spec.defines().contains(&"-DPXH=16".to_string()));
 }
 
@@ -253,19 +268,25 @@ fn separable_shapes_of_small_planes_follow_the_measured_rules() {
     assert_eq!(short.first_block(hd), Some(SEP_BLOCK_SHORT16));
     assert_eq!(short.sep_bounds(SEP_BLOCK_SHORT16, hd), None);
     let px = short.px;
-    assert_eq!(short.for_block(SEP_BLOCK_SHORT16, hd).row_px, 2 * px);
+    assert_eq!(
+        short.for_block(SEP_BLOCK_SHORT16, hd, 3 * hd).row_px,
+        2 * px
+    );
     let spec = FastSpec::separable(25, 25, 4, Border::Clamp).with_sample_bytes(2);
     let small = spec.clone().for_pixels(p480);
     assert_eq!(small.py, 1);
     assert_eq!(small.first_block(p480), Some(SEP_BLOCK_TALL_RGBA));
     assert_eq!(small.sep_bounds(SEP_BLOCK_TALL_RGBA, p480), Some((128, 5)));
     let px = small.px;
-    assert_eq!(small.for_block(SEP_BLOCK_TALL_RGBA, p480).row_px, 2 * px);
+    assert_eq!(
+        small.for_block(SEP_BLOCK_TALL_RGBA, p480, 4 * p480).row_px,
+        2 * px
+    );
     // On 4K RGBA64 keeps one thread's outputs per item.
     let uhd = spec.for_pixels(3840 * 2160);
     assert_eq!(
         uhd.clone()
-            .for_block(SEP_BLOCK_TALL_RGBA, 3840 * 2160)
+            .for_block(SEP_BLOCK_TALL_RGBA, 3840 * 2160, 4 * 3840 * 2160)
             .row_px,
         uhd.px
     );
@@ -388,7 +409,7 @@ fn rgb_threads_own_four_samples_where_measured_faster() {
             deinterleave,
             ..FastSpec::separable(15, 15, 3, Border::Clamp)
         }
-        .for_block(block, HD);
+        .for_block(block, HD, 3 * HD);
         (spec.row_px, spec.deinterleave)
     };
     assert_eq!(item(4, (8, 16), false), (32, false));

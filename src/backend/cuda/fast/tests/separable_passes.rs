@@ -129,18 +129,16 @@ fn integer_row_passes_follow_the_measured_rules() {
 #[test]
 fn padded_sums_follow_the_measured_rules() {
     use super::rules::sums_padded;
-    // One and two channels always; 8-bit RGB and RGBA from 11 taps; 16-bit RGB never.
-    for (ch, sb) in [(1, 1), (1, 2), (2, 1), (2, 2)] {
+    // One and two channels and 8-bit RGB always; 8-bit RGBA from 11 taps; 16-bit RGB and
+    // RGBA never.
+    for (ch, sb) in [(1, 1), (1, 2), (2, 1), (2, 2), (3, 1)] {
         assert!(
-            sums_padded(ch, sb, 4) && sums_padded(ch, sb, 25),
+            sums_padded(ch, sb, 4) && sums_padded(ch, sb, 9) && sums_padded(ch, sb, 25),
             "{ch} ch, {sb} B"
         );
     }
+    assert!(!sums_padded(4, 1, 4) && !sums_padded(4, 1, 10) && sums_padded(4, 1, 11));
     for ch in [3, 4] {
-        assert!(
-            !sums_padded(ch, 1, 9) && sums_padded(ch, 1, 11),
-            "{ch} channels"
-        );
         assert!(
             !sums_padded(ch, 2, 7) && !sums_padded(ch, 2, 25),
             "{ch} channels"
