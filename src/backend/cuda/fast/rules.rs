@@ -223,12 +223,12 @@ const _: () = assert!((REG_THREADS as usize).is_multiple_of(REG_BLOCK_WIDTH));
 /// of that size gained up to 1.12× at 3×3 and 1.22× at 5×5 (docs/PERFORMANCE.md,
 /// "thirty-seventh round").
 pub const REG_NARROW_MIN_SIDE: usize = 4;
-/// … and for one channel of 16-bit samples from this side (the full 6×6 and 7×7 kernels it
-/// takes on launches of [`REG16_FULL_MIN_SAMPLES`]): 8 wide against the fewest-idle rule (32 ×
-/// 4 on these rows), `gaussian:6` / `:7` full, 1080p to 8K, two passes alternating
-/// (docs/PERFORMANCE.md, "forty-seventh round"): gray16 1.00–1.09× (4K `:7` 37.1 → 34.4 µs),
-/// YUV 4:2:0 10-bit 1.03–1.17× (4K `:7` 56.9 → 49.2, `:6` 43.1 → 38.6), P010 `:6` 1.02–1.07×
-/// (P010 takes `:7` as its separable plan).
+/// … and for one channel of 16-bit samples from this side (the full 6×6 and 7×7 kernels it takes on
+/// launches of [`REG16_FULL_MIN_SAMPLES`]): 8 wide against the fewest-idle rule (32 × 4 on 1440p to
+/// 8K rows, 16 × 8 on 1080p), `gaussian:6` / `:7` full, 1080p to 8K, two passes alternating
+/// (docs/PERFORMANCE.md, "forty-seventh round"): gray16 1.00–1.09× (4K `:7` 37.1 → 34.4 µs), YUV
+/// 4:2:0 10-bit 1.03–1.17× (4K `:7` 56.9 → 49.2, `:6` 43.1 → 38.6), P010 `:6` 1.02–1.07× (P010
+/// takes `:7` as its separable plan).
 pub const REG16_NARROW_MIN_SIDE: usize = 6;
 
 /// `fast_reg`'s output rows per thread (measured).

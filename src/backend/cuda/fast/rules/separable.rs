@@ -212,21 +212,20 @@ pub fn sep_staged(ch: usize, sb: usize, kh: usize, launch_samples: usize, int: b
 
 /// Whether `fast_sep`'s rows of horizontal sums lie an odd number of float4s apart
 /// ([`FastSpec::sums_pad`](super::super::FastSpec::sums_pad)) for a plane of `ch` channels of
-/// `sb`-byte samples and a kernel `kh` taps high: one or two channels and 8-bit RGB always,
-/// 8-bit RGBA from 11 taps. ncu on 4K gray `gaussian:7` counted 8.5 shared-memory wavefronts
-/// per row-pass store where 4 carry the bytes: the rows were a multiple of 32 floats apart, and a warp's items
+/// `sb`-byte samples and a kernel `kh` taps high: one or two channels and 8-bit RGB always, 8-bit
+/// RGBA from 11 taps. ncu on 4K gray `gaussian:7` counted 8.5 shared-memory wavefronts per row-pass
+/// store where 4 carry the bytes: the rows were a multiple of 32 floats apart, and a warp's items
 /// in 8 consecutive rows stored to the same four-bank groups. Padded against unpadded (H100, held
 /// clock, gaussian separable 5–25 on gray, gray16, NV12, YUV 4:2:0, RGB and RGBA, two passes
 /// alternating, best of each; docs/PERFORMANCE.md, "twenty-seventh round"): geomean 1.022 / 1.018 /
 /// 1.011× on 1080p / 4K / 8K, 1.05–1.14× at 15 taps on one-channel planes (4K gray 23.1 → 20.3 µs,
 /// 4K YUV 4:2:0 33.7 → 29.5), RGB and RGBA at 15 1.02–1.04×. Where the padding did not pay it is
-/// left out: RGBA at 4–9 taps tied but for 1080p `gaussian:4` (16.9 → 18.2), and rgb48 lost
-/// 1–3 % at 7–25 (4K 25: 127.5 → 131.0). 8-bit RGB under 11 taps, which lost 2–3 % with the
-/// padding then (4K `:7` 39.3 → 40.2 µs), gains with it since its integer row pass regroups
-/// its windows per channel (thirtieth round): padded against unpadded, `gaussian:4`–`:10`,
-/// 720p to 8K, two passes alternating (docs/PERFORMANCE.md, "forty-seventh round"), 1.007–
-/// 1.086× from 1080p (4K `:5` 35.0 → 32.6 µs, `:10` 53.7 → 49.7; 8K `:5` 106.2 → 98.9), 720p
-/// 0.97–1.03× by pass.
+/// left out: RGBA at 4–9 taps tied but for 1080p `gaussian:4` (16.9 → 18.2), and rgb48 lost 1–3 %
+/// at 7–25 (4K 25: 127.5 → 131.0). 8-bit RGB under 11 taps, which lost 2–3 % with the padding then
+/// (4K `:7` 39.3 → 40.2 µs), gains with it since its integer row pass regroups its windows per
+/// channel (thirtieth round): padded against unpadded, `gaussian:4`–`:10`, 720p to 8K, two passes
+/// alternating (docs/PERFORMANCE.md, "forty-seventh round"), 1.007–1.086× from 1080p (4K `:5` 35.0
+/// → 32.6 µs, `:10` 53.7 → 49.7; 8K `:5` 106.2 → 98.9), 720p 0.97–1.03× by pass.
 pub fn sums_padded(ch: usize, sb: usize, kh: usize) -> bool {
     ch <= 2 || sb == 1 && (ch == 3 || kh >= 11)
 }
@@ -506,11 +505,11 @@ pub const SEP_RGB_NARROW_PLANAR_MAX_PLANE: usize = 1_000_000;
 /// stage their rows) and from 11 taps for 16-bit ones on launches of
 /// [`SEP_WIDE_ITEMS_MIN_SAMPLES_16`]: four against two, gaussian:4–9 (8-bit) and :11–:25
 /// (16-bit), 720p to 8K, two passes alternating (docs/PERFORMANCE.md, "forty-seventh round"):
-/// YUV 4:2:0 `:5`–`:9` 1.02–1.13× from 1080p (its three planes, 3.1 M samples; 4K `:8` 24.3 →
-/// 21.6 µs), gray 1.01–1.09× on 1440p to 8K, but 0.98–1.02× on 1080p (2.1 M, unstaged) and
-/// 0.99–1.00× at 4 taps; gray16 `:11`–`:25` 1.02–1.09× on 4K and 8K, 0.92–0.97× on 1080p and
-/// 1440p (3.7 M), YUV 4:2:0 10-bit 1.03–1.06× from 1440p (5.5 M), but 0.99–1.00× at `:19` on 4K
-/// and 8K.
+/// YUV 4:2:0 `:5`–`:9` 1.03–1.13× on 1080p to 4K (its three planes, 3.1 M samples on 1080p; 4K
+/// `:8` 24.3 → 21.6 µs), 1.00–1.12× on 8K, gray 1.00–1.09× on 1440p to 8K, but 0.98–1.02× on
+/// 1080p (2.1 M, unstaged) and 0.99–1.00× at 4 taps on 4K and 8K; gray16 `:11`–`:25` 1.02–1.09×
+/// on 4K and 8K, 0.92–0.97× on 1080p and 1440p (3.7 M), YUV 4:2:0 10-bit 1.01–1.06× from 1440p
+/// (5.5 M), but 0.99–1.00× at `:19` on 4K and 8K.
 pub fn sep_row_threads(ch: usize, sb: usize, kw: usize, launch_samples: usize) -> usize {
     match (sb, ch) {
         (1, 1 | 3) if kw > 9 => 4,
