@@ -345,23 +345,28 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
         }
         .for_block(SEP_BLOCK, hd, 3 * hd),
     ));
-    // Large launches' row-pass items as the launch builds them (`sep_row_threads`): one 8-bit
-    // channel 7 taps wide, its integer row pass staged, and one 16-bit channel 15 taps wide,
-    // each in items of four threads' outputs; 8-bit RGB's regrouped integer row pass with its
-    // sums' rows padded (`sums_padded`).
+    // Large launches' row-pass items as a 4K launch builds them (`sep_row_threads`): one
+    // 8-bit channel 7 taps wide, its integer row pass staged, and one 16-bit channel 15 taps
+    // wide in the tall rows (`sep_rows_tall`), each in items of four threads' outputs, their
+    // sums' rows padded; 8-bit RGB's regrouped integer row pass with its sums' rows padded
+    // (`sums_padded`).
     let uhd = 3840 * 2160;
     keys.push(ModuleKey::Fast(
         FastSpec {
             row_int: Some(64),
             row_staged: true,
+            sums_pad: true,
             ..FastSpec::separable(7, 7, 1, Border::Clamp)
         }
         .for_block(SEP_BLOCK, uhd, uhd),
     ));
     keys.push(ModuleKey::Fast(
-        FastSpec::separable(15, 15, 1, Border::Reflect)
-            .with_sample_bytes(2)
-            .for_block(SEP_BLOCK, uhd, uhd),
+        FastSpec {
+            py: SEP_ROWS_TALL_16,
+            sums_pad: true,
+            ..FastSpec::separable(15, 15, 1, Border::Reflect).with_sample_bytes(2)
+        }
+        .for_block(SEP_BLOCK, uhd, uhd),
     ));
     keys.push(ModuleKey::Fast(
         FastSpec {

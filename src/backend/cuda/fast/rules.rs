@@ -218,7 +218,8 @@ const _: () = assert!((REG_THREADS as usize).is_multiple_of(REG_BLOCK_WIDTH));
 /// side on. At 3×3 the wide blocks of 3–4 channels were as fast or faster (8K RGBA `log:3`
 /// 115.0 / 120.6 µs at 8 wide); one channel of 16-bit samples was up to 2 % slower at 8 wide
 /// (3 % at 5K in the sweep: gray16 `gaussian:3` 25.4 / 24.7), and two channels of 16-bit
-/// samples (P010's chroma) were not measured: both keep the fewest-idle rule. One 8-bit point
+/// samples (P010's chroma) were not measured: both keep the fewest-idle rule (one channel of
+/// 16-bit samples below [`REG16_NARROW_MIN_SIDE`]). One 8-bit point
 /// lost more than 3 %: 1440p gray `gaussian:3`, 8.0 against 7.7 µs, where NV12 and YUV 4:2:0
 /// of that size gained up to 1.12× at 3×3 and 1.22× at 5×5 (docs/PERFORMANCE.md,
 /// "thirty-seventh round").

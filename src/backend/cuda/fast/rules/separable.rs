@@ -225,7 +225,7 @@ pub fn sep_staged(ch: usize, sb: usize, kh: usize, launch_samples: usize, int: b
 /// (4K `:7` 39.3 → 40.2 µs), gains with it since its integer row pass regroups its windows per
 /// channel (thirtieth round): padded against unpadded, `gaussian:4`–`:10`, 720p to 8K, two passes
 /// alternating (docs/PERFORMANCE.md, "forty-seventh round"), 1.007–1.086× from 1080p (4K `:5` 35.0
-/// → 32.6 µs, `:10` 53.7 → 49.7; 8K `:5` 106.2 → 98.9), 720p 0.97–1.03× by pass.
+/// → 32.6 µs, `:10` 53.7 → 49.7; 8K `:5` 106.2 → 98.9), 720p 0.97–1.04× by pass.
 pub fn sums_padded(ch: usize, sb: usize, kh: usize) -> bool {
     ch <= 2 || sb == 1 && (ch == 3 || kh >= 11)
 }
@@ -501,15 +501,17 @@ pub const SEP_RGB_NARROW_PLANAR_MAX_PLANE: usize = 1_000_000;
 /// items.
 ///
 /// One channel on large launches (`launch_samples`, all the launch's planes) takes four from
-/// 5 taps wide for 8-bit samples on launches of [`SEP_STAGED_MIN_SAMPLES`] and more (those
-/// stage their rows) and from 11 taps for 16-bit ones on launches of
+/// 5 taps wide for 8-bit samples on launches of [`SEP_STAGED_MIN_SAMPLES`] and more (the line
+/// of [`sep_staged`], which the square kernels measured stage under 8 taps high and, in
+/// integers, under 10) and from 11 taps for 16-bit ones on launches of
 /// [`SEP_WIDE_ITEMS_MIN_SAMPLES_16`]: four against two, gaussian:4–9 (8-bit) and :11–:25
 /// (16-bit), 720p to 8K, two passes alternating (docs/PERFORMANCE.md, "forty-seventh round"):
 /// YUV 4:2:0 `:5`–`:9` 1.03–1.13× on 1080p to 4K (its three planes, 3.1 M samples on 1080p; 4K
 /// `:8` 24.3 → 21.6 µs), 1.00–1.12× on 8K, gray 1.00–1.09× on 1440p to 8K, but 0.98–1.02× on
 /// 1080p (2.1 M, unstaged) and 0.99–1.00× at 4 taps on 4K and 8K; gray16 `:11`–`:25` 1.02–1.09×
 /// on 4K and 8K, 0.92–0.97× on 1080p and 1440p (3.7 M), YUV 4:2:0 10-bit 1.01–1.06× from 1440p
-/// (5.5 M), but 0.99–1.00× at `:19` on 4K and 8K.
+/// (5.5 M), but 0.99–1.00× at `:19` on 4K and 8K. Not taken: 720p gray (0.92 M) gained
+/// 1.04–1.07× at 5–9 with four (1.01–1.03× in one of the two passes), next to 1080p's losses.
 pub fn sep_row_threads(ch: usize, sb: usize, kw: usize, launch_samples: usize) -> usize {
     match (sb, ch) {
         (1, 1 | 3) if kw > 9 => 4,

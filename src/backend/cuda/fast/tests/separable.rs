@@ -120,10 +120,14 @@ fn separable_row_items_follow_the_measured_rules_and_the_block() {
         spec.for_block(block, UHD, samples).row_px / px
     };
     let items = |k, ch, sb, block| launched(k, ch, sb, block, UHD * ch);
-    // Two threads' outputs, four for wide 8-bit one- and three-channel kernels, four for
-    // narrow 8-bit RGBA, one for RGBA64.
+    // On 4K launches: two threads' outputs, four for wide 8-bit one- and three-channel
+    // kernels (below the large launches' line too), four for narrow 8-bit RGBA, one for RGBA64.
     assert_eq!(items(4, 1, 1, SEP_BLOCK), 2);
     assert_eq!(items(15, 1, 1, SEP_BLOCK), 4);
+    for k in [10, 15, 25] {
+        assert_eq!(launched(k, 1, 1, SEP_BLOCK, 1), 4, "{k}");
+        assert_eq!(launched(k, 3, 1, SEP_BLOCK, 1), 4, "{k}");
+    }
     assert_eq!(items(15, 2, 1, SEP_BLOCK), 2);
     assert_eq!(items(25, 2, 1, SEP_BLOCK), 4);
     assert_eq!(items(7, 3, 1, SEP_BLOCK), 2);
