@@ -399,12 +399,12 @@ impl FastSpec {
     }
 
     /// The launch shape of the register kernels (`fast_reg`, `fast_int`) for a plane of
-    /// `samples_per_row` (width × channels): [`REG_THREADS`] threads, [`REG_BLOCK_WIDTH`] wide
-    /// for 8-bit planes of 1–2 channels, from a side of [`REG_NARROW_MIN_SIDE`] for planes of
-    /// 3–4 channels and from [`REG16_NARROW_MIN_SIDE`] for one channel of 16-bit samples;
-    /// elsewhere the width of [`REG_BLOCK_WIDTHS`] that leaves the fewest idle
-    /// threads at the end of a row, the widest where they tie. `CONVFLOW_FAST_REG_BX` sets
-    /// the width (one of those), or 0 takes the fewest-idle rule for every plane (to compare).
+    /// `samples_per_row` (width × channels): [`REG_THREADS`] threads, [`REG_BLOCK_WIDTH`] wide for
+    /// 8-bit planes of 1–2 channels, from a side of [`REG_NARROW_MIN_SIDE`] for planes of 3–4
+    /// channels and from [`REG16_NARROW_MIN_SIDE`] for one channel of 16-bit samples; elsewhere the
+    /// width of [`REG_BLOCK_WIDTHS`] that leaves the fewest idle threads at the end of a row, the
+    /// widest where they tie. `CONVFLOW_FAST_REG_BX` sets the width (one of those), or 0 takes the
+    /// fewest-idle rule for every plane (to compare).
     pub fn register_block(&self, samples_per_row: usize) -> (u32, u32) {
         let fewest_idle = || {
             let per_row = samples_per_row.div_ceil(self.px);

@@ -89,14 +89,13 @@ impl FastSpec {
         (m > 0).then(|| (threads, (m * 128 / threads as usize).max(1)))
     }
 
-    /// The same specialization launched in `block` on a plane of `pixels` pixels, in a launch
-    /// of `launch_samples` samples: `fast_sep`'s row-pass items (with
-    /// [`FastSpec::row_global`]) widened to [`sep_small_shape`]'s or else [`sep_row_threads`]
-    /// threads' outputs, or as many as the block's row holds a whole
-    /// number of (`CONVFLOW_FAST_SEP_HPX`: that many). Threads owning other than 4 pixels'
-    /// samples ([`sep_px`]) take items of the most whole threads' outputs, up to as many
-    /// samples as that many 4-pixel threads own (or one thread's), and their integer row pass
-    /// reads its windows as loaded, not regrouped per channel (fast.cu's DEIL): measured with
+    /// The same specialization launched in `block` on a plane of `pixels` pixels, in a launch of
+    /// `launch_samples` samples: `fast_sep`'s row-pass items (with [`FastSpec::row_global`])
+    /// widened to [`sep_small_shape`]'s or else [`sep_row_threads`] threads' outputs, or as many as
+    /// the block's row holds a whole number of (`CONVFLOW_FAST_SEP_HPX`: that many). Threads owning
+    /// other than 4 pixels' samples ([`sep_px`]) take items of the most whole threads' outputs, up
+    /// to as many samples as that many 4-pixel threads own (or one thread's), and their integer row
+    /// pass reads its windows as loaded, not regrouped per channel (fast.cu's DEIL): measured with
     /// neither.
     pub fn for_block(self, (bx, _): (u32, u32), pixels: usize, launch_samples: usize) -> FastSpec {
         if !self.separable || !self.row_global {
