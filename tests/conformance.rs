@@ -349,6 +349,45 @@ pub fn reused_across_shapes(backend: &mut dyn Backend, salt: u64) {
     }
 }
 
+/// Frames filtered back to back as the kernel benchmark queues them: on a backend that times
+/// itself (CUDA), `Measure::kernel_times`'s passes, which follow one another on the device with
+/// nothing queued between (`fast` queues each launch as a programmatic dependent of the pass
+/// before, whose blocks wait for it), leave the frame cpu-seq's output; a backend that does not
+/// time itself filters the frame twice into one destination.
+pub fn benchmark_passes(backend: &mut dyn Backend, salt: u64) {
+    let runs = backend.runs();
+    let (mut rng, seed) = Rng::fresh(salt);
+    for &format in PixelFormat::all() {
+        let (w, h) = (rng.range(1, 300), rng.range(1, 160));
+        let src = random_frame(&mut rng, format, w, h);
+        let (kernel, border) = (random_kernel(&mut rng, 9, runs), rng.pick(Border::ALL));
+        let filter = random_filter(&mut rng, kernel, border, runs);
+        let ctx = describe(seed, &filter, &src);
+        let plan = filter.plan().unwrap();
+        let mut got = poisoned_like(&mut rng, &src);
+        match backend.measure() {
+            Some(m) => {
+                let t = m.kernel_times(&plan, &src, &mut got, 2, 3, 60.0);
+                assert_eq!(
+                    t.unwrap_or_else(|e| panic!("{ctx}: {e}")).times.len(),
+                    3,
+                    "{ctx}"
+                );
+            }
+            None => {
+                for _ in 0..2 {
+                    backend.filter_frame(&plan, &src, &mut got).unwrap();
+                }
+            }
+        }
+        let mut want = poisoned_like(&mut rng, &src);
+        CpuSeq::new().filter_frame(&plan, &src, &mut want).unwrap();
+        if let Some(d) = first_difference(&got, &want) {
+            panic!("{ctx}: {} differs from cpu-seq at {d}", backend.name());
+        }
+    }
+}
+
 /// Plans on one frame shape, one after the other on one backend, each twice, the next
 /// differing only in the weights the kernels read from constant memory (integers over the same
 /// divisor), or only in border, offset or `--abs`: a backend that keeps a frame's launches to
@@ -627,6 +666,10 @@ macro_rules! backend_suite {
             #[test]
             fn alternating_plans_on_one_frame_shape() {
                 each(alternating_plans_on_one_shape, 14);
+            }
+            #[test]
+            fn benchmark_passes_back_to_back() {
+                each(benchmark_passes, 17);
             }
             #[test]
             fn auto_mode_plans_the_same_everywhere() {

@@ -262,8 +262,77 @@ pub mod launch {
         CudaError::driver("launching a kernel", e)
     }
 
-    /// `(PlaneParams p)`: conv_constant_*, conv_shared_constant_*, fast_reg and fast_int of
-    /// one plane.
+    /// Queues `f` with the argument pointers `args` through `cuLaunchKernelEx`; with `follow`
+    /// as a programmatic dependent of the kernel queued before it on `s` (compute capability
+    /// 9.0 and later): the driver prepares the launch while that kernel runs and starts its
+    /// blocks as that kernel's last blocks exit, not a launch latency after the whole kernel
+    /// has finished. Only for entry points whose every block waits for the kernel before it
+    /// before touching memory (fast.cu's `fast_follow`), so the order of their reads and
+    /// writes is the stream's.
+    ///
+    /// # Safety
+    /// `args` holds one pointer to a live value of each argument of `f`'s signature, in
+    /// order, and those arguments (device addresses, sizes) are valid for `cfg`'s grid.
+    unsafe fn queue_ex(
+        s: &Arc<CudaStream>,
+        f: &CudaFunction,
+        cfg: LaunchConfig,
+        args: &mut [*mut std::ffi::c_void],
+        follow: bool,
+    ) -> Result<(), CudaError> {
+        use cudarc::driver::sys;
+        s.context().bind_to_thread().map_err(err)?;
+        // SAFETY: an all-zero launch attribute is a valid (ignored) one; its id and value are
+        // set below.
+        let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+        attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr.value.programmaticStreamSerializationAllowed = 1;
+        let config = sys::CUlaunchConfig {
+            gridDimX: cfg.grid_dim.0,
+            gridDimY: cfg.grid_dim.1,
+            gridDimZ: cfg.grid_dim.2,
+            blockDimX: cfg.block_dim.0,
+            blockDimY: cfg.block_dim.1,
+            blockDimZ: cfg.block_dim.2,
+            sharedMemBytes: cfg.shared_mem_bytes,
+            hStream: s.cu_stream(),
+            attrs: &mut attr,
+            numAttrs: u32::from(follow),
+        };
+        // SAFETY: `args` as the caller promises (the driver copies the values during the call);
+        // `config` names a live stream of the context bound above, and `attr` outlives the
+        // call.
+        unsafe {
+            sys::cuLaunchKernelEx(
+                &config,
+                f.cu_function(),
+                args.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        }
+        .result()
+        .map_err(err)
+    }
+
+    /// A pointer to a kernel argument, as `cuLaunchKernelEx` takes it.
+    fn arg<T>(v: &T) -> *mut std::ffi::c_void {
+        v as *const T as *mut std::ffi::c_void
+    }
+
+    /// `(PlaneParams p)`: fast_reg and fast_int of one plane, `follow` as for `queue_ex`.
+    pub fn fast_plane(
+        s: &Arc<CudaStream>,
+        f: &CudaFunction,
+        cfg: LaunchConfig,
+        p: &PlaneParams,
+        follow: bool,
+    ) -> Result<(), CudaError> {
+        // SAFETY: the entry points of this signature take exactly (PlaneParams); `p` points
+        // into live device buffers sized for its planes (plus DEVICE_SLACK).
+        unsafe { queue_ex(s, f, cfg, &mut [arg(p)], follow) }
+    }
+
+    /// `(PlaneParams p)`: conv_constant_*, conv_shared_constant_* of one plane.
     pub fn plane(
         s: &Arc<CudaStream>,
         f: &CudaFunction,
@@ -358,51 +427,49 @@ pub mod launch {
         unsafe { b.launch(cfg) }.map(|_| ()).map_err(err)
     }
 
-    /// `(FastPlanes planes)`: fast_reg, fast_int of several planes.
+    /// `(FastPlanes planes)`: fast_reg, fast_int of several planes, `follow` as for
+    /// `queue_ex`.
     pub fn planes(
         s: &Arc<CudaStream>,
         f: &CudaFunction,
         cfg: LaunchConfig,
         planes: &FastPlanes,
+        follow: bool,
     ) -> Result<(), CudaError> {
-        let mut b = s.launch_builder(f);
-        b.arg(planes);
         // SAFETY: the entry points of this signature take exactly (FastPlanes); every plane in
         // use points into live device buffers sized for it (plus DEVICE_SLACK), and the grid
         // has the blocks `FastPlanes::new` counted.
-        unsafe { b.launch(cfg) }.map(|_| ()).map_err(err)
+        unsafe { queue_ex(s, f, cfg, &mut [arg(planes)], follow) }
     }
 
     /// `(PlaneParams p, int ts)`: fast_full, fast_sep of one plane (ts: the shared tile's row
     /// stride in floats; for fast_sep with its row pass from global memory, the staged input
-    /// rows' stride in 4-byte words, or 0).
+    /// rows' stride in 4-byte words, or 0), `follow` as for `queue_ex`.
     pub fn plane_stride(
         s: &Arc<CudaStream>,
         f: &CudaFunction,
         cfg: LaunchConfig,
         p: &PlaneParams,
         ts: i32,
+        follow: bool,
     ) -> Result<(), CudaError> {
-        let mut b = s.launch_builder(f);
-        b.arg(p).arg(&ts);
         // SAFETY: (PlaneParams, int); the dynamic shared memory in `cfg` was sized on the host
         // for this tile stride.
-        unsafe { b.launch(cfg) }.map(|_| ()).map_err(err)
+        unsafe { queue_ex(s, f, cfg, &mut [arg(p), arg(&ts)], follow) }
     }
 
-    /// `(FastPlanes planes, int ts)`: fast_full, fast_sep of several planes (ts as for
-    /// [`plane_stride`]).
+    /// `(FastPlanes planes, int ts)`: fast_full, fast_sep of several planes (ts and `follow` as
+    /// for [`plane_stride`]).
     pub fn planes_stride(
         s: &Arc<CudaStream>,
         f: &CudaFunction,
         cfg: LaunchConfig,
         planes: &FastPlanes,
         ts: i32,
+        follow: bool,
     ) -> Result<(), CudaError> {
-        let mut b = s.launch_builder(f);
-        b.arg(planes).arg(&ts);
         // SAFETY: (FastPlanes, int); as `planes`, and the dynamic shared memory in `cfg` was
         // sized on the host for this tile stride.
-        unsafe { b.launch(cfg) }.map(|_| ()).map_err(err)
+        unsafe { queue_ex(s, f, cfg, &mut [arg(planes), arg(&ts)], follow) }
     }
 }

@@ -175,6 +175,9 @@ pub struct CudaBackend {
     variant: Variant,
     block: Option<(u32, u32)>,
     device: String,
+    /// Whether the device runs programmatic dependent launches (compute capability 9.0 and
+    /// later), which `fast` queues its launches as.
+    dependent_launches: bool,
     max_smem: usize,
     tex_align: u64,
     tex_pitch_align: usize,
@@ -278,6 +281,7 @@ impl CudaBackend {
             variant,
             block,
             device: format!("{device} (sm_{arch})"),
+            dependent_launches: major >= 9,
             max_smem,
             tex_align,
             tex_pitch_align,
@@ -324,6 +328,12 @@ impl CudaBackend {
     /// in its filter stage (`--sync`).
     pub fn set_offload(&mut self, offload: bool) {
         self.offload = offload;
+    }
+
+    /// Whether the device runs programmatic dependent launches (compute capability 9.0 and
+    /// later).
+    pub(in crate::backend::cuda) fn dependent_launches(&self) -> bool {
+        self.dependent_launches
     }
 
     /// The device's name and architecture, e.g. "NVIDIA H100 80GB HBM3 (sm_90)".

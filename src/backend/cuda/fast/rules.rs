@@ -322,8 +322,9 @@ pub const SPILL_TOLERATED_BYTES: usize = 64;
 /// per channel, [`sep_int_channels`]), `CONVFLOW_FAST_SEPC` and `CONVFLOW_FAST_CROLL` (0 / 1:
 /// `fast_sep`'s row pass one channel at a time, its column pass rolled, never / wherever it
 /// fits, [`sep_rolled`]), `CONVFLOW_FAST_SPILL` (0: launch bounds kept where they spill
-/// registers; 2: eased as by default, and each easing said on stderr; `run::unspilled`). Read
-/// once per process.
+/// registers; 2: eased as by default, and each easing said on stderr; `run::unspilled`),
+/// `CONVFLOW_FAST_FOLLOW` (0: launches queued plainly, not as programmatic dependents of the
+/// kernel before them). Read once per process.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Tuning {
     pub(super) reg_max: Option<usize>,
@@ -356,6 +357,7 @@ pub(super) struct Tuning {
     pub(super) sums_planar: Option<bool>,
     pub(super) col_rolled: Option<bool>,
     pub(super) spill_guard: Option<usize>,
+    pub(super) follow: Option<bool>,
 }
 
 pub(super) fn tuning() -> Tuning {
@@ -396,6 +398,7 @@ pub(super) fn tuning() -> Tuning {
             sums_planar: var("CONVFLOW_FAST_SEPC").map(|v: usize| v != 0),
             col_rolled: var("CONVFLOW_FAST_CROLL").map(|v: usize| v != 0),
             spill_guard: var("CONVFLOW_FAST_SPILL").filter(|v| *v <= 2),
+            follow: var("CONVFLOW_FAST_FOLLOW").map(|v: usize| v != 0),
         }
     })
 }
