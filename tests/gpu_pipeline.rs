@@ -2,7 +2,8 @@
 //! and the `--sync` loop give exactly cpu-seq's bytes for every format, in order, with the
 //! transfer-vs-kernel split measured; device out-of-memory is a clear error; the bandwidth probe
 //! returns plausible numbers; cpu-par opening a run before the CUDA lane takes over gives the
-//! same bytes. Skips without a GPU unless CONVFLOW_REQUIRE_GPU=1.
+//! same bytes; frames chained on the device (each the next one's source, no host wait between)
+//! give cpu-seq's filters in turn. Skips without a GPU unless CONVFLOW_REQUIRE_GPU=1.
 #![cfg(feature = "cuda")]
 
 mod common;
@@ -240,6 +241,69 @@ fn overlapped_and_sync_pipelines_equal_cpu_seq_for_every_format() {
                 };
                 assert_eq!(names, want);
             }
+        }
+    }
+}
+
+/// Frames filtered on the device one after another, each the next one's source, with no host
+/// wait between (`start_device` twice, then `finish_device` twice): on compute capability 9.0
+/// and later `fast` queues the second launch as a programmatic dependent of the first, so its
+/// blocks may be resident before the first has finished and must wait for it before reading
+/// what it writes. A long first kernel (15×15 full) then a short one; the result is cpu-seq's
+/// two filters in turn, for one-launch frames of one, three and three-plane layouts and 16-bit
+/// samples.
+#[test]
+fn chained_device_frames_read_what_the_launch_before_wrote() {
+    let Some(mut b) = gpu(true, false) else {
+        return;
+    };
+    assert!(b.device_depth() >= 2);
+    let off = b.offload().unwrap().unwrap();
+    let mut q = off.queue().unwrap();
+    let long = Filter::new(parse_spec("gaussian:15").unwrap());
+    let long = Filter {
+        mode: convflow::filter::Mode::Full,
+        ..long
+    };
+    let plans = [
+        long.plan().unwrap(),
+        Filter::new(parse_spec("box:3").unwrap()).plan().unwrap(),
+    ];
+    let (mut rng, seed) = common::Rng::fresh(21);
+    for format in [
+        PixelFormat::Gray8,
+        PixelFormat::Rgb8,
+        PixelFormat::Yuv420p,
+        PixelFormat::Gray16,
+    ] {
+        let src = common::random_frame(&mut rng, format, 1920, 1080);
+        let mut want = Frame::like(&src);
+        let mut mid = Frame::like(&src);
+        CpuSeq::new()
+            .filter_frame(&plans[0], &src, &mut mid)
+            .unwrap();
+        CpuSeq::new()
+            .filter_frame(&plans[1], &mid, &mut want)
+            .unwrap();
+        let shape = src.shape();
+        let mut d = [0, 1, 2].map(|_| off.device_frame(&shape).unwrap());
+        let mut got = off.host_frame(format, 1920, 1080, true).unwrap();
+        let [a, m, z] = &mut d;
+        // SAFETY: every copy and frame is finished (finish, finish_device) before its buffers
+        // are touched again or dropped.
+        unsafe {
+            q.start_upload(&src, a).unwrap();
+            q.finish().unwrap();
+            b.start_device(&plans[0], a, m).unwrap();
+            b.start_device(&plans[1], m, z).unwrap();
+        }
+        b.finish_device().unwrap();
+        b.finish_device().unwrap();
+        // SAFETY: as above.
+        unsafe { q.start_download(z, &mut got).unwrap() };
+        q.finish().unwrap();
+        if let Some(diff) = common::first_difference(&got, &want) {
+            panic!("seed {seed}: {format}: the chained frames differ from cpu-seq's at {diff}");
         }
     }
 }

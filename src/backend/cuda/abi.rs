@@ -9,7 +9,8 @@
 //!   [`FAST_MAX_SEG`]) and the border ids, which [`prelude`] turns into `#define`s prepended to
 //!   every kernel source: no number is written twice.
 //! * One typed launch function per kernel signature ([`launch`]), each with the argument list
-//!   of the `extern "C"` entry points it launches.
+//!   of the `extern "C"` entry points it launches (`fast`'s, which may be queued as
+//!   programmatic dependents of the kernel before them, apart: `fast_plane` beside `plane`).
 //!
 //! Launch geometry and shared-memory sizes are computed on the host only; the kernels read
 //! `blockDim` and the arguments they are given.
@@ -253,8 +254,8 @@ pub fn entry_name(family: &str, border: Border, bytes: usize) -> String {
     format!("{family}{depth}_{}", border.name())
 }
 
-/// Typed launches, one per kernel signature of kernels/*.cu. Each returns once the launch is
-/// queued on `stream`.
+/// Typed launches, one per kernel signature of kernels/*.cu (and `fast_plane` for `fast`'s of
+/// `plane`'s signature). Each returns once the launch is queued on `stream`.
 pub mod launch {
     use super::*;
 
@@ -272,7 +273,10 @@ pub mod launch {
     ///
     /// # Safety
     /// `args` holds one pointer to a live value of each argument of `f`'s signature, in
-    /// order, and those arguments (device addresses, sizes) are valid for `cfg`'s grid.
+    /// order, and those arguments (device addresses, sizes) are valid for `cfg`'s grid. With
+    /// `follow`, every block of `f` waits for the kernel before it (`griddepcontrol.wait`)
+    /// before it reads or writes memory or exits: `fast`'s entry points (fast.cu's
+    /// `fast_follow`, first in `FAST_PLANE`).
     unsafe fn queue_ex(
         s: &Arc<CudaStream>,
         f: &CudaFunction,
@@ -319,7 +323,8 @@ pub mod launch {
         v as *const T as *mut std::ffi::c_void
     }
 
-    /// `(PlaneParams p)`: fast_reg and fast_int of one plane, `follow` as for `queue_ex`.
+    /// `(PlaneParams p)`: fast_reg and fast_int of one plane, `follow` as for `queue_ex` (only
+    /// `fast`'s entry points may be launched with it).
     pub fn fast_plane(
         s: &Arc<CudaStream>,
         f: &CudaFunction,
@@ -328,7 +333,8 @@ pub mod launch {
         follow: bool,
     ) -> Result<(), CudaError> {
         // SAFETY: the entry points of this signature take exactly (PlaneParams); `p` points
-        // into live device buffers sized for its planes (plus DEVICE_SLACK).
+        // into live device buffers sized for its planes (plus DEVICE_SLACK); `f` is fast_reg
+        // or fast_int, whose blocks wait first (`follow`).
         unsafe { queue_ex(s, f, cfg, &mut [arg(p)], follow) }
     }
 
@@ -438,7 +444,8 @@ pub mod launch {
     ) -> Result<(), CudaError> {
         // SAFETY: the entry points of this signature take exactly (FastPlanes); every plane in
         // use points into live device buffers sized for it (plus DEVICE_SLACK), and the grid
-        // has the blocks `FastPlanes::new` counted.
+        // has the blocks `FastPlanes::new` counted; `f` is one of `fast`'s, whose blocks wait
+        // first (`follow`).
         unsafe { queue_ex(s, f, cfg, &mut [arg(planes)], follow) }
     }
 
@@ -454,7 +461,7 @@ pub mod launch {
         follow: bool,
     ) -> Result<(), CudaError> {
         // SAFETY: (PlaneParams, int); the dynamic shared memory in `cfg` was sized on the host
-        // for this tile stride.
+        // for this tile stride; fast_full and fast_sep's blocks wait first (`follow`).
         unsafe { queue_ex(s, f, cfg, &mut [arg(p), arg(&ts)], follow) }
     }
 

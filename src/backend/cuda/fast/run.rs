@@ -188,7 +188,9 @@ pub(in crate::backend::cuda) fn run_planes(
 /// Queues a frame's launches: the first on the backend's stream, each other one on a side
 /// stream of its own, forked after the work queued so far and joined back before the work
 /// queued next (`CONVFLOW_FAST_SIDE_STREAMS=0`: all on the backend's stream, one after the
-/// other). Their planes are disjoint, so the order between them does not matter.
+/// other). Their planes are disjoint, so the order between them does not matter. A frame's one
+/// launch (or all, one after the other) is queued as a programmatic dependent of the kernel
+/// before it where the device has them ([`Launch`]'s `follow`); launches side by side plainly.
 fn fire_all(
     b: &mut CudaBackend,
     launches: &[Launch],
