@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
 
-use super::CudaError;
+use super::{raw, CudaError};
 use crate::border::Border;
 
 /// One plane to filter (`PlaneParams` in kernels/common.cuh). Pointers are device addresses,
@@ -263,20 +263,14 @@ pub mod launch {
         CudaError::driver("launching a kernel", e)
     }
 
-    /// Queues `f` with the argument pointers `args` through `cuLaunchKernelEx`; with `follow`
-    /// as a programmatic dependent of the kernel queued before it on `s` (compute capability
-    /// 9.0 and later): the driver prepares the launch while that kernel runs and starts its
-    /// blocks as that kernel's last blocks exit, not a launch latency after the whole kernel
-    /// has finished. Only for entry points whose every block waits for the kernel before it
-    /// before touching memory (fast.cu's `fast_follow`), so the order of their reads and
-    /// writes is the stream's.
+    /// Queues `f` on `s` with the argument pointers `args`, with `follow` as a programmatic
+    /// dependent of the kernel queued before it (`raw::launch_ex`).
     ///
     /// # Safety
-    /// `args` holds one pointer to a live value of each argument of `f`'s signature, in
-    /// order, and those arguments (device addresses, sizes) are valid for `cfg`'s grid. With
-    /// `follow`, every block of `f` waits for the kernel before it (`griddepcontrol.wait`)
-    /// before it reads or writes memory or exits: `fast`'s entry points (fast.cu's
-    /// `fast_follow`, first in `FAST_PLANE`).
+    /// As for `raw::launch_ex`: `args` points to a live value of each argument of `f`, valid
+    /// for `cfg`'s grid, and with `follow` every block of `f` waits for the kernel before it
+    /// before it touches memory or exits (`fast`'s entry points: fast.cu's `fast_follow`,
+    /// first in `FAST_PLANE`).
     unsafe fn queue_ex(
         s: &Arc<CudaStream>,
         f: &CudaFunction,
@@ -284,38 +278,9 @@ pub mod launch {
         args: &mut [*mut std::ffi::c_void],
         follow: bool,
     ) -> Result<(), CudaError> {
-        use cudarc::driver::sys;
         s.context().bind_to_thread().map_err(err)?;
-        // SAFETY: an all-zero launch attribute is a valid (ignored) one; its id and value are
-        // set below.
-        let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-        attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        attr.value.programmaticStreamSerializationAllowed = 1;
-        let config = sys::CUlaunchConfig {
-            gridDimX: cfg.grid_dim.0,
-            gridDimY: cfg.grid_dim.1,
-            gridDimZ: cfg.grid_dim.2,
-            blockDimX: cfg.block_dim.0,
-            blockDimY: cfg.block_dim.1,
-            blockDimZ: cfg.block_dim.2,
-            sharedMemBytes: cfg.shared_mem_bytes,
-            hStream: s.cu_stream(),
-            attrs: &mut attr,
-            numAttrs: u32::from(follow),
-        };
-        // SAFETY: `args` as the caller promises (the driver copies the values during the call);
-        // `config` names a live stream of the context bound above, and `attr` outlives the
-        // call.
-        unsafe {
-            sys::cuLaunchKernelEx(
-                &config,
-                f.cu_function(),
-                args.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        }
-        .result()
-        .map_err(err)
+        // SAFETY: as the caller promises; `s` is a live stream of the context bound above.
+        unsafe { raw::launch_ex(s.cu_stream(), f.cu_function(), cfg, args, follow) }.map_err(err)
     }
 
     /// A pointer to a kernel argument, as `cuLaunchKernelEx` takes it.

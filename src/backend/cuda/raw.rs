@@ -2,7 +2,8 @@
 //! copies (device to device, and a frame's planes between its host layout and its row-aligned
 //! device layout), page-locked buffers a frame can own (the pipeline's pools and the
 //! synchronous path's staging alike), host words mapped into the device's address space,
-//! raw asynchronous copies, and the driver and NVRTC versions. Every `unsafe` block carries a
+//! raw asynchronous copies, launches as programmatic dependents (`launch_ex`), and the driver
+//! and NVRTC versions. Every `unsafe` block carries a
 //! `// SAFETY:` line; the copy functions that are themselves `unsafe` state the caller's
 //! obligations.
 
@@ -410,6 +411,47 @@ fn all_or_wait(
         }
     }
     Ok(())
+}
+
+/// Queues kernel `f` on stream `stream` with the argument pointers `args` through
+/// `cuLaunchKernelEx`; with `follow` as a programmatic dependent of the kernel queued before it
+/// on the stream (compute capability 9.0 and later): the driver prepares the launch while that
+/// kernel runs and starts its blocks as that kernel's last blocks exit, not a launch latency
+/// after the whole kernel has finished.
+///
+/// # Safety
+/// `stream` is a live stream of the context current on this thread, and `f` a function of it;
+/// `args` holds one pointer to a live value of each argument of `f`'s signature, in order, and
+/// those arguments (device addresses, sizes) are valid for `cfg`'s grid. With `follow`, every
+/// block of `f` waits for the kernel before it (`griddepcontrol.wait`) before it reads or
+/// writes memory or exits, so the launch's reads and writes keep the stream's order.
+pub unsafe fn launch_ex(
+    stream: sys::CUstream,
+    f: sys::CUfunction,
+    cfg: cudarc::driver::LaunchConfig,
+    args: &mut [*mut std::ffi::c_void],
+    follow: bool,
+) -> Result<(), DriverError> {
+    // SAFETY: an all-zero launch attribute is a valid (ignored) one; its id and value are set
+    // below.
+    let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    let config = sys::CUlaunchConfig {
+        gridDimX: cfg.grid_dim.0,
+        gridDimY: cfg.grid_dim.1,
+        gridDimZ: cfg.grid_dim.2,
+        blockDimX: cfg.block_dim.0,
+        blockDimY: cfg.block_dim.1,
+        blockDimZ: cfg.block_dim.2,
+        sharedMemBytes: cfg.shared_mem_bytes,
+        hStream: stream,
+        attrs: &mut attr,
+        numAttrs: u32::from(follow),
+    };
+    // SAFETY: `stream`, `f` and `args` as the caller promises (the driver copies the argument
+    // values during the call); `attr` outlives the call.
+    unsafe { sys::cuLaunchKernelEx(&config, f, args.as_mut_ptr(), std::ptr::null_mut()) }.result()
 }
 
 /// The CUDA version the installed driver supports, e.g. 13000 for 13.0 (None without a driver).
