@@ -283,8 +283,9 @@ pub mod launch {
         unsafe { raw::launch_ex(s.cu_stream(), f.cu_function(), cfg, args, follow) }.map_err(err)
     }
 
-    /// A pointer to a kernel argument, as `cuLaunchKernelEx` takes it.
-    fn arg<T>(v: &T) -> *mut std::ffi::c_void {
+    /// A pointer to a kernel argument, as `cuLaunchKernelEx` takes it (only types with a
+    /// device layout, as cudarc's launch builder takes them).
+    fn arg<T: DeviceRepr>(v: &T) -> *mut std::ffi::c_void {
         v as *const T as *mut std::ffi::c_void
     }
 
