@@ -194,10 +194,33 @@ __global__ void copy16(const uint4* __restrict__ src, uint4* __restrict__ dst, s
     for (; i < n16; i += stride) dst[i] = src[i];
 }
 
-// Usage: npp_bench [WIDTH HEIGHT RUNS [FORMAT,FORMAT,... [paced]]]. Rows `copy` (k 0) are the faster of
-// a device-to-device cudaMemcpyAsync of the whole frame and a 16-byte-word copy kernel, each
-// timed like the filters: what reading and writing the frame's bytes once takes at this size,
-// launch and ramp included, the practical memory floor of a filter.
+// copy16 queued as a programmatic dependent of the kernel before it on the stream (as convflow
+// queues `fast` on compute capability 9.0 and later): its blocks may start as that kernel's
+// last blocks exit, and each first waits until that kernel has completed and its writes are
+// visible, as fast.cu's fast_follow does.
+__global__ void copy16_dependent(const uint4* __restrict__ src, uint4* __restrict__ dst, size_t n16) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    for (; i + 3 * stride < n16; i += 4 * stride) {
+        const uint4 a = src[i], b = src[i + stride], c = src[i + 2 * stride], d = src[i + 3 * stride];
+        dst[i] = a;
+        dst[i + stride] = b;
+        dst[i + 2 * stride] = c;
+        dst[i + 3 * stride] = d;
+    }
+    for (; i < n16; i += stride) dst[i] = src[i];
+}
+
+// Usage: npp_bench [WIDTH HEIGHT RUNS [FORMAT,FORMAT,... [paced]]]. Rows `copy-*` (k 0) copy the
+// whole frame device to device, each timed like the filters: what reading and writing the
+// frame's bytes once takes at this size, launch and ramp included, the practical memory floor
+// of a filter. `copy-memcpy` is a cudaMemcpyAsync and `copy-kernel` a 16-byte-word copy kernel,
+// both queued plainly as NPP's calls are; `copy-kernel-dependent` is that kernel queued as a
+// programmatic dependent (copy16_dependent; compute capability 9.0 and later, else no row), as
+// convflow's `fast` launches are.
 int main(int argc, char** argv) {
     const int w = argc > 1 ? atoi(argv[1]) : 3840, h = argc > 2 ? atoi(argv[2]) : 2160;
     const int runs = argc > 3 ? atoi(argv[3]) : 50;
@@ -271,6 +294,26 @@ int main(int argc, char** argv) {
                 return cudaGetLastError() == cudaSuccess ? NPP_SUCCESS : NPP_ERROR;
             }))
             return 1;
+        int major = 0;
+        CK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+        if (major >= 9) {
+            cudaLaunchAttribute follow[1];
+            follow[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+            follow[0].val.programmaticStreamSerializationAllowed = 1;
+            cudaLaunchConfig_t cfg = {};
+            cfg.gridDim = dim3(blocks);
+            cfg.blockDim = dim3(256);
+            cfg.stream = s;
+            cfg.attrs = follow;
+            cfg.numAttrs = 1;
+            if (!timed("copy-kernel-dependent", f.name, 0, w, h, runs, s, a, b, clk, [&](int i) {
+                    return cudaLaunchKernelEx(&cfg, copy16_dependent, (const uint4*)srcs[i], (uint4*)dsts[i], n16) ==
+                                   cudaSuccess
+                               ? NPP_SUCCESS
+                               : NPP_ERROR;
+                }))
+                return 1;
+        }
         for (int kn : {3, 5, 7, 9, 15, 25}) {
             for (int sep = 0; sep < 2; ++sep) {
                 bool supported = true;
