@@ -35,6 +35,11 @@
 // The PLANES planes of one frame that share this specialization (YUV's three planes, say) run
 // in one launch, its blocks numbered plane after plane (FAST_PLANE, plane_block).
 //
+// With FAST_PAIR (fast_pair.cuh), this file is compiled twice into one module, each time for
+// one plane of a frame whose two planes take different specializations (NV12's luma and
+// interleaved chroma, say), inside a namespace of its own; its entry points are then device
+// functions (FAST_ENTRY) that fast_pair's one launch calls with the block's plane and place.
+//
 // Conversions avoid the conversion unit (I2F/F2I issue at 16 per clock per multiprocessor on
 // Hopper, an eighth of FFMA): a sample becomes a float by placing its bits in the mantissa of
 // 2^23 (byte_perm) and subtracting 2^23; an output is rounded half to even by adding 1.5 * 2^23
@@ -109,7 +114,18 @@ __device__ __forceinline__ void fast_follow() {
 // registers.)
 //
 // FAST_PLANE starts with fast_follow (above): nothing may come before it but declarations.
-#if PLANES == 1
+// With FAST_PAIR the entry points are device functions given the plane and the block (fast_pair
+// waits in fast_follow first), and FAST_ENTRY(BOUNDS) declares each: a kernel with launch
+// bounds BOUNDS, or such a function (the pair's kernel has the bounds).
+#if FAST_PAIR
+#define FAST_ENTRY(BOUNDS) __device__ __forceinline__ void
+#define FAST_PLANES_PARAM const PlaneParams &p, const int bx, const int by
+#define FAST_PLANE
+#else
+#define FAST_ENTRY(BOUNDS) extern "C" __global__ void BOUNDS
+#endif
+#if FAST_PAIR
+#elif PLANES == 1
 #define FAST_PLANES_PARAM PlaneParams p
 #define FAST_PLANE     \
     fast_follow();     \
@@ -587,7 +603,7 @@ __device__ __forceinline__ void store_rows(const PlaneParams& p, int e, int y, c
 // PY > 1 (small kernels: KY_UNROLL covers every row) each tile row segment loaded into
 // registers serves all PY output rows that read it; row r feeds output row py with kernel row
 // ky = r - py, so every output still sees its rows in increasing ky (contract order).
-extern "C" __global__ void TILED_BOUNDS fast_full(FAST_PLANES_PARAM, int ts) {
+FAST_ENTRY(TILED_BOUNDS) fast_full(FAST_PLANES_PARAM, int ts) {
     extern __shared__ float tile[];
     FAST_PLANE
     const int bw = blockDim.x * PX;
@@ -1068,7 +1084,7 @@ __device__ __forceinline__ void column_pass(const float* t, int hsw, int col, fl
 // (after the input tile, or with SEPG computed from global memory or, SEPA, from a raw copy
 // of the block's input rows); each thread then runs the vertical pass for PY rows x PX
 // samples.
-extern "C" __global__ void TILED_BOUNDS fast_sep(FAST_PLANES_PARAM, int ts) {
+FAST_ENTRY(TILED_BOUNDS) fast_sep(FAST_PLANES_PARAM, int ts) {
     extern __shared__ float smem[];
     FAST_PLANE
     const int bw = blockDim.x * PX;
@@ -1187,7 +1203,7 @@ __device__ __forceinline__ void zero_acc(T acc[PY][PX]) {
 #if !INT
 // REG_MINB blocks of 128 threads per multiprocessor at least: caps the registers so that the
 // loads of enough warps are in flight.
-extern "C" __global__ void __launch_bounds__(128, REG_MINB) fast_reg(FAST_PLANES_PARAM) {
+FAST_ENTRY(__launch_bounds__(128, REG_MINB)) fast_reg(FAST_PLANES_PARAM) {
     FAST_PLANE
     int e, y0;
     unsigned words[RIN][NWR];

@@ -189,7 +189,7 @@ __device__ __forceinline__ unsigned finish_int(int sum, const PlaneParams& p) {
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(128, REG_MINB) fast_int(FAST_PLANES_PARAM) {
+FAST_ENTRY(__launch_bounds__(128, REG_MINB)) fast_int(FAST_PLANES_PARAM) {
     FAST_PLANE
     int e, y0;
     unsigned words[RIN][NWR];

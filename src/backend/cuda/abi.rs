@@ -145,6 +145,50 @@ impl FastPlanes {
     }
 }
 
+/// The two planes of one `fast_pair` launch (`FastPair` in kernels/fast_pair.cuh): a frame
+/// whose two planes take different `fast` specializations (NV12's luma and interleaved chroma)
+/// in one launch, over a one-dimensional grid, plane 0's blocks first, row by row, then plane
+/// 1's from `first_b`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct FastPair {
+    /// The two planes.
+    pub p: [PlaneParams; 2],
+    /// Index of plane 1's first block in the grid (plane 0's count).
+    pub first_b: i32,
+    /// Blocks per row of blocks of each plane.
+    pub gx: [i32; 2],
+    /// Each plane's tile stride (the tiled kernels' `ts`; 0 for the register kernels).
+    pub ts: [i32; 2],
+}
+
+const _: () = assert!(
+    size_of::<FastPair>() == 2 * size_of::<PlaneParams>() + 24,
+    "FastPair is two PlaneParams and five ints, padded to 8 bytes, on both sides"
+);
+
+// SAFETY: plain-old-data with the #[repr(C)] layout of the CUDA struct, whose size the
+// prelude's static_assert checks (its fields are PlaneParams, checked above, and ints).
+unsafe impl DeviceRepr for FastPair {}
+
+impl FastPair {
+    /// The launch over planes `a` and `b`, each with its grid of blocks (columns, rows) and its
+    /// tile stride; returns it with the launch's grid, all blocks in a row.
+    pub fn new(
+        (a, (gxa, gya), tsa): (PlaneParams, (u32, u32), i32),
+        (b, (gxb, gyb), tsb): (PlaneParams, (u32, u32), i32),
+    ) -> (FastPair, (u32, u32)) {
+        let first_b = gxa * gya;
+        let pair = FastPair {
+            p: [a, b],
+            first_b: first_b as i32,
+            gx: [gxa as i32, gxb as i32],
+            ts: [tsa, tsb],
+        };
+        (pair, (first_b + gxb * gyb, 1))
+    }
+}
+
 /// Every field of [`PlaneParams`] with its byte offset, in declaration order.
 pub const PLANE_PARAMS_FIELDS: [(&str, usize); 16] = [
     ("src", offset_of!(PlaneParams, src)),
@@ -242,6 +286,10 @@ pub fn prelude() -> String {
     s += &format!(
         "#define CONVFLOW_FAST_PLANES_SIZE {}\n",
         size_of::<FastPlanes>()
+    );
+    s += &format!(
+        "#define CONVFLOW_FAST_PAIR_SIZE {}\n",
+        size_of::<FastPair>()
     );
     s += "\n";
     s
@@ -413,6 +461,21 @@ pub mod launch {
         // has the blocks `FastPlanes::new` counted; `f` is one of `fast`'s, whose blocks wait
         // first (`follow`).
         unsafe { queue_ex(s, f, cfg, &mut [arg(planes)], follow) }
+    }
+
+    /// `(FastPair pair)`: fast_pair (kernels/fast_pair.cuh), `follow` as for `queue_ex`.
+    pub fn pair(
+        s: &Arc<CudaStream>,
+        f: &CudaFunction,
+        cfg: LaunchConfig,
+        pair: &FastPair,
+        follow: bool,
+    ) -> Result<(), CudaError> {
+        // SAFETY: fast_pair takes exactly (FastPair); both planes point into live device
+        // buffers sized for them (plus DEVICE_SLACK), the grid has the blocks `FastPair::new`
+        // counted, and the dynamic shared memory in `cfg` was sized on the host for the larger
+        // of the two planes' tiles; its blocks wait first (`follow`).
+        unsafe { queue_ex(s, f, cfg, &mut [arg(pair)], follow) }
     }
 
     /// `(PlaneParams p, int ts)`: fast_full, fast_sep of one plane (ts: the shared tile's row

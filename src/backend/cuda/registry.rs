@@ -27,7 +27,51 @@ const DIRECT: &str = include_str!("../../../kernels/direct.cu");
 const SEPARABLE: &str = include_str!("../../../kernels/separable.cu");
 const FAST: &str = include_str!("../../../kernels/fast.cu");
 const FAST_INT: &str = include_str!("../../../kernels/fast_int.cuh");
+const FAST_PAIR: &str = include_str!("../../../kernels/fast_pair.cuh");
 const HOLD: &str = include_str!("../../../kernels/hold.cu");
+
+/// Two `fast` specializations in one module, launched as one kernel over a frame's two planes
+/// (kernels/fast_pair.cuh).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PairKey {
+    /// Plane `k`'s specialization.
+    pub specs: [FastSpec; 2],
+    /// Its entry point: `fast_full`, `fast_sep`, `fast_reg` or `fast_int`.
+    pub entries: [&'static str; 2],
+    /// The launch bounds (threads a block, resident blocks per multiprocessor); None: none.
+    pub bounds: Option<(u32, usize)>,
+}
+
+/// The namespaces of a pair's two specializations (kernels/fast_pair.cuh).
+const PAIR_NAMESPACES: [&str; 2] = ["fast_a", "fast_b"];
+
+/// The symbol of `__constant__` array `name` (fast.cu's `c_w`, `c_wr`, fast_int.cuh's `c_wp`,
+/// `c_wc`) of plane `k`'s specialization in a pair's module: its name in namespace
+/// [`PAIR_NAMESPACES`]`[k]`, as the compiler mangles it (`_ZN6fast_a3c_wE`).
+pub fn pair_symbol(k: usize, name: &str) -> &'static str {
+    match (k, name) {
+        (0, "c_w") => "_ZN6fast_a3c_wE",
+        (1, "c_w") => "_ZN6fast_b3c_wE",
+        (0, "c_wr") => "_ZN6fast_a4c_wrE",
+        (1, "c_wr") => "_ZN6fast_b4c_wrE",
+        (0, "c_wp") => "_ZN6fast_a4c_wpE",
+        (1, "c_wp") => "_ZN6fast_b4c_wpE",
+        (0, "c_wc") => "_ZN6fast_a4c_wcE",
+        (1, "c_wc") => "_ZN6fast_b4c_wcE",
+        _ => panic!("no constant {name} in plane {k}'s specialization"),
+    }
+}
+
+/// The names of the macros `text` defines (`#define NAME` or `#define NAME(…)`).
+fn defined_macros(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().filter_map(|l| {
+        let rest = l.trim_start().strip_prefix("#define ")?;
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        Some(&rest[..end])
+    })
+}
 
 /// Which module: the fixed families, or one `fast` specialization.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -38,6 +82,8 @@ pub enum ModuleKey {
     Separable,
     /// kernels/fast.cu compiled for one specialization.
     Fast(FastSpec),
+    /// kernels/fast.cu compiled for two specializations and kernels/fast_pair.cuh over them.
+    FastPair(Box<PairKey>),
     /// kernels/hold.cu: the benchmark's stream hold.
     Hold,
 }
@@ -46,10 +92,13 @@ impl ModuleKey {
     /// The module's file name and its full source: the ABI prelude, then the file with
     /// common.cuh (and fast.cu's fast_int.cuh) inlined.
     fn source(&self) -> (&'static str, String) {
+        if let ModuleKey::FastPair(pair) = self {
+            return ("fast_pair.cu", pair.source());
+        }
         let (name, file) = match self {
             ModuleKey::Direct => ("direct.cu", DIRECT),
             ModuleKey::Separable => ("separable.cu", SEPARABLE),
-            ModuleKey::Fast(_) => ("fast.cu", FAST),
+            ModuleKey::Fast(_) | ModuleKey::FastPair(_) => ("fast.cu", FAST),
             ModuleKey::Hold => ("hold.cu", HOLD),
         };
         (
@@ -64,8 +113,50 @@ impl ModuleKey {
     fn defines(&self) -> Vec<String> {
         match self {
             ModuleKey::Fast(spec) => spec.defines(),
+            // A pair's defines are in its source (two sets, one per namespace).
             _ => Vec::new(),
         }
+    }
+}
+
+impl PairKey {
+    /// The pair's module: the ABI prelude and common.cuh once, then fast.cu (fast_int.cuh
+    /// inlined) in namespace `fast_a` under plane 0's specialization's defines and in `fast_b`
+    /// under plane 1's, every macro of the first undefined before the second, then
+    /// fast_pair.cuh with the entry points and launch bounds.
+    fn source(&self) -> String {
+        let body = FAST
+            .replace("#include \"common.cuh\"", "")
+            .replace("#include \"fast_int.cuh\"", FAST_INT);
+        let mut s = abi::prelude() + COMMON + "\n#define FAST_PAIR 1\n";
+        for (spec, ns) in self.specs.iter().zip(PAIR_NAMESPACES) {
+            let defines = spec.defines();
+            for d in &defines {
+                let (name, value) = d
+                    .trim_start_matches("-D")
+                    .split_once('=')
+                    .expect("defines are -DNAME=VALUE");
+                s += &format!("#define {name} {value}\n");
+            }
+            s += &format!("namespace {ns} {{\n{body}\n}}  // namespace {ns}\n");
+            let host = defines
+                .iter()
+                .filter_map(|d| d.trim_start_matches("-D").split_once('=').map(|(n, _)| n));
+            for name in host.chain(defined_macros(&body)) {
+                s += &format!("#undef {name}\n");
+            }
+        }
+        let tiled = |e: &str| (e == "fast_full" || e == "fast_sep") as u8;
+        let (tb, minb) = self.bounds.unwrap_or((0, 0));
+        s += &format!(
+            "#define PAIR_A {}\n#define PAIR_B {}\n#define PAIR_A_TILED {}\n\
+             #define PAIR_B_TILED {}\n#define PAIR_TB {tb}\n#define PAIR_MINB {minb}\n",
+            self.entries[0],
+            self.entries[1],
+            tiled(self.entries[0]),
+            tiled(self.entries[1]),
+        );
+        s + FAST_PAIR
     }
 }
 
@@ -459,6 +550,52 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
         .map(ModuleKey::Fast)
         .collect();
     keys.extend(variants);
+    // One launch over a frame's two planes of two specializations (fast_pair.cuh), as NV12's
+    // and P010's frames take it: for each kind of kernel (f32 or integer register kernel,
+    // tiled full or separable, the separable one with its exact integer row pass too), a
+    // one-channel key with a two-channel key of the same kind, 8-bit samples and 16-bit
+    // MSB-aligned ones (P010's), and two pairs of different kinds; with launch bounds and
+    // without.
+    let kind = |s: &FastSpec| match (s.reg, s.int.is_some(), s.separable) {
+        (true, true, _) => "fast_int",
+        (true, false, _) => "fast_reg",
+        (false, _, true) => "fast_sep",
+        (false, _, false) => "fast_full",
+    };
+    let find = |ch: usize, want: &dyn Fn(&FastSpec) -> bool| {
+        keys.iter().find_map(|k| match k {
+            ModuleKey::Fast(s) if s.ch == ch && s.planes == 1 && want(s) => Some(s),
+            _ => None,
+        })
+    };
+    let mut pairs: Vec<[&FastSpec; 2]> = Vec::new();
+    for k in ["fast_reg", "fast_int", "fast_full", "fast_sep"] {
+        for (sb, shift) in [(1, 0), (2, 6)] {
+            let a = find(1, &|s| kind(s) == k && s.sb == sb && s.row_int.is_none());
+            let b = find(2, &|s| kind(s) == k && s.sb == sb && s.shift == shift);
+            if let (Some(a), Some(b)) = (a, b) {
+                pairs.push([a, b]);
+            }
+        }
+    }
+    let row_int = |ch| find(ch, &|s| s.row_int.is_some() && (ch == 1 || s.deinterleave));
+    let int = find(1, &|s| kind(s) == "fast_int");
+    let reg = find(2, &|s| kind(s) == "fast_reg");
+    if let (Some(a), Some(b), Some(int), Some(reg)) = (row_int(1), row_int(2), int, reg) {
+        pairs.extend([[a, b], [int, reg], [a, reg]]);
+    }
+    let pairs: Vec<ModuleKey> = pairs
+        .into_iter()
+        .enumerate()
+        .map(|(i, [a, b])| {
+            ModuleKey::FastPair(Box::new(PairKey {
+                specs: [a.clone(), b.clone()],
+                entries: [kind(a), kind(b)],
+                bounds: (i % 2 == 0).then_some((128, 4)),
+            }))
+        })
+        .collect();
+    keys.extend(pairs);
     keys
 }
 

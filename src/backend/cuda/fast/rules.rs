@@ -270,6 +270,28 @@ pub const REG_MIN_BLOCKS_GRAY16_5: usize = 8;
 /// separable 59.4 against 62.5, rgb48 5×5 67.3 against 69.4), so those keep the clamp.
 pub const SAT_FREE_MAX_CHANNELS: usize = 2;
 
+/// A frame's two planes of two specializations (NV12's luma and interleaved chroma, P010's) in
+/// one launch (`fast_pair`), not two side by side: where both take the register kernels
+/// (`fast_int`, `fast_reg`: no shared memory), and where either takes a tiled one, for kernels
+/// up to this many taps a side …
+pub const PAIR_TILED_MAX_SIDE: usize = 9;
+/// … on frames whose first plane has fewer pixels than this. The pair's blocks all take the
+/// larger shared tile of the two and the looser launch bound, and the larger tiles of long
+/// separable kernels cost more occupancy than the launch gains. H100, gaussian, µs, side by
+/// side / one launch, two passes alternating (docs/PERFORMANCE.md, "forty-ninth round"):
+/// 3×3 NV12 1080p / 4K / 8K 7.9 / 15.8 / 44.5 → 6.5 / 14.3 / 42.0, P010 9.9 / 24.2 / 74.4 →
+/// 8.7 / 22.3 / 73.0; P010 1080p 7 and 9 separable 11.9 / 12.7 → 10.3 / 11.2; but
+/// separable 25 on 1080p / 4K / 8K 0.84 / 0.79 / 0.73× (NV12), 15 on 4K / 8K 0.98 / 0.94×, and
+/// P010 5 on 8K (its 16 × 8 tiled blocks) 0.88×.
+pub const PAIR_TILED_BELOW_PIXELS: usize = 16_000_000;
+
+/// Whether a frame's two planes, the first of `pixels` pixels, take one `fast_pair` launch
+/// for a kernel `side` taps on its longer side when `tiled`: either plane takes a tiled kernel
+/// ([`PAIR_TILED_MAX_SIDE`]).
+pub fn paired(tiled: bool, side: usize, pixels: usize) -> bool {
+    !tiled || side <= PAIR_TILED_MAX_SIDE && pixels < PAIR_TILED_BELOW_PIXELS
+}
+
 /// Bytes of local memory a thread (the driver's `CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`, where
 /// registers spilled under the launch bounds go) that `fast`'s kernels keep before their
 /// bounds are eased (`run::unspilled`). H100, separable, µs, with the bound the rule asks
@@ -324,7 +346,9 @@ pub const SPILL_TOLERATED_BYTES: usize = 64;
 /// fits, [`sep_rolled`]), `CONVFLOW_FAST_SPILL` (0: launch bounds kept where they spill
 /// registers; 2: eased as by default, and each easing said on stderr; `run::unspilled`),
 /// `CONVFLOW_FAST_FOLLOW` (0: launches queued plainly, not as programmatic dependents of the
-/// kernel before them). Read once per process.
+/// kernel before them), `CONVFLOW_FAST_PAIR` (0: a frame's two planes of two specializations,
+/// NV12's and P010's, in two launches side by side, never in one `fast_pair` launch). Read once
+/// per process.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Tuning {
     pub(super) reg_max: Option<usize>,
@@ -352,6 +376,7 @@ pub(super) struct Tuning {
     pub(super) sep_px: Option<usize>,
     pub(super) sat_free: Option<bool>,
     pub(super) side_streams: Option<bool>,
+    pub(super) pair: Option<bool>,
     pub(super) sep_block: Option<(u32, u32)>,
     pub(super) sep_deil: Option<bool>,
     pub(super) sums_planar: Option<bool>,
@@ -391,6 +416,7 @@ pub(super) fn tuning() -> Tuning {
             sep_px: var("CONVFLOW_FAST_SEP_PX").filter(|px| [4, 8, 12, 16].contains(px)),
             sat_free: var("CONVFLOW_FAST_SAT_FREE").map(|v: usize| v != 0),
             side_streams: var("CONVFLOW_FAST_SIDE_STREAMS").map(|v: usize| v != 0),
+            pair: var("CONVFLOW_FAST_PAIR").map(|v: usize| v != 0),
             sep_block: std::env::var("CONVFLOW_FAST_SEP_BLOCK")
                 .ok()
                 .and_then(|v| crate::backend::parse_block(&v).ok()),

@@ -10,17 +10,17 @@ use std::sync::Arc;
 use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
 
 use super::rules::{
-    full_rows, full_tiled_first, register_min_blocks, register_thread_shape, sep_int_channels,
-    sep_px, sep_rows_rgb_small, sep_rows_tall, sep_short16, sep_staged, sums_padded, tiled_rows,
-    tiled_threads, tuning, BLOCKS, FULL_TILE_PREFERRED, INT16_FLOAT_FINISH, INT8_FLOAT_FINISH,
-    REG_THREADS, SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16, SEP_ROWS_RGB_SMALL, SEP_TILE_PREFERRED,
-    SPILL_TOLERATED_BYTES, TALL_TILE_PREFERRED,
+    full_rows, full_tiled_first, paired, register_min_blocks, register_thread_shape,
+    sep_int_channels, sep_px, sep_rows_rgb_small, sep_rows_tall, sep_short16, sep_staged,
+    sums_padded, tiled_rows, tiled_threads, tuning, BLOCKS, FULL_TILE_PREFERRED,
+    INT16_FLOAT_FINISH, INT8_FLOAT_FINISH, REG_THREADS, SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16,
+    SEP_ROWS_RGB_SMALL, SEP_TILE_PREFERRED, SPILL_TOLERATED_BYTES, TALL_TILE_PREFERRED,
 };
 use super::{pack_int_weights, FastSpec};
 use crate::backend::cuda::abi::{
-    float_finish_divisor, launch, FastPlanes, PlaneParams, MAX_CONST_TAPS,
+    float_finish_divisor, launch, FastPair, FastPlanes, PlaneParams, MAX_CONST_TAPS,
 };
-use crate::backend::cuda::registry::ModuleKey;
+use crate::backend::cuda::registry::{pair_symbol, ModuleKey, PairKey};
 use crate::backend::cuda::{variants, CudaBackend, CudaError};
 use crate::border::Border;
 use crate::filter::{IntegerForm, Plan};
@@ -56,6 +56,9 @@ struct Launch {
     set: Option<FastPlanes>,
     /// The tiled kernels' second argument ([`FastSpec::tile`]'s stride).
     tile_stride: Option<i32>,
+    /// Two planes of different specializations in one launch (`fast_pair`): their parameter
+    /// block as prepared, each frame's addresses put in.
+    pair: Option<FastPair>,
     /// Queued as a programmatic dependent of the kernel before it (the `follow` of abi.rs's
     /// `launch::queue_ex`): where the device has them, unless `CONVFLOW_FAST_FOLLOW=0`.
     follow: bool,
@@ -71,6 +74,10 @@ impl Launch {
         follow: bool,
     ) -> Result<(), CudaError> {
         let (f, cfg, follow) = (&self.f, self.cfg, self.follow && follow);
+        if let Some(mut pair) = self.pair {
+            pair.p = [planes[self.planes[0]].0, planes[self.planes[1]].0];
+            return launch::pair(s, f, cfg, &pair, follow);
+        }
         match (self.set, self.tile_stride) {
             (None, None) => launch::fast_plane(s, f, cfg, &planes[self.planes[0]].0, follow),
             (None, Some(ts)) => {
@@ -162,6 +169,17 @@ pub(in crate::backend::cuda) fn run_planes(
     }
     let mut launches = Vec::with_capacity(groups.len());
     let mut replayable = true;
+    // Two planes of two specializations (NV12, P010): one launch over both where they can
+    // share it (`prepare_pair`; `CONVFLOW_FAST_PAIR=0`: never).
+    if let [(ca, a), (cb, bb)] = &groups[..] {
+        if a.len() == 1 && bb.len() == 1 && tuning().pair != Some(false) {
+            let choices = [ca.clone().for_planes(1), cb.clone().for_planes(1)];
+            if let Some(l) = prepare_pair(b, plan, choices, planes, [a[0], bb[0]])? {
+                launches.push(l);
+                groups.clear();
+            }
+        }
+    }
     for (choice, same) in groups {
         match prepare(b, plan, choice.for_planes(same.len()), planes, &same)? {
             Some(l) => launches.push(l),
@@ -468,65 +486,20 @@ fn prepare(
     planes: &[(PlaneParams, PlaneLayout)],
     which: &[usize],
 ) -> Result<Option<Launch>, CudaError> {
-    // Launch bounds eased first where they spill: the weights go to the module that runs.
-    let choice = match choice {
-        Choice::Register { spec, name, form } => Choice::Register {
-            spec: unspilled(b, spec, name)?,
-            name,
-            form,
-        },
-        Choice::Tiled { spec, block, row } => {
-            let name = tiled_name(&spec);
-            Choice::Tiled {
-                spec: unspilled(b, spec, name)?,
-                block,
-                row,
-            }
+    let Some(kernel) = settle(b, choice, planes[which[0]].1)? else {
+        for &i in which {
+            let (p, l) = &planes[i];
+            let ran = variants::baseline(b, plan, p, *l)?;
+            b.note_fallback(ran);
         }
-        Choice::Baseline => Choice::Baseline,
+        return Ok(None);
     };
-    let (spec, name, block, (ts, smem)) = match &choice {
-        Choice::Baseline => {
-            for &i in which {
-                let (p, l) = &planes[i];
-                let ran = variants::baseline(b, plan, p, *l)?;
-                b.note_fallback(ran);
-            }
-            return Ok(None);
-        }
-        Choice::Register { spec, name, form } => {
-            let key = ModuleKey::Fast(spec.clone());
-            match form {
-                Some(form) => integer_weights(b, spec, &key, form)?,
-                None => b.constant_weights(&key, "c_w", plan)?,
-            }
-            // The block that fits the first (largest) plane's rows best.
-            let block = spec.register_block(planes[which[0]].1.row_samples());
-            (spec, *name, block, (0, 0))
-        }
-        Choice::Tiled { spec, block, row } => {
-            let key = ModuleKey::Fast(spec.clone());
-            b.constant_weights(&key, "c_w", plan)?;
-            if let Some(row) = row {
-                b.constant_words(
-                    &key,
-                    "c_wr",
-                    &pack_int_weights(row, spec.tap_stride(), spec.sb),
-                )?;
-            }
-            (spec, tiled_name(spec), *block, spec.tile(*block))
-        }
-    };
-    let f = b.function(&ModuleKey::Fast(spec.clone()), name)?;
-    // Each thread takes px samples of py rows.
+    let key = ModuleKey::Fast(kernel.spec.clone());
+    kernel.upload(b, plan, &key, |name| name)?;
+    let f = b.function(&key, kernel.name)?;
     let grids: Vec<_> = which
         .iter()
-        .map(|&i| {
-            let (p, l) = planes[i];
-            let gx = l.row_samples().div_ceil(block.0 as usize * spec.px);
-            let gy = l.height.div_ceil(block.1 as usize * spec.py);
-            (p, (gx as u32, gy as u32))
-        })
+        .map(|&i| (planes[i].0, kernel.grid(planes[i].1)))
         .collect();
     let (set, grid) = match &grids[..] {
         [(_, grid)] => (None, *grid),
@@ -536,13 +509,180 @@ fn prepare(
         }
     };
     Ok(Some(Launch {
-        cfg: b.config(&f, grid, block, smem)?,
+        cfg: b.config(&f, grid, kernel.block, kernel.smem)?,
         f,
         planes: which.to_vec(),
         set,
-        tile_stride: matches!(choice, Choice::Tiled { .. }).then_some(ts as i32),
+        tile_stride: kernel.tiled.then_some(kernel.ts as i32),
+        pair: None,
         follow: b.dependent_launches() && tuning().follow != Some(false),
     }))
+}
+
+/// One launch over a frame's two planes `which` whose choices differ (NV12's luma and
+/// interleaved chroma): both specializations compiled into one module and run by
+/// kernels/fast_pair.cuh, one launch (a programmatic dependent where the device has them) in
+/// place of two side by side. None where they cannot share it: a plane on the baseline
+/// kernels, different block shapes, or the pair's kernel keeping more local memory than
+/// [`SPILL_TOLERATED_BYTES`] (spilled registers); the caller then prepares each alone.
+fn prepare_pair(
+    b: &mut CudaBackend,
+    plan: &Plan,
+    choices: [Choice; 2],
+    planes: &[(PlaneParams, PlaneLayout)],
+    which: [usize; 2],
+) -> Result<Option<Launch>, CudaError> {
+    let [ca, cb] = choices;
+    let (Some(ka), Some(kb)) = (
+        settle(b, ca, planes[which[0]].1)?,
+        settle(b, cb, planes[which[1]].1)?,
+    ) else {
+        return Ok(None);
+    };
+    let side = plan.kernel.width().max(plan.kernel.height());
+    let l = planes[which[0]].1;
+    if ka.block != kb.block || !paired(ka.tiled || kb.tiled, side, l.width * l.height) {
+        return Ok(None);
+    }
+    // The looser of the two bounds, so that neither plane's code has fewer registers than in
+    // its own kernel.
+    let bounds = match (ka.bounds(), kb.bounds()) {
+        (Some((t, ma)), Some((_, mb))) => Some((t, ma.min(mb))),
+        _ => None,
+    };
+    let key = ModuleKey::FastPair(Box::new(PairKey {
+        specs: [ka.spec.clone(), kb.spec.clone()],
+        entries: [ka.name, kb.name],
+        bounds,
+    }));
+    let f = b.registry.function(&key, "fast_pair")?;
+    let local = f
+        .local_size_bytes()
+        .map_err(|e| CudaError::driver("reading a kernel's local memory", e))?;
+    if local.max(0) as usize > SPILL_TOLERATED_BYTES {
+        return Ok(None);
+    }
+    ka.upload(b, plan, &key, |name| pair_symbol(0, name))?;
+    kb.upload(b, plan, &key, |name| pair_symbol(1, name))?;
+    let f = b.function(&key, "fast_pair")?;
+    let (pa, la) = planes[which[0]];
+    let (pb, lb) = planes[which[1]];
+    let (pair, grid) = FastPair::new(
+        (pa, ka.grid(la), ka.ts as i32),
+        (pb, kb.grid(lb), kb.ts as i32),
+    );
+    Ok(Some(Launch {
+        cfg: b.config(&f, grid, ka.block, ka.smem.max(kb.smem))?,
+        f,
+        planes: which.to_vec(),
+        set: None,
+        tile_stride: None,
+        pair: Some(pair),
+        follow: b.dependent_launches() && tuning().follow != Some(false),
+    }))
+}
+
+/// A choice with its launch bounds settled ([`unspilled`]) and its geometry: the entry point,
+/// the block, the tile's stride and bytes of shared memory, and what its weights are.
+struct Kernel {
+    spec: FastSpec,
+    name: &'static str,
+    block: (u32, u32),
+    /// A tiled kernel (`fast_full`, `fast_sep`), whose entry point takes the tile's stride.
+    tiled: bool,
+    ts: usize,
+    smem: usize,
+    /// `fast_int`'s integer form.
+    form: Option<IntegerForm>,
+    /// `fast_sep`'s exact integer row factor.
+    row: Option<IntegerForm>,
+}
+
+/// `choice` for plane `l` settled ([`Kernel`]); None for the baseline kernels.
+fn settle(
+    b: &mut CudaBackend,
+    choice: Choice,
+    l: PlaneLayout,
+) -> Result<Option<Kernel>, CudaError> {
+    // Launch bounds eased first where they spill: the weights go to the module that runs.
+    Ok(match choice {
+        Choice::Baseline => None,
+        Choice::Register { spec, name, form } => {
+            let spec = unspilled(b, spec, name)?;
+            // The block that fits the (first, largest) plane's rows best.
+            let block = spec.register_block(l.row_samples());
+            Some(Kernel {
+                spec,
+                name,
+                block,
+                tiled: false,
+                ts: 0,
+                smem: 0,
+                form,
+                row: None,
+            })
+        }
+        Choice::Tiled { spec, block, row } => {
+            let name = tiled_name(&spec);
+            let spec = unspilled(b, spec, name)?;
+            let (ts, smem) = spec.tile(block);
+            Some(Kernel {
+                spec,
+                name,
+                block,
+                tiled: true,
+                ts,
+                smem,
+                form: None,
+                row,
+            })
+        }
+    })
+}
+
+impl Kernel {
+    /// Its weights into module `key`'s constant arrays, each named by `symbol` (the array's
+    /// name in fast.cu, or in a pair's module that of its half, [`pair_symbol`]).
+    fn upload(
+        &self,
+        b: &mut CudaBackend,
+        plan: &Plan,
+        key: &ModuleKey,
+        symbol: impl Fn(&'static str) -> &'static str,
+    ) -> Result<(), CudaError> {
+        match &self.form {
+            Some(form) => integer_weights(b, &self.spec, key, form, &symbol),
+            None => {
+                b.constant_weights(key, symbol("c_w"), plan)?;
+                match &self.row {
+                    Some(row) => b.constant_words(
+                        key,
+                        symbol("c_wr"),
+                        &pack_int_weights(row, self.spec.tap_stride(), self.spec.sb),
+                    ),
+                    None => Ok(()),
+                }
+            }
+        }
+    }
+
+    /// Its grid of blocks on plane `l` (columns, rows): each thread takes px samples of py rows.
+    fn grid(&self, l: PlaneLayout) -> (u32, u32) {
+        let gx = l
+            .row_samples()
+            .div_ceil(self.block.0 as usize * self.spec.px);
+        let gy = l.height.div_ceil(self.block.1 as usize * self.spec.py);
+        (gx as u32, gy as u32)
+    }
+
+    /// Its launch bounds: threads a block and resident blocks per multiprocessor at least.
+    fn bounds(&self) -> Option<(u32, usize)> {
+        if self.tiled {
+            self.spec.tiled_bounds
+        } else {
+            Some((REG_THREADS, self.spec.min_blocks))
+        }
+    }
 }
 
 /// The entry point of the tiled kernels' module for `spec`.
@@ -657,11 +797,12 @@ fn integer_weights(
     spec: &FastSpec,
     key: &ModuleKey,
     form: &IntegerForm,
+    symbol: impl Fn(&'static str) -> &'static str,
 ) -> Result<(), CudaError> {
     let packed = match spec.separable.then(|| form.factors()).flatten() {
         Some((col, row)) => {
             let col: Vec<u32> = col.iter().map(|&n| n as u32).collect();
-            b.constant_words(key, "c_wc", &col)?;
+            b.constant_words(key, symbol("c_wc"), &col)?;
             let row = IntegerForm {
                 height: 1,
                 weights: row,
@@ -671,5 +812,5 @@ fn integer_weights(
         }
         None => pack_int_weights(form, spec.tap_stride(), spec.sb),
     };
-    b.constant_words(key, "c_wp", &packed)
+    b.constant_words(key, symbol("c_wp"), &packed)
 }
