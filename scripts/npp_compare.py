@@ -12,7 +12,8 @@ NPP's median and NPP / convflow (> 1: convflow is faster), for the full and the 
 so NPP's host code may count in it; convflow's `events-host-paced` rows are marked alike)
 (NPP: nppiFilterBorder32f, and the nppiFilterRowBorder32f + nppiFilterColumnBorder32f pair;
 planar and semi-planar formats: one call per plane, timed together). Under each table, the
-counts of points within 2× of the floor and at least 1.3× NPP's time, as printed (two decimals).
+counts of points within 2× of the floor and at least 1.3× NPP's time, as printed (two decimals;
+host-paced figures, marked †, counted as they are).
 
     python3 scripts/npp_compare.py CONVFLOW.csv NPP.csv [NPP.csv ...]
 """

@@ -38,6 +38,14 @@ fn every_kernel_compiles_with_nvrtc_for_sm80_and_sm90_without_warnings() {
                         ptx.contains(".entry"),
                         "sm_{arch} {key:?}: no kernel entry in the PTX"
                     );
+                    // A pair's weights are uploaded by their mangled names in its two
+                    // namespaces: both halves' arrays must be there under those names.
+                    if let registry::ModuleKey::FastPair(_) = key {
+                        for k in 0..2 {
+                            let sym = registry::pair_symbol(k, "c_w");
+                            assert!(ptx.contains(sym), "sm_{arch} {key:?}: no {sym} in the PTX");
+                        }
+                    }
                 }
                 Err(e) => failures.push(format!("sm_{arch} {key:?}: {e}")),
             }

@@ -46,8 +46,8 @@ pub struct PairKey {
 const PAIR_NAMESPACES: [&str; 2] = ["fast_a", "fast_b"];
 
 /// The symbol of `__constant__` array `name` (fast.cu's `c_w`, `c_wr`, fast_int.cuh's `c_wp`,
-/// `c_wc`) of plane `k`'s specialization in a pair's module: its name in namespace
-/// [`PAIR_NAMESPACES`]`[k]`, as the compiler mangles it (`_ZN6fast_a3c_wE`).
+/// `c_wc`) of plane `k`'s specialization in a pair's module: its name in namespace `fast_a`
+/// (plane 0) or `fast_b` (plane 1), as the compiler mangles it (`_ZN6fast_a3c_wE`).
 pub fn pair_symbol(k: usize, name: &str) -> &'static str {
     match (k, name) {
         (0, "c_w") => "_ZN6fast_a3c_wE",
@@ -98,7 +98,8 @@ impl ModuleKey {
         let (name, file) = match self {
             ModuleKey::Direct => ("direct.cu", DIRECT),
             ModuleKey::Separable => ("separable.cu", SEPARABLE),
-            ModuleKey::Fast(_) | ModuleKey::FastPair(_) => ("fast.cu", FAST),
+            ModuleKey::Fast(_) => ("fast.cu", FAST),
+            ModuleKey::FastPair(_) => unreachable!("a pair's source is built above"),
             ModuleKey::Hold => ("hold.cu", HOLD),
         };
         (

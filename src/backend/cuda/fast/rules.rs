@@ -271,25 +271,42 @@ pub const REG_MIN_BLOCKS_GRAY16_5: usize = 8;
 pub const SAT_FREE_MAX_CHANNELS: usize = 2;
 
 /// A frame's two planes of two specializations (NV12's luma and interleaved chroma, P010's) in
-/// one launch (`fast_pair`), not two side by side: where both take the register kernels
-/// (`fast_int`, `fast_reg`: no shared memory), and where either takes a tiled one, for kernels
-/// up to this many taps a side …
-pub const PAIR_TILED_MAX_SIDE: usize = 9;
-/// … on frames whose first plane has fewer pixels than this. The pair's blocks all take the
-/// larger shared tile of the two and the looser launch bound, and the larger tiles of long
-/// separable kernels cost more occupancy than the launch gains. H100, gaussian, µs, side by
-/// side / one launch, two passes alternating (docs/PERFORMANCE.md, "forty-ninth round"):
-/// 3×3 NV12 1080p / 4K / 8K 7.9 / 15.8 / 44.5 → 6.5 / 14.3 / 42.0, P010 9.9 / 24.2 / 74.4 →
-/// 8.7 / 22.3 / 73.0; P010 1080p 7 and 9 separable 11.9 / 12.7 → 10.3 / 11.2; but
-/// separable 25 on 1080p / 4K / 8K 0.84 / 0.79 / 0.73× (NV12), 15 on 4K / 8K 0.98 / 0.94×, and
-/// P010 5 on 8K (its 16 × 8 tiled blocks) 0.88×.
-pub const PAIR_TILED_BELOW_PIXELS: usize = 16_000_000;
+/// one launch (`fast_pair`), not two side by side, where both planes' kernels took the same block
+/// shape: where both take the register kernels (`fast_int`, `fast_reg`: no shared memory), and
+/// where either takes a tiled one, full kernels up to this many taps a side …
+pub const PAIR_FULL_MAX_SIDE: usize = 15;
+/// … and separable ones up to this many on frames whose first plane has fewer pixels than
+/// [`PAIR_SEP_BELOW_PIXELS`] …
+pub const PAIR_SEP_MAX_SIDE: usize = 9;
+/// See [`PAIR_SEP_MAX_SIDE`].
+pub const PAIR_SEP_BELOW_PIXELS: usize = 16_000_000;
+/// … and up to this many on frames under [`PAIR_SEP_LONG_BELOW_PIXELS`]. The pair's blocks all
+/// take the larger shared tile of the two (the chroma plane's rows hold twice the samples) and
+/// the looser launch bound, which long separable kernels pay for in occupancy. H100, gaussian,
+/// µs, side by side / one launch, two passes alternating (docs/PERFORMANCE.md, "forty-ninth
+/// round"): 3×3 NV12 1080p / 4K / 8K 8.0 / 15.8 / 44.6 → 6.5 / 14.3 / 42.0, P010 9.9 / 24.2 /
+/// 74.4 → 8.7 / 22.3 / 73.0; P010 1080p separable 7 11.9 → 10.3; full 15 1.03–1.11× (1080p NV12
+/// 51.8 → 46.7), but full 25 0.97–0.98×; separable 15 1.04–1.09× on 1080p, 0.94–0.98× on 4K and
+/// 8K; separable 25 0.73–0.84×; P010 5 on 8K (16 × 8 tiled blocks) 0.88×. (NV12's 8-bit
+/// separable kernels of 4–9 taps take 16 × 8 blocks on the luma plane and 8 × 16 on the chroma
+/// one, so they keep two launches.)
+pub const PAIR_SEP_LONG_MAX_SIDE: usize = 15;
+/// See [`PAIR_SEP_LONG_MAX_SIDE`].
+pub const PAIR_SEP_LONG_BELOW_PIXELS: usize = 4_000_000;
 
-/// Whether a frame's two planes, the first of `pixels` pixels, take one `fast_pair` launch
-/// for a kernel `side` taps on its longer side when `tiled`: either plane takes a tiled kernel
-/// ([`PAIR_TILED_MAX_SIDE`]).
-pub fn paired(tiled: bool, side: usize, pixels: usize) -> bool {
-    !tiled || side <= PAIR_TILED_MAX_SIDE && pixels < PAIR_TILED_BELOW_PIXELS
+/// Whether a frame's two planes, the first of `pixels` pixels, whose kernels took the same
+/// block shape, take one `fast_pair` launch for a kernel `side` taps on its longer side:
+/// always where neither kernel is tiled, else as [`PAIR_FULL_MAX_SIDE`] (full, not `separable`)
+/// and [`PAIR_SEP_MAX_SIDE`] say.
+pub fn paired(tiled: bool, separable: bool, side: usize, pixels: usize) -> bool {
+    match (tiled, separable) {
+        (false, _) => true,
+        (true, false) => side <= PAIR_FULL_MAX_SIDE,
+        (true, true) => {
+            side <= PAIR_SEP_MAX_SIDE && pixels < PAIR_SEP_BELOW_PIXELS
+                || side <= PAIR_SEP_LONG_MAX_SIDE && pixels < PAIR_SEP_LONG_BELOW_PIXELS
+        }
+    }
 }
 
 /// Bytes of local memory a thread (the driver's `CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`, where
@@ -347,8 +364,9 @@ pub const SPILL_TOLERATED_BYTES: usize = 64;
 /// registers; 2: eased as by default, and each easing said on stderr; `run::unspilled`),
 /// `CONVFLOW_FAST_FOLLOW` (0: launches queued plainly, not as programmatic dependents of the
 /// kernel before them), `CONVFLOW_FAST_PAIR` (0: a frame's two planes of two specializations,
-/// NV12's and P010's, in two launches side by side, never in one `fast_pair` launch). Read once
-/// per process.
+/// NV12's and P010's, in two launches side by side, never in one `fast_pair` launch; 1: in one
+/// wherever their kernels took the same block shape, [`paired`] aside). Read once per process;
+/// `CONVFLOW_FAST_SPILL=0` also keeps a pair whose kernel spills.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Tuning {
     pub(super) reg_max: Option<usize>,

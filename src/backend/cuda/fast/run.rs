@@ -1,6 +1,7 @@
 //! `fast`'s launch: which kernel each plane of a frame takes ([`FastSpec`]'s constructors and
 //! the measured rules decide), its weights uploaded, and one launch per specialization over
-//! the planes that chose it (a YUV frame's three planes share one). The launches are kept
+//! the planes that chose it (a YUV frame's three planes share one), or one `fast_pair` launch
+//! over a frame's two planes of two specializations (NV12's, P010's). The launches are kept
 //! ([`Prepared`]) and replayed while the plan, the planes' geometry and the constant memory
 //! stay the same: a frame then costs its driver calls only. A full plan runs as its separable
 //! plan where the two are proven to give the same bytes ([`Plan::same_separable`]).
@@ -522,9 +523,11 @@ fn prepare(
 /// One launch over a frame's two planes `which` whose choices differ (NV12's luma and
 /// interleaved chroma): both specializations compiled into one module and run by
 /// kernels/fast_pair.cuh, one launch (a programmatic dependent where the device has them) in
-/// place of two side by side. None where they cannot share it: a plane on the baseline
-/// kernels, different block shapes, or the pair's kernel keeping more local memory than
-/// [`SPILL_TOLERATED_BYTES`] (spilled registers); the caller then prepares each alone.
+/// place of two side by side. None where they cannot share it or the rule says not to: a plane
+/// on the baseline kernels, different block shapes, [`paired`] (`CONVFLOW_FAST_PAIR` overrides
+/// it), a module that does not compile, or the pair's kernel keeping more local memory than
+/// [`SPILL_TOLERATED_BYTES`] (spilled registers); the caller then prepares each alone (settling
+/// each plane's kernel again: its modules are cached).
 fn prepare_pair(
     b: &mut CudaBackend,
     plan: &Plan,
@@ -541,7 +544,9 @@ fn prepare_pair(
     };
     let side = plan.kernel.width().max(plan.kernel.height());
     let l = planes[which[0]].1;
-    if ka.block != kb.block || !paired(ka.tiled || kb.tiled, side, l.width * l.height) {
+    let tiled = ka.tiled || kb.tiled;
+    let rule = || paired(tiled, plan.is_separable(), side, l.width * l.height);
+    if ka.block != kb.block || !tuning().pair.map_or_else(rule, |p| p) {
         return Ok(None);
     }
     // The looser of the two bounds, so that neither plane's code has fewer registers than in
@@ -555,11 +560,16 @@ fn prepare_pair(
         entries: [ka.name, kb.name],
         bounds,
     }));
-    let f = b.registry.function(&key, "fast_pair")?;
+    // A pair's module that does not compile, or whose kernel spills (unless
+    // `CONVFLOW_FAST_SPILL=0` keeps it), leaves the two launches, which run the same code.
+    let f = match b.registry.function(&key, "fast_pair") {
+        Err(CudaError::Compile { .. }) => return Ok(None),
+        f => f?,
+    };
     let local = f
         .local_size_bytes()
         .map_err(|e| CudaError::driver("reading a kernel's local memory", e))?;
-    if local.max(0) as usize > SPILL_TOLERATED_BYTES {
+    if local.max(0) as usize > SPILL_TOLERATED_BYTES && tuning().spill_guard != Some(0) {
         return Ok(None);
     }
     ka.upload(b, plan, &key, |name| pair_symbol(0, name))?;
