@@ -181,7 +181,7 @@ static bool timed(const char* library, const char* fmt, int kn, int w, int h, in
 }
 
 // Copies n16 16-byte words: each thread a few, the loads of a thread issued before its stores.
-__global__ void copy16(const uint4* __restrict__ src, uint4* __restrict__ dst, size_t n16) {
+__device__ __forceinline__ void copy_words(const uint4* __restrict__ src, uint4* __restrict__ dst, size_t n16) {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     for (; i + 3 * stride < n16; i += 4 * stride) {
@@ -194,6 +194,8 @@ __global__ void copy16(const uint4* __restrict__ src, uint4* __restrict__ dst, s
     for (; i < n16; i += stride) dst[i] = src[i];
 }
 
+__global__ void copy16(const uint4* __restrict__ src, uint4* __restrict__ dst, size_t n16) { copy_words(src, dst, n16); }
+
 // copy16 queued as a programmatic dependent of the kernel before it on the stream (as convflow
 // queues `fast` on compute capability 9.0 and later): its blocks may start as that kernel's
 // last blocks exit, and each first waits until that kernel has completed and its writes are
@@ -202,16 +204,7 @@ __global__ void copy16_dependent(const uint4* __restrict__ src, uint4* __restric
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    for (; i + 3 * stride < n16; i += 4 * stride) {
-        const uint4 a = src[i], b = src[i + stride], c = src[i + 2 * stride], d = src[i + 3 * stride];
-        dst[i] = a;
-        dst[i + stride] = b;
-        dst[i + 2 * stride] = c;
-        dst[i + 3 * stride] = d;
-    }
-    for (; i < n16; i += stride) dst[i] = src[i];
+    copy_words(src, dst, n16);
 }
 
 // Usage: npp_bench [WIDTH HEIGHT RUNS [FORMAT,FORMAT,... [paced]]]. Rows `copy-*` (k 0) copy the

@@ -711,3 +711,72 @@ impl Registry {
         Ok(f)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names of the macros `text` defines, read loosely (`#define`, `# define`, indented):
+    /// a check on [`defined_macros`], which the pair's source trusts.
+    fn every_define(text: &str) -> Vec<String> {
+        text.lines()
+            .filter_map(|l| {
+                let l = l.trim_start().strip_prefix('#')?.trim_start();
+                let rest = l.strip_prefix("define")?.trim_start();
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                (!name.is_empty()).then_some(name)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_pairs_source_undefines_every_macro_of_its_first_half_before_the_second() {
+        let spec = |ch| FastSpec::new(3, 3, ch, Border::Clamp);
+        let key = PairKey {
+            specs: [spec(1), spec(2)],
+            entries: ["fast_full", "fast_full"],
+            bounds: None,
+        };
+        let src = key.source();
+        let (first, second) = src
+            .split_once("}  // namespace fast_a\n")
+            .expect("the first half's namespace");
+        assert!(first.contains("namespace fast_a {"));
+        let (between, rest) = second
+            .split_once("namespace fast_b {")
+            .expect("the second half's namespace");
+        let (_, tail) = rest
+            .split_once("}  // namespace fast_b\n")
+            .expect("the second half closed");
+        let host: Vec<String> = spec(1)
+            .defines()
+            .iter()
+            .map(|d| {
+                d.trim_start_matches("-D")
+                    .split('=')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        let body = format!("{FAST}\n{FAST_INT}");
+        let names: Vec<String> = every_define(&body).into_iter().chain(host).collect();
+        assert!(names.len() > 50, "{} macros", names.len());
+        for name in &names {
+            let undef = format!("#undef {name}\n");
+            assert!(
+                between.contains(&undef),
+                "{name} leaks into the second half"
+            );
+            assert!(tail.contains(&undef), "{name} leaks into fast_pair.cuh");
+        }
+        assert!(tail.contains("#define PAIR_A fast_full\n") && tail.ends_with(FAST_PAIR));
+        // The constants the host uploads live in the two namespaces.
+        for (k, ns) in PAIR_NAMESPACES.iter().enumerate() {
+            assert!(pair_symbol(k, "c_w").contains(&format!("{}{ns}", ns.len())));
+        }
+    }
+}

@@ -546,7 +546,7 @@ fn prepare_pair(
     let l = planes[which[0]].1;
     let tiled = ka.tiled || kb.tiled;
     let rule = || paired(tiled, plan.is_separable(), side, l.width * l.height);
-    if ka.block != kb.block || !tuning().pair.map_or_else(rule, |p| p) {
+    if ka.block != kb.block || !tuning().pair.unwrap_or_else(rule) {
         return Ok(None);
     }
     // The looser of the two bounds, so that neither plane's code has fewer registers than in
