@@ -20,6 +20,7 @@
 //! run in one launch (`run`: the choice per plane and the launch; `rules`: the measured
 //! constants; `separable`: what plane and block change in `fast_sep`'s specialization).
 
+mod kernel;
 mod rules;
 mod run;
 mod separable;

@@ -311,7 +311,7 @@ pub fn paired(tiled: bool, separable: bool, side: usize, pixels: usize) -> bool 
 
 /// Bytes of local memory a thread (the driver's `CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`, where
 /// registers spilled under the launch bounds go) that `fast`'s kernels keep before their
-/// bounds are eased (`run::unspilled`). H100, separable, µs, with the bound the rule asks
+/// bounds are eased (`kernel::unspilled`). H100, separable, µs, with the bound the rule asks
 /// against fewer blocks (docs/PERFORMANCE.md, "forty-second round"): RGBA64 `gaussian:10`, 8
 /// blocks (216 bytes; ptxas: 272 bytes of spill stores) against 5 (56 bytes of spill stores)
 /// and 3 (none), 1080p 47.4 / 33.8 / 37.1, 4K 149.9 / 97.4 / 113.7, 8K 565.7 / 350.9 / 438.4;
@@ -361,7 +361,7 @@ pub const SPILL_TOLERATED_BYTES: usize = 64;
 /// per channel, [`sep_int_channels`]), `CONVFLOW_FAST_SEPC` and `CONVFLOW_FAST_CROLL` (0 / 1:
 /// `fast_sep`'s row pass one channel at a time, its column pass rolled, never / wherever it
 /// fits, [`sep_rolled`]), `CONVFLOW_FAST_SPILL` (0: launch bounds kept where they spill
-/// registers; 2: eased as by default, and each easing said on stderr; `run::unspilled`),
+/// registers; 2: eased as by default, and each easing said on stderr; `kernel::unspilled`),
 /// `CONVFLOW_FAST_FOLLOW` (0: launches queued plainly, not as programmatic dependents of the
 /// kernel before them), `CONVFLOW_FAST_PAIR` (0: a frame's two planes of two specializations,
 /// NV12's and P010's, in two launches side by side, never in one `fast_pair` launch; 1: in one

@@ -528,7 +528,7 @@ fn launch_bounds_are_eased_to_the_most_blocks_within_the_spill_tolerance() {
     let rgba64_10 = |m: usize| [0, 0, 0, 0, 28, 56, 124, 208, 272][m];
     let ease = |asked, threads, local: &dyn Fn(usize) -> usize| {
         let mut asks = Vec::new();
-        let m = run::eased_blocks(asked, threads, |m| {
+        let m = kernel::eased_blocks(asked, threads, |m| {
             asks.push(m);
             Ok(local(m))
         })
@@ -557,9 +557,9 @@ fn launch_bounds_are_eased_to_the_most_blocks_within_the_spill_tolerance() {
     assert_eq!(ease(2, 128, &|_| 500), (2, vec![]));
     assert_eq!(
         (
-            run::loosest_blocks(128),
-            run::loosest_blocks(256),
-            run::loosest_blocks(512)
+            kernel::loosest_blocks(128),
+            kernel::loosest_blocks(256),
+            kernel::loosest_blocks(512)
         ),
         (2, 1, 1)
     );
