@@ -506,7 +506,7 @@ impl FastSpec {
                 _ if sep_rgb48_wide(self.ch, self.sb, self.kh) => SEP_BLOCK_WIDE_RGB48,
                 _ => tuning()
                     .sep_block
-                    .unwrap_or(if sep_wide_gray(self.ch, self.sb, self.kh) {
+                    .unwrap_or(if sep_wide_gray(self.ch, self.sb, self.kh, pixels) {
                         SEP_BLOCK_WIDE_GRAY
                     } else {
                         SEP_BLOCK

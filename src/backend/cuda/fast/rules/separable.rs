@@ -158,9 +158,25 @@ pub fn sep_short16(ch: usize, sb: usize, side: usize, pixels: usize) -> bool {
 /// channels 16 × 8 lost up to 28 % …
 pub const SEP_BLOCK_WIDE_GRAY: (u32, u32) = (16, 8);
 
-/// Whether [`SEP_BLOCK_WIDE_GRAY`] applies to a separable plan `kh` taps high.
-pub fn sep_wide_gray(ch: usize, sb: usize, kh: usize) -> bool {
-    (ch, sb) == (1, 1) && (4..=9).contains(&kh)
+/// … and for NV12's interleaved chroma (two 8-bit channels) 4–9 taps high on planes under
+/// [`SEP_WIDE_CHROMA_BELOW_PIXELS`]: the luma plane's 16 × 8, so that the frame's two planes take
+/// one launch ([`paired`](super::paired); with 8 × 16 on the chroma plane the blocks differ and
+/// they run side by side). H100, gaussian:4–9 separable, µs, two passes alternating, best of
+/// each, the rule before / this (docs/PERFORMANCE.md, "fiftieth round"): 720p 1.08–1.24× (5:
+/// 6.6 → 5.3), 1080p 1.17–1.23× (7: 10.1 → 8.2), 1440p 1.02–1.17×; on 4K (a 2.1 M-pixel chroma
+/// plane) 0.93–1.01×, so larger planes keep 8 × 16 and two launches. Both planes 16 × 8 side by
+/// side (`CONVFLOW_FAST_PAIR=0`) measured 0.96–1.03× the rule before: the gain is the one launch.
+pub const SEP_WIDE_CHROMA_BELOW_PIXELS: usize = 1_000_000;
+
+/// Whether [`SEP_BLOCK_WIDE_GRAY`] applies to a separable plan `kh` taps high over `ch`
+/// channels of `sb`-byte samples on a plane of `pixels` pixels.
+pub fn sep_wide_gray(ch: usize, sb: usize, kh: usize, pixels: usize) -> bool {
+    (4..=9).contains(&kh)
+        && match (ch, sb) {
+            (1, 1) => true,
+            (2, 1) => pixels < SEP_WIDE_CHROMA_BELOW_PIXELS,
+            _ => false,
+        }
 }
 
 /// … and 16 × 16 for 16-bit RGB (rgb48) from [`SEP_TILED_MIN_SIDE`] to 9 taps high
