@@ -1,6 +1,7 @@
-// fast.cu's exact integer kernel fast_int (INT with REG), inlined into fast.cu where it
-// includes this file (src/backend/cuda/registry.rs): it uses fast.cu's window loads
-// (reg_thread, zero_acc, window_words), macros (CH, KW, PX, NWR, …) and output stores.
+// fast.cu's exact integer kernel fast_int (INT with REG), inlined where fast_reg.cuh includes
+// this file (src/backend/cuda/registry.rs): it uses fast_reg.cuh's reg_thread and zero_acc,
+// fast_words.cuh's window loads and macros (NWR, …), fast.cu's (CH, KW, PX, …) and its output
+// stores.
 #if INT
 // The exact integer path (src/filter/exact.rs): 8-bit or 16-bit samples, integer weights n
 // over the divisor IDIV, offset numerator IOFF; the host builds it only where filter::exact

@@ -47,7 +47,8 @@ if cargo tree --locked --no-default-features --features cuda -e normal \
 fi
 files=$(cargo package --locked --list --allow-dirty)
 for f in README.md LICENSE-MIT LICENSE-APACHE CHANGELOG.md src/lib.rs kernels/fast.cu \
-    kernels/fast_int.cuh examples/still.rs; do
+    kernels/fast_words.cuh kernels/fast_sep.cuh kernels/fast_reg.cuh kernels/fast_int.cuh \
+    examples/still.rs; do
     grep -qx "$f" <<<"$files" || { echo "test.sh: cargo package leaves out $f" >&2; exit 1; }
 done
 if grep -E "^(samples|docs|scripts|tests|target|fuzz|\.carry|\.deps)/" <<<"$files"; then

@@ -67,18 +67,18 @@ pub struct FastSpec {
     /// numerator ([`IntegerForm`]); weights go to `c_wp` packed by [`pack_int_weights`].
     pub int: Option<(u32, i32)>,
     /// The integer dot products read each window row with its channels regrouped first
-    /// (fast.cu's `DEIL`, `channel_word`; weights packed by [`FastSpec::tap_stride`]):
-    /// `fast_int`'s, whose threads then own `px / ch` whole pixels, and with
-    /// [`FastSpec::row_int`] `fast_sep`'s row pass, where a sum then reads the words of its own
-    /// channel only (RGB 9 taps: 3 `__dp4a` a sum, not 7), set where the launch is chosen by
-    /// [`sep_int_channels`] (`CONVFLOW_FAST_SEPD=0` / `1`: never / wherever it can).
+    /// (fast.cu's `DEIL`, fast_words.cuh's `channel_word`; weights packed by
+    /// [`FastSpec::tap_stride`]): `fast_int`'s, whose threads then own `px / ch` whole pixels,
+    /// and with [`FastSpec::row_int`] `fast_sep`'s row pass, where a sum then reads the words of
+    /// its own channel only (RGB 9 taps: 3 `__dp4a` a sum, not 7), set where the launch is
+    /// chosen by [`sep_int_channels`] (`CONVFLOW_FAST_SEPD=0` / `1`: never / wherever it can).
     pub deinterleave: bool,
     /// `fast_sep` reads its row pass's windows from global memory (the register kernel's
     /// loads) instead of an input tile in shared memory, which then holds only the horizontal
     /// sums.
     pub row_global: bool,
     /// With [`FastSpec::row_global`]: blocks whose windows lie inside the plane first copy
-    /// their input rows' bytes to shared memory (fast.cu's `SEPA`, `raw_rows`: asynchronous
+    /// their input rows' bytes to shared memory (fast_sep.cuh's `SEPA`, `raw_rows`: asynchronous
     /// copies that hold no registers) and read their windows there. Set where the launch is
     /// chosen, by [`sep_staged`] (`CONVFLOW_FAST_SEPA=0` / `1`: never / always).
     pub row_staged: bool,
@@ -88,18 +88,18 @@ pub struct FastSpec {
     pub sums_pad: bool,
     /// `fast_sep`'s f32 row pass on 2–4 channels takes one channel at a time in a loop that is
     /// not unrolled, and stores each group of 4 pixels' sums channel after channel in the
-    /// group's columns (fast.cu's `SEPC`: a third of the unrolled code for RGB; the same
+    /// group's columns (fast_sep.cuh's `SEPC`: a third of the unrolled code for RGB; the same
     /// sums, each column-pass thread reading the columns it reads unrolled). Only where
     /// threads own groups of 4 pixels ([`FastSpec::sums_planar_fits`]). Set where the launch
     /// is chosen (`CONVFLOW_FAST_SEPC=0` / `1`: never / wherever it fits).
     pub sums_planar: bool,
     /// `fast_sep`'s column pass runs the kernel rows that feed all of a thread's output rows
-    /// in a loop that is not unrolled (fast.cu's `CROLL`; the same sums in the same order),
+    /// in a loop that is not unrolled (fast_sep.cuh's `CROLL`; the same sums in the same order),
     /// where the kernel is at least as tall as a thread's rows. Set where the launch is chosen
     /// (`CONVFLOW_FAST_CROLL=0` / `1`: never / wherever it fits).
     pub col_rolled: bool,
     /// With [`FastSpec::row_global`] on 8-bit samples: `fast_sep`'s row pass takes its sums in
-    /// exact integers (fast.cu's `SEPI`: `__dp4a` on the window bytes as loaded, no sample
+    /// exact integers (fast_sep.cuh's `SEPI`: `__dp4a` on the window bytes as loaded, no sample
     /// converted) over this power-of-two divisor of the row factor, whose weights go to `c_wr`
     /// packed by [`pack_int_weights`], where [`IntegerForm::row_pass`] proves the f32 row
     /// pass exact, so the horizontal sums are its bits. Set where the launch is chosen,
@@ -390,7 +390,7 @@ impl FastSpec {
         }
     }
 
-    /// Words a register-kernel thread holds for its window (fast.cu's RIN × NWR).
+    /// Words a register-kernel thread holds for its window (fast_words.cuh's RIN × NWR).
     fn window_words(&self) -> usize {
         let spw = 4 / self.sb;
         let ax = self.kw / 2;
@@ -504,13 +504,13 @@ impl FastSpec {
                 4 if self.rgba_large(pixels) => SEP_BLOCK_RGBA_LARGE,
                 4 if self.kh > 9 => SEP_BLOCK_TALL_RGBA,
                 _ if sep_rgb48_wide(self.ch, self.sb, self.kh) => SEP_BLOCK_WIDE_RGB48,
-                _ => tuning()
-                    .sep_block
-                    .unwrap_or(if sep_wide_gray(self.ch, self.sb, self.kh, pixels) {
+                _ => tuning().sep_block.unwrap_or(
+                    if sep_wide_gray(self.ch, self.sb, self.kh, pixels) {
                         SEP_BLOCK_WIDE_GRAY
                     } else {
                         SEP_BLOCK
-                    }),
+                    },
+                ),
             });
         }
         let rgb = self.ch == 3 && self.sb == 1;
@@ -562,7 +562,7 @@ impl FastSpec {
         let th = by as usize * self.py + self.kh - 1;
         let floats = match (self.separable, self.row_global) {
             (true, true) if self.row_staged => {
-                // fast.cu's raw_rows: from the first window word rounded down to 16 bytes to
+                // fast_sep.cuh's raw_rows: from the first window word rounded down to 16 bytes to
                 // past the last, in an odd number of 16-byte units.
                 let spw = 4 / self.sb;
                 let ax = self.kw / 2;

@@ -24,9 +24,40 @@ const COMMON: &str = include_str!("../../../kernels/common.cuh");
 const DIRECT: &str = include_str!("../../../kernels/direct.cu");
 const SEPARABLE: &str = include_str!("../../../kernels/separable.cu");
 const FAST: &str = include_str!("../../../kernels/fast.cu");
+const FAST_WORDS: &str = include_str!("../../../kernels/fast_words.cuh");
+const FAST_SEP: &str = include_str!("../../../kernels/fast_sep.cuh");
+const FAST_REG: &str = include_str!("../../../kernels/fast_reg.cuh");
 const FAST_INT: &str = include_str!("../../../kernels/fast_int.cuh");
 const FAST_PAIR: &str = include_str!("../../../kernels/fast_pair.cuh");
 const HOLD: &str = include_str!("../../../kernels/hold.cu");
+
+/// The headers the kernel files `#include`, by name: each is inlined where it is included
+/// ([`inlined`]), for NVRTC takes one source.
+const HEADERS: [(&str, &str); 5] = [
+    ("common.cuh", COMMON),
+    ("fast_words.cuh", FAST_WORDS),
+    ("fast_sep.cuh", FAST_SEP),
+    ("fast_reg.cuh", FAST_REG),
+    ("fast_int.cuh", FAST_INT),
+];
+
+/// `file` with each line `#include "h"` of a header of [`HEADERS`] replaced by its text (its
+/// own includes inlined in turn), or by an empty line for the headers named in `skip`.
+fn inlined(file: &str, skip: &[&str]) -> String {
+    let mut out = String::with_capacity(file.len());
+    for line in file.split_inclusive('\n') {
+        let name = line
+            .trim()
+            .strip_prefix("#include \"")
+            .and_then(|r| r.strip_suffix('"'));
+        match name.and_then(|n| HEADERS.iter().find(|(h, _)| *h == n)) {
+            Some((h, _)) if skip.contains(h) => out.push('\n'),
+            Some((_, text)) => out += &inlined(text, skip),
+            None => out += line,
+        }
+    }
+    out
+}
 
 /// Two `fast` specializations in one module, launched as one kernel over a frame's two planes
 /// (kernels/fast_pair.cuh).
@@ -87,8 +118,9 @@ pub enum ModuleKey {
 }
 
 impl ModuleKey {
-    /// The module's file name and its full source: the ABI prelude, then the file with
-    /// common.cuh (and fast.cu's fast_int.cuh) inlined.
+    /// The module's file name and its full source: the ABI prelude, then the file with its
+    /// headers inlined (common.cuh; fast.cu's fast_words.cuh, fast_sep.cuh, fast_reg.cuh and
+    /// fast_int.cuh).
     fn source(&self) -> (&'static str, String) {
         if let ModuleKey::FastPair(pair) = self {
             return ("fast_pair.cu", pair.source());
@@ -100,13 +132,7 @@ impl ModuleKey {
             ModuleKey::FastPair(_) => unreachable!("a pair's source is built above"),
             ModuleKey::Hold => ("hold.cu", HOLD),
         };
-        (
-            name,
-            abi::prelude()
-                + &file
-                    .replace("#include \"common.cuh\"", COMMON)
-                    .replace("#include \"fast_int.cuh\"", FAST_INT),
-        )
+        (name, abi::prelude() + &inlined(file, &[]))
     }
 
     fn defines(&self) -> Vec<String> {
@@ -119,14 +145,12 @@ impl ModuleKey {
 }
 
 impl PairKey {
-    /// The pair's module: the ABI prelude and common.cuh once, then fast.cu (fast_int.cuh
-    /// inlined) in namespace `fast_a` under plane 0's specialization's defines and in `fast_b`
-    /// under plane 1's, every macro of the first undefined before the second, then
+    /// The pair's module: the ABI prelude and common.cuh once, then fast.cu (its other
+    /// headers inlined) in namespace `fast_a` under plane 0's specialization's defines and in
+    /// `fast_b` under plane 1's, every macro of the first undefined before the second, then
     /// fast_pair.cuh with the entry points and launch bounds.
     fn source(&self) -> String {
-        let body = FAST
-            .replace("#include \"common.cuh\"", "")
-            .replace("#include \"fast_int.cuh\"", FAST_INT);
+        let body = inlined(FAST, &["common.cuh"]);
         let mut s = abi::prelude() + COMMON + "\n#define FAST_PAIR 1\n";
         for (spec, ns) in self.specs.iter().zip(PAIR_NAMESPACES) {
             let defines = spec.defines();
@@ -371,7 +395,7 @@ mod tests {
                     .to_string()
             })
             .collect();
-        let body = format!("{FAST}\n{FAST_INT}");
+        let body = [FAST, FAST_WORDS, FAST_SEP, FAST_REG, FAST_INT].join("\n");
         let names: Vec<String> = every_define(&body).into_iter().chain(host).collect();
         assert!(names.len() > 50, "{} macros", names.len());
         for name in &names {

@@ -196,7 +196,7 @@ pub fn register_min_blocks(samples: usize, sb: usize, blocks: usize) -> usize {
 /// 5×5 9.7 / 8.8 (docs/PERFORMANCE.md, "thirty-sixth round").
 pub const REG8_FULL_MIN_SAMPLES: usize = 1_000_000;
 
-/// Threads of a register kernel's block (`fast_reg`, `fast_int`; fast.cu's and fast_int.cuh's
+/// Threads of a register kernel's block (`fast_reg`, `fast_int`; fast_reg.cuh's and fast_int.cuh's
 /// `__launch_bounds__(128, REG_MINB)` assume it).
 pub const REG_THREADS: u32 = 128;
 

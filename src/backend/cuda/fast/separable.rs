@@ -1,6 +1,6 @@
 //! `fast_sep`'s specialization: the separable [`FastSpec`] and what the plane and the block
 //! change in it (rows per thread, launch bounds, row-pass items), and which of its rolled
-//! passes fit (fast.cu's `SEPC`, `CROLL`).
+//! passes fit (fast_sep.cuh's `SEPC`, `CROLL`).
 
 use super::rules::tuning;
 use super::*;

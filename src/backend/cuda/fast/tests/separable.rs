@@ -25,10 +25,17 @@ fn separable_blocks_follow_the_measured_rules() {
     // under 1 M pixels (one launch for both planes), 8 × 16 on larger ones and from 11.
     let chroma = |k, pixels| {
         let spec = FastSpec::separable(k, k, 2, Border::Clamp);
-        FastSpec { row_global: true, ..spec }.first_block(pixels)
+        FastSpec {
+            row_global: true,
+            ..spec
+        }
+        .first_block(pixels)
     };
     for k in [4, 5, 7, 9] {
-        assert_eq!(chroma(k, SEP_WIDE_CHROMA_BELOW_PIXELS - 1), Some(SEP_BLOCK_WIDE_GRAY));
+        assert_eq!(
+            chroma(k, SEP_WIDE_CHROMA_BELOW_PIXELS - 1),
+            Some(SEP_BLOCK_WIDE_GRAY)
+        );
         assert_eq!(chroma(k, SEP_WIDE_CHROMA_BELOW_PIXELS), Some(SEP_BLOCK));
     }
     assert_eq!(chroma(11, 960 * 540), Some(SEP_BLOCK));

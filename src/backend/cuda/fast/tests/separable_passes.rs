@@ -6,7 +6,7 @@ use super::*;
 
 #[test]
 fn staged_row_copies_fit_their_shared_rows() {
-    // fast.cu's raw_rows copies, per row, the 16-byte units from the block's first window
+    // fast_sep.cuh's raw_rows copies, per row, the 16-byte units from the block's first window
     // word (bw samples wide, halo words either side) rounded down to 16 bytes; the shared row
     // must hold them at every alignment of that word, in an odd number of 16-byte units.
     for (ch, sb, k, block) in [

@@ -1,0 +1,368 @@
+// Part of fast.cu, inlined at its end and compiled under its defines (see fast.cu's header):
+// fast_sep, the tiled separable kernel (SEPARABLE and not REG). A block takes its input rows
+// from an input tile or, with SEPG, reads its row-pass windows from global memory (staged in
+// shared memory first with SEPA, raw_rows; summed in exact integers with SEPI, row_item),
+// keeps each input row's horizontal sums in shared memory (sums_row) and runs the column pass
+// on them into its threads' PY x PX outputs (column_pass).
+
+#if SEPARABLE && !REG
+#if SEPG
+#if SEPI
+// SEPI, the exact integer row pass (8-bit samples): the host proved the row factor n / RDIV
+// exact (filter::IntegerForm::row_pass: RDIV a power of two, every partial sum of the
+// contract's row pass exact in f32), so the contract's horizontal sum is (sum n*s) / RDIV
+// however it is computed. row_item takes the sum by __dp4a on the window words as loaded
+// (unsigned samples times the signed weights packed for the output's byte offset b: c_wr[b *
+// RWIN + t] as fast_int's c_wp for one kernel row, taps CH bytes apart; no sample converted),
+// starting from 0x4B400000, the bits of 1.5 * 2^23: the word read as a float is then
+// 1.5 * 2^23 + sum (|sum| < 2^22), and one FMA scales it by 1 / RDIV and takes 1.5 * 2^23 /
+// RDIV away. The product is exact (a power of two) and the difference, sum / RDIV, is
+// representable, so the FMA's one rounding leaves it exact: the f32 row pass's value, bit for
+// bit; the column pass is the f32 one.
+#if SB != 1
+#error "the integer row pass takes 8-bit samples"
+#endif
+// With DEIL (2-4 channels) each item's window is first regrouped per channel (channel_word)
+// and the weights are packed for taps 1 byte apart, as for one channel: 9 taps of RGB then
+// take 3 dp4a a sum instead of 7.
+#if DEIL
+#define RTSTR 1
+#if CH < 2 || (PXH / CH) % 4 != 0
+#error "DEIL items are whole pixels of 2-4 channels, a multiple of 4"
+#endif
+#else
+#define RTSTR CH
+#endif
+#define RWIN ((3 + (KW - 1) * RTSTR + 1 + 3) / 4)  // words one output's taps span at most
+__constant__ int c_wr[4 * RWIN];
+#endif
+
+// A row-pass item of fast_sep: the PXH horizontal sums of the window words w (NWRP(PXH) of
+// them, the first HWL words left of the item's first sample) into columns c.. of the shared
+// row hrow: sum i at column c + i, or with SEPC each group of 4 pixels' sums channel after
+// channel in the group's own columns (sums_segment). Output i's tap kx is sample i + kx * CH of
+// the window, at lane (i + OFF + kx * CH) of the words.
+__device__ __forceinline__ void row_item(const unsigned w[NWRP(PXH)], float* hrow, int c) {
+#if !SEPC
+    float acc[PXH];
+#endif
+#if SEPI
+    constexpr float inv = 1.0f / RDIV, bias = -12582912.0f / RDIV;
+#endif
+#if SEPI && DEIL
+    constexpr int DPH = PXH / CH, DWPH = DPH + KW - 1, DCWH = (DWPH + 3) / 4;
+    unsigned cw[CH][DCWH];
+#pragma unroll
+    for (int k = 0; k < CH; ++k)
+#pragma unroll
+        for (int m = 0; m < DCWH; ++m) cw[k][m] = FILTERED(k) ? channel_word<NWRP(PXH), DWPH>(w, k, m) : 0u;
+#pragma unroll
+    for (int i = 0; i < PXH; ++i) {
+        const int k = i % CH, j = i / CH, b = j % 4, q = j / 4;  // channel, pixel of the item
+        int h = 0x4B400000;
+#pragma unroll
+        for (int t = 0; t * 4 < b + KW; ++t)
+            if (FILTERED(i)) h = dp4a_us(cw[k][q + t], c_wr[b * RWIN + t], h);
+        acc[i] = fmaf(__int_as_float(h), inv, bias);
+    }
+#elif SEPI
+#pragma unroll
+    for (int i = 0; i < PXH; ++i) {
+        const int b = (i + OFF) % 4, q = (i + OFF) / 4;
+        int h = 0x4B400000;
+#pragma unroll
+        for (int t = 0; t * 4 < b + (KW - 1) * CH + 1; ++t)
+            if (FILTERED(i)) h = dp4a_us(w[q + t], c_wr[b * RWIN + t], h);
+        acc[i] = fmaf(__int_as_float(h), inv, bias);
+    }
+#elif SEPC
+    // One channel at a time, in a loop that is not unrolled (all PXH * KW FFMAs of an item
+    // unrolled left the instruction buffer empty: 8-bit RGB gaussian:25, 1200 of them; the
+    // loop's body has NP * KW, 400):
+    // channel k's NP sums take the samples k + CH * t of the window, which after k shifts of
+    // the words by one sample lie at the compile-time lanes CH * t + OFF. Each sum sees its
+    // taps in order, so the sums are the unrolled pass's bits. Each group of 4 pixels keeps
+    // its 4 * CH columns, its sums stored channel after channel there (channel k of pixels
+    // 4g.. at columns c + (g * CH + k) * 4..), so a column-pass thread reads its PX columns
+    // as it would unrolled and puts them back in pixel order (sums_segment).
+    constexpr int NP = PXH / CH, T = NP + KW - 1;  // pixels of the item, samples of a channel
+    const float* roww = c_w + KH;
+    unsigned s[NWRP(PXH)];
+#pragma unroll
+    for (int q = 0; q < NWRP(PXH); ++q) s[q] = w[q];
+#pragma unroll 1
+    for (int k = 0; k < CH; ++k) {
+        if ((CMASK >> k) & 1) {
+            float v[T], acc[NP];
+#pragma unroll
+            for (int t = 0; t < T; ++t) v[t] = word_value(s[(t * CH + OFF) / SPW], (t * CH + OFF) % SPW);
+#pragma unroll
+            for (int m = 0; m < NP; ++m) acc[m] = 0.0f;
+#pragma unroll
+            for (int kx = 0; kx < KW; ++kx)
+#pragma unroll
+                for (int m = 0; m < NP; ++m) acc[m] = fmaf(roww[kx], v[m + kx], acc[m]);
+#pragma unroll
+            for (int m = 0; m < NP; m += 4)
+                *(float4*)(hrow + tcol(c + (m / 4 * CH + k) * 4)) = make_float4(acc[m], acc[m + 1], acc[m + 2], acc[m + 3]);
+        }
+#pragma unroll
+        for (int q = 0; q + 1 < NWRP(PXH); ++q) s[q] = __funnelshift_r(s[q], s[q + 1], 8 * SB);
+        s[NWRP(PXH) - 1] >>= 8 * SB;
+    }
+#else
+    const float* roww = c_w + KH;
+    float v[SEGP(PXH)];
+#pragma unroll
+    for (int j = 0; j < SEGP(PXH); ++j) v[j] = word_value(w[(j + OFF) / SPW], (j + OFF) % SPW);
+#pragma unroll
+    for (int i = 0; i < PXH; ++i) acc[i] = 0.0f;
+#pragma unroll
+    for (int kx = 0; kx < KW; ++kx)
+#pragma unroll
+        for (int i = 0; i < PXH; ++i)
+            if (FILTERED(i)) acc[i] = fmaf(roww[kx], v[i + kx * CH], acc[i]);
+#endif
+#if !SEPC
+#pragma unroll
+    for (int i = 0; i < PXH; i += 4)
+        *(float4*)(hrow + tcol(c + i)) = make_float4(acc[i], acc[i + 1], acc[i + 2], acc[i + 3]);
+#endif
+}
+
+// The window words of an item whose words start at word w of a raw shared row (SEPA).
+__device__ __forceinline__ void shared_words(const unsigned* w, unsigned words[1][NWRP(PXH)]) {
+#pragma unroll
+    for (int k = 0; k < NWRP(PXH); ++k) words[0][k] = w[k];
+}
+
+// One 16-byte copy from global to shared memory, asynchronous where the device has cp.async
+// (sm_80 on): it holds no register while in flight. async_wait waits for a thread's copies.
+__device__ __forceinline__ void async_copy16(void* dst, const void* src) {
+#if __CUDA_ARCH__ >= 800
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+#else
+    *(uint4*)dst = __ldg((const uint4*)src);
+#endif
+}
+__device__ __forceinline__ void async_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
+// SEPA: whether this block's row pass reads its windows from a raw copy of its input rows in
+// shared memory, and if so that copy made. A block whose windows all lie inside the plane,
+// on 16-byte aligned rows, copies its th input rows' bytes from its first window word
+// (rounded down to 16 bytes) in 16-byte asynchronous copies spread over all its threads,
+// ts words a shared row (the host's FastSpec::tile: an odd number of 16-byte units, so that
+// the rows of a warp's items fall on different banks), and returns the word of its first
+// window word in the row (w0). The copies are in flight together and hold no registers (in
+// two groups, the row pass starting on the first while the second came, they were slower), and
+// the row pass then maps no row through the border rule; other blocks (the plane's edges)
+// read global memory as window_words does. The last copy may end up to 15 bytes past the
+// last window word: inside the row's stride or the host's CONVFLOW_DEVICE_SLACK.
+__device__ __forceinline__ bool raw_rows(const PlaneParams& p, unsigned* raw, int ts, int e0, int bw, int y0, int th, int& w0) {
+#if SEPA
+    constexpr int SPQ = 16 / SB;  // samples per 16-byte copy
+    const int ws0 = e0 - HWL * SPW, a0 = ws0 & ~(SPQ - 1);
+    const unsigned long long a = p.src | (unsigned long long)(unsigned)p.src_stride;
+    if ((a & 15) != 0 || a0 < 0 || e0 - AX * CH < 0 || e0 + bw + (KW - 1 - AX) * CH > p.width * CH ||
+        y0 - AY < 0 || y0 - AY + th > p.height)
+        return false;
+    w0 = (ws0 - a0) / SPW;
+    const int nq = (ws0 - a0 + (HWL + HWR) * SPW + bw + SPQ - 1) / SPQ;
+    const u8* base = (const u8*)row_of<sample_t>(p.src, y0 - AY, p.src_stride) + (size_t)a0 * SB;
+    const int tid = threadIdx.y * blockDim.x + threadIdx.x, nthreads = blockDim.x * blockDim.y;
+    // Copy i = tid, tid + nthreads, … of the th x nq, row by row: copy q of row r. (r, q) and
+    // the copy's two addresses are stepped from one copy to the next, not recomputed. The
+    // quotients tid / nq and nthreads / nq come from one reciprocal: for n (tid or nthreads,
+    // at most 1024) the exact (n + 0.5) / nq lies at least 0.5 / nq from an integer, and the
+    // float product, __fdividef within 2 ulp and the product rounded once, within
+    // (n + 0.5) / nq * 2^-21 of it, so its truncation is the quotient. (Integer divisions
+    // and 64-bit addresses computed for every copy: ncu, 4K gray gaussian:7, the prologue
+    // with the divisions and this loop took 9.5 of the kernel's 33 warp instructions an
+    // output sample.)
+    const float rq = __fdividef(1.0f, (float)nq);
+    const int dr = (int)(((float)nthreads + 0.5f) * rq), dq = nthreads - dr * nq;
+    int r = (int)(((float)tid + 0.5f) * rq), q = tid - r * nq;
+    const long long stride = p.src_stride;
+    const u8* src = base + r * stride + 16 * q;
+    unsigned* dst = raw + r * ts + 4 * q;
+    const long long step = dr * stride + 16 * dq, wrap = stride - 16 * nq;
+    const int dstep = dr * ts + 4 * dq, dwrap = ts - 4 * nq;
+    while (r < th) {
+        async_copy16(dst, src);
+        q += dq;
+        r += dr;
+        src += step;
+        dst += dstep;
+        if (q >= nq) {
+            q -= nq;
+            ++r;
+            src += wrap;
+            dst += dwrap;
+        }
+    }
+    async_wait();
+    return true;
+#else
+    return false;
+#endif
+}
+#endif  // SEPG
+
+// A thread's PX horizontal sums of the shared row t from column col, in the order of its
+// output samples: with SEPC (each group of 4 pixels stored channel after channel, row_item)
+// put back in pixel order.
+__device__ __forceinline__ void sums_segment(const float* t, int col, float v[PX]) {
+#if SEPC
+    float u[PX];
+    load_segment<PX>(t, col, u);
+#pragma unroll
+    for (int i = 0; i < PX; ++i) v[i] = u[(i / CH / 4 * CH + i % CH) * 4 + i / CH % 4];
+#else
+    load_segment<PX>(t, col, v);
+#endif
+}
+
+// The column pass of a thread's PY x PX outputs from the rows of horizontal sums from t (rows
+// hsw floats apart), sums from column col. With CROLL the rows that feed every output row
+// (PY - 1 .. KH - 1) run in a loop that is not unrolled, with the column factor's weights
+// indexed at run time; the others, and without CROLL all, unrolled. Either way each output
+// sees its rows in increasing ky.
+__device__ __forceinline__ void column_pass(const float* t, int hsw, int col, float acc[PY][PX]) {
+#if CROLL
+#pragma unroll
+    for (int r = 0; r < PY - 1; ++r) {
+        float v[PX];
+        sums_segment(t + r * hsw, col, v);
+        feed_rows(r, v, acc);
+    }
+#pragma unroll 1
+    for (int r = PY - 1; r < KH; ++r) {
+        float v[PX];
+        sums_segment(t + r * hsw, col, v);
+#pragma unroll
+        for (int py = 0; py < PY; ++py) {
+            const float wy = c_w[r - py];
+#pragma unroll
+            for (int i = 0; i < PX; ++i)
+                if (FILTERED(i)) acc[py][i] = fmaf(wy, v[i], acc[py][i]);
+        }
+    }
+#pragma unroll
+    for (int r = KH; r < PY + KH - 1; ++r) {
+        float v[PX];
+        sums_segment(t + r * hsw, col, v);
+        feed_rows(r, v, acc);
+    }
+#else
+#pragma unroll
+    for (int r = 0; r < PY + KH - 1; ++r) {
+        float v[PX];
+        sums_segment(t + r * hsw, col, v);
+        feed_rows(r, v, acc);
+    }
+#endif
+}
+
+// Separable, fused: horizontal results for blockDim.y*PY + KH - 1 rows go to shared memory
+// (after the input tile, or with SEPG computed from global memory or, SEPA, from a raw copy
+// of the block's input rows); each thread then runs the vertical pass for PY rows x PX
+// samples.
+FAST_ENTRY(TILED_BOUNDS) fast_sep(FAST_PLANES_PARAM, int ts) {
+    extern __shared__ float smem[];
+    FAST_PLANE
+    const int bw = blockDim.x * PX;
+    const int rows = blockDim.y * PY, th = rows + KH - 1;
+    const int hsw = sums_row(bw);
+    const int e0 = bx * bw, y0 = by * rows;
+    const int ex = threadIdx.x * PX;
+#if SEPG
+    // The row pass reads each window from global memory as the register kernel does
+    // (window_words: whole words, the row ends and borders built sample by sample), so no
+    // input tile: shared memory holds only the horizontal sums, and with SEPA a raw copy of
+    // the block's input rows after them (raw_rows). Its work items are PXH consecutive sums
+    // of one row (a multiple of PX; the host keeps bw a multiple of PXH): the window's halo
+    // is loaded and converted once per item, so wider items convert fewer samples per sum. An
+    // item's sums feed only its own columns of the vertical pass, so items past the row end
+    // have nothing to compute.
+    float* hs = smem;  // th rows of bw columns, hsw floats apart
+    unsigned* raw = (unsigned*)(smem + th * hsw);
+    int w0 = 0;
+    const bool staged = raw_rows(p, raw, ts, e0, bw, y0, th, w0);
+    if (staged) __syncthreads();
+#if CH == 1
+    // One channel: thread (x, y) takes the item of column x / M of rows y * M + x % M, then
+    // every blockDim.y * M-th row after it (M threads of a block row share an item column),
+    // so no item needs a division: H100, held clock, 4K gray / gray16 gaussian:7-25 separable
+    // 3-8 % faster than the loop below, 1080p 4-7 %. The same loop made 3-4 channels' items
+    // 1.2-2.6x slower (4K RGB gaussian:7 63.2 against 48.4 us, 1080p RGBA 15 76.2 against
+    // 28.9), so they keep the loop below (docs/PERFORMANCE.md, "twenty-third round").
+    constexpr int M = PXH / PX;  // the host keeps blockDim.x a multiple of M
+    const int c = threadIdx.x / M * PXH;
+    const int r0 = threadIdx.y * M + threadIdx.x % M, dr = blockDim.y * M;
+    if (staged) {
+        for (int r = r0; r < th; r += dr) {
+            unsigned words[1][NWRP(PXH)];
+            shared_words(raw + r * ts + w0 + c / SPW, words);
+            row_item(words[0], hs + r * hsw, c);
+        }
+    } else {
+        for (int r = r0; r < th; r += dr) {
+            if (e0 + c >= p.width * CH) break;
+            unsigned words[1][NWRP(PXH)];
+            window_words<1, PXH>(p, e0 + c, y0 + r, words);
+            row_item(words[0], hs + r * hsw, c);
+        }
+    }
+#else
+    const int nh = bw / PXH, items = th * nh;
+    const int tid = threadIdx.y * blockDim.x + threadIdx.x, nthreads = blockDim.x * blockDim.y;
+    if (staged) {
+        for (int it = tid; it < items; it += nthreads) {
+            const int r = it / nh, c = (it - r * nh) * PXH;
+            unsigned words[1][NWRP(PXH)];
+            shared_words(raw + r * ts + w0 + c / SPW, words);
+            row_item(words[0], hs + r * hsw, c);
+        }
+    } else {
+        for (int it = tid; it < items; it += nthreads) {
+            const int r = it / nh, c = (it - r * nh) * PXH;
+            if (e0 + c >= p.width * CH) continue;
+            unsigned words[1][NWRP(PXH)];
+            window_words<1, PXH>(p, e0 + c, y0 + r, words);
+            row_item(words[0], hs + r * hsw, c);
+        }
+    }
+#endif
+#else
+    const int tw = bw + (KW - 1) * CH;
+    float* tile = smem;
+    float* hs = smem + ts * th;  // th rows of bw columns, hsw floats apart
+    load_tile(p, tile, tw, ts, th, e0 - AX * CH, y0 - AY);
+    __syncthreads();
+    for (int r = threadIdx.y; r < th; r += blockDim.y) {
+        float acc[PX];
+#pragma unroll
+        for (int i = 0; i < PX; ++i) acc[i] = 0.0f;
+        row_taps(tile + r * ts, ex, c_w + KH, acc);
+#pragma unroll
+        for (int i = 0; i < PX; i += 4)
+            *(float4*)(hs + r * hsw + tcol(ex + i)) = make_float4(acc[i], acc[i + 1], acc[i + 2], acc[i + 3]);
+    }
+#endif
+    __syncthreads();
+    const int e = e0 + ex, ybase = threadIdx.y * PY;
+    if (e >= p.width * CH || y0 + ybase >= p.height) return;
+    float acc[PY][PX];
+#pragma unroll
+    for (int py = 0; py < PY; ++py)
+#pragma unroll
+        for (int i = 0; i < PX; ++i) acc[py][i] = 0.0f;
+    column_pass(hs + ybase * hsw, hsw, ex, acc);
+    store_rows(p, e, y0 + ybase, acc);
+}
+#endif  // SEPARABLE && !REG

@@ -1,0 +1,185 @@
+// Part of fast.cu, inlined at its end and compiled under its defines (see fast.cu's header):
+// the exact byte products of fast_int and fast_sep's integer row pass (dp4a_us), and the
+// register windows of fast_reg, fast_int and fast_sep's row pass from global memory: which
+// words of which input rows a thread holds (HWL, HWR, NWR, RIN), how they are loaded
+// (reg_words, gather_words, window_words), regrouped per channel (channel_word), converted
+// and fed to the output rows (reg_accumulate), and the unfiltered channels taken from them
+// (keep_from_words).
+
+#if INT || SEPI
+// Four unsigned bytes of a times four signed bytes of b, added to c: exact in 32 bits.
+__device__ __forceinline__ int dp4a_us(unsigned a, int b, int c) {
+    int d;
+    asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+}
+#endif
+
+#if REG || SEPG
+// Register kernel for small kernels: no shared memory and no barriers. Each thread owns PX
+// consecutive samples (16 bytes) of PY consecutive output rows. For each of the PY + KH - 1
+// input rows it reads the row segment it needs (the 16 bytes under its outputs in one load,
+// the halo words beside them in 4-byte loads that neighbours' loads bring into L1), converts it
+// once, and feeds every output row that uses it: row r serves output row py with kernel row
+// ky = r - py, so each output still sees its rows in increasing ky (contract order). All rows'
+// loads are issued before the first is used (window_words): one memory latency per thread.
+#define HWL ((AX * CH + SPW - 1) / SPW)            // halo words left of the outputs
+#define HWR (((KW - 1 - AX) * CH + SPW - 1) / SPW)  // and right of them
+#define CWP(P) ((P) / SPW)                          // words under P outputs
+#define CW CWP(PX)                                  // … under the thread's PX outputs
+#define OFF (HWL * SPW - AX * CH)                   // first needed sample within the words
+#define NWRP(P) (HWL + CWP(P) + HWR)                // words per row segment of P outputs
+#define NWR NWRP(PX)
+#define RIN (PY + KH - 1)                           // input rows per thread
+
+#if DEIL
+// Word m of channel c of a window row w (NW words, the first HWL left of the outputs, as
+// window_words loads them) of NP window pixels: lane l holds the channel's sample of window
+// pixel 4m + l (lanes past the window repeat its last pixel; their weights are 0). The lanes'
+// bytes lie in 1-4 consecutive words of the row; every index and selector here is a
+// compile-time constant once the callers' loops are unrolled, so this is 1-3 byte_perm. Used
+// where the taps of a channel, CH bytes apart, would leave most dp4a lanes with zero weights
+// (fast_int's and fast_sep's integer row pass's, DEIL).
+template <int NW, int NP>
+__device__ __forceinline__ unsigned channel_word(const unsigned w[NW], int c, int m) {
+    int s[4];
+#pragma unroll
+    for (int l = 0; l < 4; ++l) s[l] = OFF + min(4 * m + l, NP - 1) * CH + c;
+    const int a = s[0] / 4, last = s[3] / 4;
+    // Lanes in words a and a + 1 (selector nibbles 0-7 of that pair); the others are
+    // placeholders replaced below.
+    unsigned sel = 0;
+#pragma unroll
+    for (int l = 0; l < 4; ++l) sel |= (unsigned)(s[l] / 4 <= a + 1 ? s[l] - 4 * a : 0) << (4 * l);
+    const unsigned lo = __byte_perm(w[a], w[min(a + 1, NW - 1)], sel);
+    if (last <= a + 1) return lo;
+    // Lanes in words a + 2 and a + 3, merged over the placeholders (nibble 4 + l: lane l of
+    // the second operand).
+    unsigned hsel = 0, msel = 0;
+#pragma unroll
+    for (int l = 0; l < 4; ++l) {
+        const bool high = s[l] / 4 >= a + 2;
+        hsel |= (unsigned)(high ? s[l] - 4 * (a + 2) : 0) << (4 * l);
+        msel |= (unsigned)(high ? 4 + (last == a + 2 ? s[l] - 4 * (a + 2) : l) : l) << (4 * l);
+    }
+    if (last == a + 2) return __byte_perm(lo, w[a + 2], msel);
+    return __byte_perm(lo, __byte_perm(w[a + 2], w[a + 3], hsel), msel);
+}
+#endif
+
+// Feeds input row r of the thread's window (SEG values) into every output row that reads it.
+__device__ __forceinline__ void reg_accumulate(int r, const float v[SEG], float acc[PY][PX]) {
+#if SEPARABLE
+    float h[PX];
+#pragma unroll
+    for (int i = 0; i < PX; ++i) {
+        h[i] = 0.0f;
+#pragma unroll
+        for (int kx = 0; kx < KW; ++kx)
+            if (FILTERED(i)) h[i] = fmaf(c_w[KH + kx], v[i + kx * CH], h[i]);
+    }
+    feed_rows(r, h, acc);
+#else
+    feed_rows(r, v, acc);
+#endif
+}
+
+// The words of the window of R rows under P outputs (PX unless said) from sample e of row y0,
+// when its row segments lie inside the rows (MODE 2: the words under the outputs in aligned
+// 16-byte loads; 1: 4-byte loads), with no branch between rows, so that their latencies
+// overlap; a row outside the plane is read from a row inside it and, for the zero border,
+// zeroed (a zero word is the value 0).
+template <int R, int MODE, int P = PX>
+__device__ __forceinline__ void reg_words(const PlaneParams& p, int e, int y0, unsigned words[R][NWRP(P)]) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const int sy = map_index<BORDER>(y0 - AY + r, p.height);
+        const unsigned* w = (const unsigned*)(row_of<sample_t>(p.src, max(sy, 0), p.src_stride) + e);
+#pragma unroll
+        for (int k = 0; k < HWL; ++k) words[r][k] = __ldg(w - HWL + k);
+        if (MODE == 2) {
+#pragma unroll
+            for (int k = 0; k < CWP(P); k += 4) {
+                const uint4 q = __ldg((const uint4*)(w + k));
+                words[r][HWL + k] = q.x;
+                words[r][HWL + k + 1] = q.y;
+                words[r][HWL + k + 2] = q.z;
+                words[r][HWL + k + 3] = q.w;
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < CWP(P); ++k) words[r][HWL + k] = __ldg(w + k);
+        }
+#pragma unroll
+        for (int k = 0; k < HWR; ++k) words[r][HWL + CWP(P) + k] = __ldg(w + CWP(P) + k);
+        if (BORDER == BORDER_ZERO && sy < 0) {
+#pragma unroll
+            for (int k = 0; k < NWRP(P); ++k) words[r][k] = 0;
+        }
+    }
+}
+
+// The same words for threads whose window crosses a row end, or on planes not 4-byte aligned:
+// a word lying wholly inside the row is loaded as it is (when `aligned`), any other is built
+// sample by sample through the border rule (samples of the zero border are 0, as are samples
+// outside the window and those past the last one the row's last output reads: they feed only
+// outputs past the row end, which are not stored). A row-end thread thus builds only the words
+// past the end one by one, and of a thread owning the row's last few samples only the window
+// of those. (Built in full, such a thread held its warp 3–5 times as long: 1921 samples a
+// row, one past a whole thread's, took 1080p gray and RGB 3x3 40 % longer than 1920.)
+template <int R, int P = PX>
+__device__ __forceinline__ void gather_words(const PlaneParams& p, int e, int y0, bool aligned, unsigned words[R][NWRP(P)]) {
+    const int n = p.width * CH, s = e - AX * CH, last = n + (KW - 1 - AX) * CH;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const int sy = map_index<BORDER>(y0 - AY + r, p.height);
+        const sample_t* row = row_of<sample_t>(p.src, max(sy, 0), p.src_stride);
+#pragma unroll
+        for (int k = 0; k < NWRP(P); ++k) {
+            const int j0 = SPW * k - OFF;  // window sample of the word's first lane
+            if (aligned && sy >= 0 && s + j0 >= 0 && s + j0 + SPW <= n) {
+                words[r][k] = __ldg((const unsigned*)(row + s + j0));
+                continue;
+            }
+            unsigned w = 0;
+#pragma unroll
+            for (int l = 0; l < SPW; ++l) {
+                const int j = j0 + l;
+                if (j >= 0 && j < SEGP(P) && s + j < last) {
+                    const int px = floor_div(s + j, CH);
+                    const int sx = map_index<BORDER>(px, p.width);
+                    if (sx >= 0 && sy >= 0) w |= (unsigned)row[(size_t)sx * CH + (s + j - px * CH)] << (8 * SB * l);
+                }
+            }
+            words[r][k] = w;
+        }
+    }
+}
+
+// The window words of R rows under P outputs (PX unless said), by the fastest load its position
+// and the plane's alignment allow. Whole words beyond the last needed sample stay within the
+// row's stride or the device slack (CONVFLOW_DEVICE_SLACK) after the plane.
+template <int R, int P = PX>
+__device__ __forceinline__ void window_words(const PlaneParams& p, int e, int y0, unsigned words[R][NWRP(P)]) {
+    const int n = p.width * CH;
+    const bool inside = e - AX * CH >= 0 && e + P + (KW - 1 - AX) * CH <= n;
+    const unsigned long long a = p.src | (unsigned long long)(unsigned)p.src_stride;
+    if (inside && (a & 15) == 0 && (P * SB) % 16 == 0)
+        reg_words<R, 2, P>(p, e, y0, words);
+    else if (inside && (a & 3) == 0)
+        reg_words<R, 1, P>(p, e, y0, words);
+    else
+        gather_words<R, P>(p, e, y0, (a & 3) == 0, words);
+}
+
+// The source's stored samples of the unfiltered channels (CMASK) among a thread's PX outputs,
+// into out, from the words of its window row that lies on the output row (its centre words:
+// output i is lane i % SPW of word HWL + i / SPW).
+__device__ __forceinline__ void keep_from_words(const unsigned w[NWR], unsigned out[PX]) {
+#if !ALL_FILTERED
+#pragma unroll
+    for (int i = 0; i < PX; ++i)
+        if (!FILTERED(i)) out[i] = (w[HWL + i / SPW] >> (8 * SB * (i % SPW))) & (SB == 1 ? 0xFFu : 0xFFFFu);
+#endif
+}
+#endif  // REG || SEPG
