@@ -366,6 +366,35 @@ mod tests {
     }
 
     #[test]
+    fn every_kernel_file_is_one_source_with_each_header_inlined_once() {
+        // NVRTC is given no include path: every `#include` of a kernel file must be inlined.
+        for (name, file) in [
+            ("direct.cu", DIRECT),
+            ("separable.cu", SEPARABLE),
+            ("fast.cu", FAST),
+            ("hold.cu", HOLD),
+        ] {
+            assert!(
+                !inlined(file, &[]).contains("#include \""),
+                "{name} keeps an #include"
+            );
+        }
+        // fast.cu's headers, each once, in the order its code reads them: after its header
+        // comment common.cuh, then the windows, fast_sep, fast_reg with fast_int inside it.
+        let fast = inlined(FAST, &[]);
+        let at = |text: &str| {
+            let head: String = text.lines().take(2).collect::<Vec<_>>().join("\n");
+            assert_eq!(fast.matches(&head).count(), 1, "{head}");
+            fast.find(&head).unwrap()
+        };
+        let order = [FAST, COMMON, FAST_WORDS, FAST_SEP, FAST_REG, FAST_INT].map(at);
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
+        // A header skipped (the pair's common.cuh, which its module holds once) is left out.
+        let pair = inlined(FAST, &["common.cuh"]);
+        assert!(!pair.contains(COMMON.lines().next().unwrap()) && pair.contains(FAST_INT));
+    }
+
+    #[test]
     fn a_pairs_source_undefines_every_macro_of_its_first_half_before_the_second() {
         let spec = |ch| FastSpec::new(3, 3, ch, Border::Clamp);
         let key = PairKey {
