@@ -50,7 +50,7 @@ extern "C" __global__ void convflow_plane_params_layout(long long* out) {
 }
 
 // Kernels may read whole aligned 4-byte words that end up to 3 bytes past the last row, and
-// aligned 16-byte loads and copies (fast.cu's load_tile, raw_rows) that end up to 15 bytes past
+// aligned 16-byte loads and copies (fast.cu's load_tile, fast_sep.cuh's raw_rows) that end up to 15 bytes past
 // it; the host allocates CONVFLOW_DEVICE_SLACK bytes after every frame for that.
 static_assert(CONVFLOW_DEVICE_SLACK >= 16, "device frames need 16 bytes of slack for 16-byte reads");
 

@@ -52,7 +52,13 @@ fn inlined(file: &str, skip: &[&str]) -> String {
             .and_then(|r| r.strip_suffix('"'));
         match name.and_then(|n| HEADERS.iter().find(|(h, _)| *h == n)) {
             Some((h, _)) if skip.contains(h) => out.push('\n'),
-            Some((_, text)) => out += &inlined(text, skip),
+            Some((_, text)) => {
+                out += &inlined(text, skip);
+                // A header's last line ends there even without its newline.
+                if !out.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
             None => out += line,
         }
     }
@@ -74,9 +80,10 @@ pub struct PairKey {
 /// The namespaces of a pair's two specializations (kernels/fast_pair.cuh).
 const PAIR_NAMESPACES: [&str; 2] = ["fast_a", "fast_b"];
 
-/// The symbol of `__constant__` array `name` (fast.cu's `c_w`, `c_wr`, fast_int.cuh's `c_wp`,
-/// `c_wc`) of plane `k`'s specialization in a pair's module: its name in namespace `fast_a`
-/// (plane 0) or `fast_b` (plane 1), as the compiler mangles it (`_ZN6fast_a3c_wE`).
+/// The symbol of `__constant__` array `name` (fast.cu's `c_w`, fast_sep.cuh's `c_wr`,
+/// fast_int.cuh's `c_wp`, `c_wc`) of plane `k`'s specialization in a pair's module: its name
+/// in namespace `fast_a` (plane 0) or `fast_b` (plane 1), as the compiler mangles it
+/// (`_ZN6fast_a3c_wE`).
 pub fn pair_symbol(k: usize, name: &str) -> &'static str {
     match (k, name) {
         (0, "c_w") => "_ZN6fast_a3c_wE",
@@ -424,7 +431,15 @@ mod tests {
                     .to_string()
             })
             .collect();
-        let body = [FAST, FAST_WORDS, FAST_SEP, FAST_REG, FAST_INT].join("\n");
+        let body: Vec<&str> = std::iter::once(FAST)
+            .chain(
+                HEADERS
+                    .iter()
+                    .filter(|(h, _)| *h != "common.cuh")
+                    .map(|&(_, t)| t),
+            )
+            .collect();
+        let body = body.join("\n");
         let names: Vec<String> = every_define(&body).into_iter().chain(host).collect();
         assert!(names.len() > 50, "{} macros", names.len());
         for name in &names {

@@ -71,7 +71,7 @@ pub(super) fn settle(
 
 impl Kernel {
     /// Its weights into module `key`'s constant arrays, each named by `symbol` (the array's
-    /// name in fast.cu, or in a pair's module that of its half, [`pair_symbol`]).
+    /// name in the `fast` source, or in a pair's module that of its half, [`pair_symbol`]).
     pub(super) fn upload(
         &self,
         b: &mut CudaBackend,

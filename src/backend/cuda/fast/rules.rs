@@ -288,9 +288,9 @@ pub const PAIR_SEP_BELOW_PIXELS: usize = 16_000_000;
 /// 74.4 → 8.7 / 22.3 / 73.0; P010 1080p separable 7 11.9 → 10.3; full 15 1.03–1.11× (1080p NV12
 /// 51.8 → 46.7), but full 25 0.97–0.98×; separable 15 1.04–1.09× on 1080p, 0.94–0.98× on 4K and
 /// 8K; separable 25 0.73–0.84×; P010 5 on 8K (16 × 8 tiled blocks) 0.88×. (NV12's 8-bit
-/// separable kernels of 4–9 taps take 16 × 8 blocks on both planes, and so one launch, on frames
-/// under 4 M pixels, [`SEP_WIDE_CHROMA_BELOW_PIXELS`]; on larger ones 8 × 16 on the chroma plane
-/// and two launches.)
+/// separable kernels of 4–9 taps take 16 × 8 blocks on both planes, and so one launch, where
+/// the chroma plane has fewer pixels than [`SEP_WIDE_CHROMA_BELOW_PIXELS`] (frames under about 4
+/// M pixels); on larger ones 8 × 16 on the chroma plane and two launches.)
 pub const PAIR_SEP_LONG_MAX_SIDE: usize = 15;
 /// See [`PAIR_SEP_LONG_MAX_SIDE`].
 pub const PAIR_SEP_LONG_BELOW_PIXELS: usize = 4_000_000;

@@ -149,32 +149,36 @@ pub const SEP_BLOCK_SHORT16: (u32, u32) = (16, 8);
 pub fn sep_short16(ch: usize, sb: usize, side: usize, pixels: usize) -> bool {
     sb == 2 && ch <= 3 && (4..=5).contains(&side) && pixels >= SEP_SMALL_PLANE
 }
-/// … and 16 × 8 for one 8-bit channel from 4 to 9 taps high ([`sep_wide_gray`]): with each
+/// … and 16 × 8 for one 8-bit channel from 4 to 9 taps high ([`sep_wide`]): with each
 /// block's input rows copied whole to shared memory (twenty-fifth round on), a block twice as
 /// wide copies fewer halo bytes per output. H100, held clock, gaussian:4 / 5 / 7 / 9, against
 /// 8 × 16 (docs/PERFORMANCE.md, "twenty-ninth round"): gray 1.05–1.07× on 1080p, 1.04–1.13× on
 /// 4K (7: 15.3 → 14.4 µs), 8K 7 / 9 1.12 / 1.08× (48.6 → 43.4 µs); YUV 4:2:0 (the chroma planes
 /// in the same launch) 0.98–1.05×. From 11 taps it lost 1–4 %, and on RGB, 16-bit and two
-/// channels 16 × 8 lost up to 28 % …
+/// channels 16 × 8 lost up to 28 % (two channels: NV12's chroma plane on 4K and 8K, on its own;
+/// on smaller frames, where it then shares the luma plane's launch, see
+/// [`SEP_WIDE_CHROMA_BELOW_PIXELS`]) …
 pub const SEP_BLOCK_WIDE_GRAY: (u32, u32) = (16, 8);
 
-/// … and for NV12's interleaved chroma (two 8-bit channels) 4–9 taps high on planes under
-/// [`SEP_WIDE_CHROMA_BELOW_PIXELS`]: the luma plane's 16 × 8, so that the frame's two planes take
-/// one launch ([`paired`](super::paired); with 8 × 16 on the chroma plane the blocks differ and
-/// they run side by side). H100, gaussian:4–9 separable, µs, two passes alternating, best of
-/// each, the rule before / this (docs/PERFORMANCE.md, "fiftieth round"): 720p 1.08–1.24× (5:
-/// 6.6 → 5.3), 1080p 1.17–1.23× (7: 10.1 → 8.2), 1440p 1.02–1.17×; on 4K (a 2.1 M-pixel chroma
-/// plane) 0.93–1.01×, so larger planes keep 8 × 16 and two launches. Both planes 16 × 8 side by
-/// side (`CONVFLOW_FAST_PAIR=0`) measured 0.96–1.03× the rule before: the gain is the one launch.
+/// … and for NV12's interleaved chroma (two 8-bit channels) 4–9 taps high and at most
+/// [`PAIR_SEP_MAX_SIDE`](super::PAIR_SEP_MAX_SIDE) wide, on planes under
+/// [`SEP_WIDE_CHROMA_BELOW_PIXELS`] (frames under about 4 M pixels): the luma plane's 16 × 8, so
+/// that the frame's two planes take one launch ([`paired`](super::paired); with 8 × 16 on the
+/// chroma plane the blocks differ and they run side by side). H100, gaussian:4–9 separable, µs,
+/// two passes alternating, best of each, the rule before / this (docs/PERFORMANCE.md,
+/// "fiftieth round"): 720p 1.08–1.24× (5: 6.6 → 5.3), 1080p 1.17–1.23× (7: 10.1 → 8.2), 1440p
+/// 1.02–1.17×; on 4K (a 2.1 M-pixel chroma plane) 0.93–1.01×, so larger planes keep 8 × 16 and
+/// two launches. Both planes 16 × 8 side by side (as `CONVFLOW_FAST_PAIR=0` leaves them)
+/// measured 0.96–1.03× the rule before: the gain is the one launch.
 pub const SEP_WIDE_CHROMA_BELOW_PIXELS: usize = 1_000_000;
 
-/// Whether [`SEP_BLOCK_WIDE_GRAY`] applies to a separable plan `kh` taps high over `ch`
+/// Whether [`SEP_BLOCK_WIDE_GRAY`] applies to a separable plan `kw` × `kh` taps over `ch`
 /// channels of `sb`-byte samples on a plane of `pixels` pixels.
-pub fn sep_wide_gray(ch: usize, sb: usize, kh: usize, pixels: usize) -> bool {
+pub fn sep_wide(ch: usize, sb: usize, (kw, kh): (usize, usize), pixels: usize) -> bool {
     (4..=9).contains(&kh)
         && match (ch, sb) {
             (1, 1) => true,
-            (2, 1) => pixels < SEP_WIDE_CHROMA_BELOW_PIXELS,
+            (2, 1) => kw <= super::PAIR_SEP_MAX_SIDE && pixels < SEP_WIDE_CHROMA_BELOW_PIXELS,
             _ => false,
         }
 }

@@ -23,22 +23,30 @@ fn separable_blocks_follow_the_measured_rules() {
     assert_eq!(block(11, 1, 1, true), Some(SEP_BLOCK));
     // NV12's chroma (two 8-bit channels): the luma's 16 × 8 from 4 to 9 taps high on planes
     // under 1 M pixels (one launch for both planes), 8 × 16 on larger ones and from 11.
-    let chroma = |k, pixels| {
-        let spec = FastSpec::separable(k, k, 2, Border::Clamp);
+    // Not wider than the pair rule takes (else the planes would not share a launch), and
+    // not P010's chroma (two 16-bit channels).
+    let chroma = |(kw, kh), sb, pixels| {
+        let spec = FastSpec::separable(kw, kh, 2, Border::Clamp).with_sample_bytes(sb);
         FastSpec {
             row_global: true,
             ..spec
         }
         .first_block(pixels)
     };
+    let small = SEP_WIDE_CHROMA_BELOW_PIXELS - 1;
     for k in [4, 5, 7, 9] {
+        assert_eq!(chroma((k, k), 1, small), Some(SEP_BLOCK_WIDE_GRAY));
         assert_eq!(
-            chroma(k, SEP_WIDE_CHROMA_BELOW_PIXELS - 1),
-            Some(SEP_BLOCK_WIDE_GRAY)
+            chroma((k, k), 1, SEP_WIDE_CHROMA_BELOW_PIXELS),
+            Some(SEP_BLOCK)
         );
-        assert_eq!(chroma(k, SEP_WIDE_CHROMA_BELOW_PIXELS), Some(SEP_BLOCK));
+        assert_eq!(chroma((k, k), 2, small), Some(SEP_BLOCK));
+        assert_eq!(
+            chroma((PAIR_SEP_MAX_SIDE + 2, k), 1, small),
+            Some(SEP_BLOCK)
+        );
     }
-    assert_eq!(chroma(11, 960 * 540), Some(SEP_BLOCK));
+    assert_eq!(chroma((11, 11), 1, 960 * 540), Some(SEP_BLOCK));
     assert_eq!(block(25, 1, 1, true), Some(SEP_BLOCK));
     assert_eq!(block(9, 4, 1, true), Some(SEP_BLOCK));
     assert_eq!(block(15, 4, 2, true), Some(SEP_BLOCK_TALL_RGBA));
