@@ -575,6 +575,8 @@ fn prepare_pair(
     }
     ka.upload(b, plan, &key, |name| pair_symbol(0, name))?;
     kb.upload(b, plan, &key, |name| pair_symbol(1, name))?;
+    // The cached function again, through the backend this time: as for a single launch, that
+    // records the frame's kernels-start event before its first launch.
     let f = b.function(&key, "fast_pair")?;
     let (pa, la) = planes[which[0]];
     let (pb, lb) = planes[which[1]];
