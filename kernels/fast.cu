@@ -24,7 +24,9 @@
 // channel c is filtered; the others, such as RGBA's alpha under --alpha keep, are neither
 // computed nor converted, and take the source's stored samples), SHIFT (a sample's value is its
 // stored word shifted right by this: MSB-aligned formats such as P010; 0 otherwise), ABS (--abs)
-// and ZERO_OFFSET (the kernel's offset is 0: nothing to add; both for the register kernels only),
+// and ZERO_OFFSET (the kernel's offset is 0: nothing to add; both for the register kernels,
+// ZERO_OFFSET also for fast_sep where the host says so), SEP_BX and SEP_BY (fast_sep's block
+// compiled in, 0: read from blockDim; fast_sep.cuh),
 // SAT_FREE (the output rule's clamp never acts for this plan and depth: left out, finish_bits;
 // fast_int then finishes in floating point where its divisor allows, INT_FFIN), PLANES (planes
 // per launch, below), TILED_TB and TILED_MINB (the tiled kernels' launch bounds, TILED_BOUNDS).
@@ -175,10 +177,11 @@ __device__ __forceinline__ float word_value(unsigned w, int t) {
 // in [-0.5, maxval + 0.5) (Plan::saturation_free), where rounding alone lands in 0..maxval (v in
 // [-0.5, 0) rounds to 0 in bits 0..21), so the clamp is left out.
 __device__ __forceinline__ unsigned finish_bits(float acc, const PlaneParams& p) {
-    // The register kernels compile --abs and a zero offset in; the tiled ones read them (with
-    // them compiled in, ptxas interleaved more of fast_sep's rows and spilled up to 800 bytes
-    // under its launch bounds: 4K RGB gaussian:7 separable 103 µs instead of 49).
-#if REG && ZERO_OFFSET
+    // The register kernels compile --abs and a zero offset in, fast_sep a zero offset on one
+    // channel with its block fixed (FastSpec::zero_offset); the tiled ones read them otherwise
+    // (with them compiled in, ptxas interleaved more of fast_sep's rows and spilled up to 800
+    // bytes under its launch bounds: 4K RGB gaussian:7 separable 103 µs instead of 49).
+#if ZERO_OFFSET
     float v = acc;  // acc + 0 is acc (a -0 that it leaves is saturated to 0 below)
 #else
     float v = __fadd_rn(acc, p.offset);

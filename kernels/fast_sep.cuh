@@ -6,6 +6,18 @@
 // on them into its threads' PY x PX outputs (column_pass).
 
 #if SEPARABLE && !REG
+// fast_sep's block: SEP_BX x SEP_BY threads compiled in where the host fixed it
+// (FastSpec::fixed_block), so that the block's row width, rows, rows of sums and its staged
+// copies' split fold to constants (immediate offsets for the column pass's shared loads, no
+// reciprocal and no stepping for the copies); blockDim otherwise. The host launches such a
+// module with that block only.
+#if SEP_BX > 0
+#define SEP_BDX SEP_BX
+#define SEP_BDY SEP_BY
+#else
+#define SEP_BDX ((int)blockDim.x)
+#define SEP_BDY ((int)blockDim.y)
+#endif
 #if SEPG
 #if SEPI
 // SEPI, the exact integer row pass (8-bit samples): the host proved the row factor n / RDIV
@@ -171,10 +183,30 @@ __device__ __forceinline__ bool raw_rows(const PlaneParams& p, unsigned* raw, in
     if ((a & 15) != 0 || a0 < 0 || e0 - AX * CH < 0 || e0 + bw + (KW - 1 - AX) * CH > p.width * CH ||
         y0 - AY < 0 || y0 - AY + th > p.height)
         return false;
+    const u8* base = (const u8*)row_of<sample_t>(p.src, y0 - AY, p.src_stride) + (size_t)a0 * SB;
+    const int tid = threadIdx.y * SEP_BDX + threadIdx.x;
+#if SEP_BX > 0 && (SEP_BX * PX * SB) % 16 == 0
+    // A block fixed at compile time whose row width is whole 16-byte copies: every block's
+    // first window word lies LEAD samples past a 16-byte boundary, so the copies' count and
+    // split are constants, each copy's row and column one division by a constant, and the loop
+    // unrolled (the last round guarded).
+    constexpr int LEAD = ((-(HWL * SPW)) % SPQ + SPQ) % SPQ, NT = SEP_BX * SEP_BY;
+    constexpr int NQ = (LEAD + (HWL + HWR) * SPW + SEP_BX * PX + SPQ - 1) / SPQ;
+    constexpr int NC = (SEP_BY * PY + KH - 1) * NQ;
+    w0 = LEAD / SPW;
+    const long long stride = p.src_stride;
+#pragma unroll
+    for (int j = 0; j < (NC + NT - 1) / NT; ++j) {
+        const unsigned i = tid + j * NT;
+        if ((j + 1) * NT <= NC || i < NC) {
+            const int r = i / NQ, q = i - r * NQ;
+            async_copy16(raw + r * ts + 4 * q, base + r * stride + 16 * q);
+        }
+    }
+#else
+    const int nthreads = SEP_BDX * SEP_BDY;
     w0 = (ws0 - a0) / SPW;
     const int nq = (ws0 - a0 + (HWL + HWR) * SPW + bw + SPQ - 1) / SPQ;
-    const u8* base = (const u8*)row_of<sample_t>(p.src, y0 - AY, p.src_stride) + (size_t)a0 * SB;
-    const int tid = threadIdx.y * blockDim.x + threadIdx.x, nthreads = blockDim.x * blockDim.y;
     // Copy i = tid, tid + nthreads, … of the th x nq, row by row: copy q of row r. (r, q) and
     // the copy's two addresses are stepped from one copy to the next, not recomputed. The
     // quotients tid / nq and nthreads / nq come from one reciprocal: for n (tid or nthreads,
@@ -205,6 +237,7 @@ __device__ __forceinline__ bool raw_rows(const PlaneParams& p, unsigned* raw, in
             dst += dwrap;
         }
     }
+#endif
     async_wait();
     return true;
 #else
@@ -275,8 +308,8 @@ __device__ __forceinline__ void column_pass(const float* t, int hsw, int col, fl
 FAST_ENTRY(TILED_BOUNDS) fast_sep(FAST_PLANES_PARAM, int ts) {
     extern __shared__ float smem[];
     FAST_PLANE
-    const int bw = blockDim.x * PX;
-    const int rows = blockDim.y * PY, th = rows + KH - 1;
+    const int bw = SEP_BDX * PX;
+    const int rows = SEP_BDY * PY, th = rows + KH - 1;
     const int hsw = sums_row(bw);
     const int e0 = bx * bw, y0 = by * rows;
     const int ex = threadIdx.x * PX;
@@ -303,7 +336,7 @@ FAST_ENTRY(TILED_BOUNDS) fast_sep(FAST_PLANES_PARAM, int ts) {
     // 28.9), so they keep the loop below (docs/PERFORMANCE.md, "twenty-third round").
     constexpr int M = PXH / PX;  // the host keeps blockDim.x a multiple of M
     const int c = threadIdx.x / M * PXH;
-    const int r0 = threadIdx.y * M + threadIdx.x % M, dr = blockDim.y * M;
+    const int r0 = threadIdx.y * M + threadIdx.x % M, dr = SEP_BDY * M;
     if (staged) {
         for (int r = r0; r < th; r += dr) {
             unsigned words[1][NWRP(PXH)];
@@ -320,7 +353,7 @@ FAST_ENTRY(TILED_BOUNDS) fast_sep(FAST_PLANES_PARAM, int ts) {
     }
 #else
     const int nh = bw / PXH, items = th * nh;
-    const int tid = threadIdx.y * blockDim.x + threadIdx.x, nthreads = blockDim.x * blockDim.y;
+    const int tid = threadIdx.y * SEP_BDX + threadIdx.x, nthreads = SEP_BDX * SEP_BDY;
     if (staged) {
         for (int it = tid; it < items; it += nthreads) {
             const int r = it / nh, c = (it - r * nh) * PXH;
@@ -344,7 +377,7 @@ FAST_ENTRY(TILED_BOUNDS) fast_sep(FAST_PLANES_PARAM, int ts) {
     float* hs = smem + ts * th;  // th rows of bw columns, hsw floats apart
     load_tile(p, tile, tw, ts, th, e0 - AX * CH, y0 - AY);
     __syncthreads();
-    for (int r = threadIdx.y; r < th; r += blockDim.y) {
+    for (int r = threadIdx.y; r < th; r += SEP_BDY) {
         float acc[PX];
 #pragma unroll
         for (int i = 0; i < PX; ++i) acc[i] = 0.0f;

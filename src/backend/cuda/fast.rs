@@ -118,8 +118,14 @@ pub struct FastSpec {
     /// `--abs`, compiled into the register kernels (the tiled ones read it, fast.cu's
     /// `finish_bits` says why; false for them).
     pub abs: bool,
-    /// The kernel's offset is 0, nothing to add to the sums (register kernels only, as `abs`).
+    /// The kernel's offset is 0, nothing to add to the sums (register kernels, as `abs`; and
+    /// `fast_sep` where [`FastSpec::fixed_block`] is set on one channel, `run::choose`).
     pub zero_offset: bool,
+    /// `fast_sep`'s block compiled in (fast_sep.cuh's `SEP_BX` × `SEP_BY`), so that its row
+    /// width, rows, rows of sums and staged copies fold to constants; the module is launched
+    /// with this block only. Set where the block is chosen (`run::choose`,
+    /// [`sep_fixed_block`]); None: read from `blockDim`.
+    pub fixed_block: Option<(u32, u32)>,
     /// The output rule's clamp never acts for the plan on this plane's samples
     /// ([`Plan::saturation_free`](crate::filter::Plan::saturation_free)): left out (the f32
     /// kernels), or, on integer specializations under a power-of-two divisor up to
@@ -174,6 +180,7 @@ impl FastSpec {
             shift: 0,
             abs: false,
             zero_offset: false,
+            fixed_block: None,
             saturation_free: false,
             tiled_bounds: None,
             planes: 1,
@@ -267,6 +274,7 @@ impl FastSpec {
             shift: 0,
             abs: false,
             zero_offset: true,
+            fixed_block: None,
             saturation_free: false,
             tiled_bounds: None,
             planes: 1,
@@ -467,6 +475,8 @@ impl FastSpec {
             format!("-DSHIFT={}", self.shift),
             format!("-DABS={}", self.abs as u8),
             format!("-DZERO_OFFSET={}", self.zero_offset as u8),
+            format!("-DSEP_BX={}", self.fixed_block.map_or(0, |b| b.0)),
+            format!("-DSEP_BY={}", self.fixed_block.map_or(0, |b| b.1)),
             format!("-DSAT_FREE={}", self.saturation_free as u8),
             format!("-DPLANES={}", self.planes),
             format!("-DTILED_TB={}", self.tiled_bounds.map_or(0, |b| b.0)),

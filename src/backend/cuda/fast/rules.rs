@@ -366,7 +366,10 @@ pub const SPILL_TOLERATED_BYTES: usize = 64;
 /// `CONVFLOW_FAST_FOLLOW` (0: launches queued plainly, not as programmatic dependents of the
 /// kernel before them), `CONVFLOW_FAST_PAIR` (0: a frame's two planes of two specializations,
 /// NV12's and P010's, in two launches side by side, never in one `fast_pair` launch; 1: in one
-/// wherever their kernels took the same block shape, [`paired`] aside). Read once per process;
+/// wherever their kernels took the same block shape, [`paired`] aside), `CONVFLOW_FAST_SEP_FIXED`
+/// (0 / 1: `fast_sep`'s block compiled in never / on every plane, [`sep_fixed_block`]),
+/// `CONVFLOW_FAST_SEP_ZOFF` (0 / 1: `fast_sep` with its block compiled in adds a zero offset /
+/// leaves it out on planes of any channel count, [`sep_zero_offset`]). Read once per process;
 /// `CONVFLOW_FAST_SPILL=0` also keeps a pair whose kernel spills.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Tuning {
@@ -402,6 +405,8 @@ pub(super) struct Tuning {
     pub(super) col_rolled: Option<bool>,
     pub(super) spill_guard: Option<usize>,
     pub(super) follow: Option<bool>,
+    pub(super) sep_fixed: Option<bool>,
+    pub(super) sep_zoff: Option<bool>,
 }
 
 pub(super) fn tuning() -> Tuning {
@@ -444,6 +449,8 @@ pub(super) fn tuning() -> Tuning {
             col_rolled: var("CONVFLOW_FAST_CROLL").map(|v: usize| v != 0),
             spill_guard: var("CONVFLOW_FAST_SPILL").filter(|v| *v <= 2),
             follow: var("CONVFLOW_FAST_FOLLOW").map(|v: usize| v != 0),
+            sep_fixed: var("CONVFLOW_FAST_SEP_FIXED").map(|v: usize| v != 0),
+            sep_zoff: var("CONVFLOW_FAST_SEP_ZOFF").map(|v: usize| v != 0),
         }
     })
 }

@@ -13,10 +13,11 @@ use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
 use super::kernel::settle;
 use super::rules::{
     full_rows, full_tiled_first, paired, register_min_blocks, register_thread_shape,
-    sep_int_channels, sep_px, sep_rows_rgb_small, sep_rows_tall, sep_short16, sep_staged,
-    sums_padded, tiled_rows, tiled_threads, tuning, BLOCKS, FULL_TILE_PREFERRED,
-    INT16_FLOAT_FINISH, INT8_FLOAT_FINISH, SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16,
-    SEP_ROWS_RGB_SMALL, SEP_TILE_PREFERRED, SPILL_TOLERATED_BYTES, TALL_TILE_PREFERRED,
+    sep_fixed_block, sep_int_channels, sep_px, sep_rows_rgb_small, sep_rows_tall, sep_short16,
+    sep_staged, sep_zero_offset, sums_padded, tiled_rows, tiled_threads, tuning, BLOCKS,
+    FULL_TILE_PREFERRED, INT16_FLOAT_FINISH, INT8_FLOAT_FINISH, SAT_FREE_MAX_CHANNELS,
+    SEP_BLOCK_SHORT16, SEP_ROWS_RGB_SMALL, SEP_TILE_PREFERRED, SPILL_TOLERATED_BYTES,
+    TALL_TILE_PREFERRED,
 };
 use super::FastSpec;
 use crate::backend::cuda::abi::{
@@ -463,6 +464,15 @@ fn choose(
             }
             .for_block(block, pixels, sized(launch_samples))
             .with_rolled(pixels);
+            // `fast_sep`'s block compiled in, and with it a zero offset where that pays.
+            let fixed = spec.separable
+                && spec.row_global
+                && sep_fixed_block(ch, sb, kh, sized(group_pixels));
+            let spec = FastSpec {
+                fixed_block: fixed.then_some(block),
+                zero_offset: spec.zero_offset || fixed && sep_zero_offset(ch) && p.offset == 0.0,
+                ..spec
+            };
             Ok(Choice::Tiled { spec, block, row })
         }
         (None, Some(block)) if fits_constant => Err(CudaError::Unsupported(format!(

@@ -119,6 +119,19 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                         }
                     }
                 }
+                // The block compiled in (`sep_fixed_block`): 16 × 8, 8 × 16 or 4 × 32 in turn,
+                // staged or not, the exact integer row pass on 8-bit samples, a zero offset on
+                // one channel (`sep_zero_offset`).
+                if separable && spec.row_global {
+                    let j = i % 3;
+                    keys.push(ModuleKey::Fast(FastSpec {
+                        fixed_block: Some([(16, 8), (8, 16), (4, 32)][j]),
+                        zero_offset: ch == 1,
+                        row_staged: j != 1,
+                        row_int: (spec.sb == 1 && j != 2).then_some(1 << (i % 7)),
+                        ..spec.clone()
+                    }));
+                }
                 keys.push(ModuleKey::Fast(spec));
                 i += 1;
             }
@@ -385,6 +398,12 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
     let reg = find(2, &|s| kind(s) == "fast_reg");
     if let (Some(a), Some(b), Some(int), Some(reg)) = (row_int(1), row_int(2), int, reg) {
         pairs.extend([[a, b], [int, reg], [a, reg]]);
+    }
+    // `fast_sep` with the block compiled in on both halves (one launch's block), 8-bit NV12's
+    // luma with its zero offset and integer row pass beside its chroma.
+    let fixed = |ch: usize| find(ch, &|s| s.fixed_block.is_some() && s.sb == 1);
+    if let (Some(a), Some(b)) = (fixed(1), fixed(2)) {
+        pairs.push([a, b]);
     }
     let pairs: Vec<ModuleKey> = pairs
         .into_iter()

@@ -453,3 +453,54 @@ fn rgb_threads_own_four_samples_where_measured_faster() {
     assert_eq!(item(12, (8, 16), true), (48, true));
     assert_eq!(item(12, (6, 16), true), (24, true));
 }
+
+#[test]
+fn separable_blocks_are_compiled_in_where_measured_faster() {
+    use super::rules::{sep_fixed_block, sep_zero_offset, SEP_SMALL_PLANE};
+    if std::env::var_os("CONVFLOW_FAST_SEP_FIXED").is_some()
+        || std::env::var_os("CONVFLOW_FAST_SEP_ZOFF").is_some()
+    {
+        return; // the overrides decide
+    }
+    let small = SEP_SMALL_PLANE - 1;
+    // One channel everywhere but 16-bit samples taller than 15 on small frames.
+    for (sb, kh, pixels) in [
+        (1, 5, HD),
+        (1, 25, small),
+        (2, 25, UHD),
+        (2, 15, HD),
+        (1, 7, 1 << 20),
+    ] {
+        assert!(sep_fixed_block(1, sb, kh, pixels), "{sb} {kh} {pixels}");
+    }
+    assert!(!sep_fixed_block(1, 2, 16, small) && !sep_fixed_block(4, 2, 25, HD));
+    // Two to four channels up to 9 taps high everywhere, taller only on large planes.
+    for ch in 2..=4 {
+        assert!(sep_fixed_block(ch, 1, 9, small) && sep_fixed_block(ch, 1, 15, UHD));
+        assert!(!sep_fixed_block(ch, 1, 10, small) && !sep_fixed_block(ch, 1, 25, HD));
+    }
+    assert!(sep_fixed_block(2, 1, 25, SEP_SMALL_PLANE));
+    // rgb48 at 8–9 taps high lost on every plane; 7 and 15 gained.
+    for kh in [8, 9] {
+        assert!(!sep_fixed_block(3, 2, kh, UHD) && !sep_fixed_block(3, 2, kh, small));
+    }
+    assert!(sep_fixed_block(3, 2, 7, small) && sep_fixed_block(3, 2, 15, UHD));
+    assert!(sep_fixed_block(3, 1, 9, UHD) && sep_fixed_block(4, 2, 9, UHD));
+    // The offset compiled in on one channel only.
+    assert!(sep_zero_offset(1) && !sep_zero_offset(2) && !sep_zero_offset(3));
+    // The block reaches the kernel's defines (0 where it is read from blockDim).
+    let spec = FastSpec::separable(7, 7, 1, Border::Clamp);
+    assert!(spec.defines().contains(&"-DSEP_BX=0".to_string()));
+    let fixed = FastSpec {
+        fixed_block: Some((16, 8)),
+        ..spec.clone()
+    };
+    let defines = fixed.defines();
+    assert!(defines.contains(&"-DSEP_BX=16".to_string()));
+    assert!(defines.contains(&"-DSEP_BY=8".to_string()));
+    assert_ne!(
+        ModuleKey::Fast(fixed),
+        ModuleKey::Fast(spec),
+        "a module of its own"
+    );
+}
