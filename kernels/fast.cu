@@ -182,7 +182,7 @@ __device__ __forceinline__ unsigned finish_bits(float acc, const PlaneParams& p)
     // (with them compiled in, ptxas interleaved more of fast_sep's rows and spilled up to 800
     // bytes under its launch bounds: 4K RGB gaussian:7 separable 103 µs instead of 49).
 #if ZERO_OFFSET
-    float v = acc;  // acc + 0 is acc (a -0 that it leaves is saturated to 0 below)
+    float v = acc;  // acc + 0 is acc (a -0 it leaves rounds to 0 as +0 does: -0 + 1.5 * 2^23)
 #else
     float v = __fadd_rn(acc, p.offset);
 #endif

@@ -680,33 +680,39 @@ pub const SEP_ROLLED_COL_MIN_PLANE: usize = 1_000_000;
 /// 31.1 → 25.6 thread instructions an output sample with the zero offset of
 /// [`sep_zero_offset`]). Against neither, best of two passes (docs/PERFORMANCE.md,
 /// "fifty-first round"), separable `gaussian:5`–`:25` on 1080p / 4K / 8K:
-/// - H100, seven formats: geomean 0.991 / 1.037 / 1.036×; one channel 1.00–1.11× (4K gray `:5`
-///   11.9 → 11.0 µs, 8K `:7` 1.11×), 8-bit RGB and RGBA 1.02–1.16× up to 9 taps everywhere and
-///   from 15 on 4K and 8K (8K RGBA `:7` 189.0 → 169.1);
+/// - H100, seven formats, the block on every plane: geomean 0.991 / 1.037 / 1.036×; one channel
+///   0.99–1.11× (4K gray `:5` 11.9 → 11.0 µs, 8K `:7` 1.11×), 8-bit RGB and RGBA 1.00–1.16× up
+///   to 9 taps everywhere and from 15 on 4K and 8K (8K RGBA `:9` 218.3 → 188.0), rgb48 on 1080p
+///   0.99–1.06×;
 /// - H200, RGBA64, P010 and YUV 4:2:0 10-bit: 1.00–1.09× from 4K (8K YUV 4:2:0 10-bit `:9`
 ///   1.09×), 1080p 0.94–1.08×.
 ///
 /// Left out where it lost: two to four channels taller than 9 on planes under
 /// [`SEP_SMALL_PLANE`] pixels (1080p RGB `:15` / `:25` 0.76 / 0.66×, RGBA 0.83 / 0.71×, NV12
-/// `:25` 0.88×), 16-bit samples taller than 15 there (1080p `:25`: P010 0.94×, YUV 4:2:0 10-bit
-/// 0.97×, gray16 0.995×), and rgb48 8–9 taps high (`:9` 0.94 / 0.88× on 4K / 8K; 8 not
-/// measured, its launch bounds are 9's). `CONVFLOW_FAST_SEP_FIXED`: 0 never, 1 on every plane.
+/// `:25` 0.88×; RGBA64 and P010's chroma there not measured), but rgb48 (1080p `:15` / `:25`
+/// 1.04 / 1.03×); one channel of 16-bit samples taller than 15 there (1080p `:25`: P010 0.94×,
+/// YUV 4:2:0 10-bit 0.97×, gray16 0.995×); rgb48 8–9 taps high on larger planes (`:9` 0.94 /
+/// 0.88× on 4K / 8K, 1.02× on 1080p; 8 not measured, its launch bounds are 9's).
+/// `CONVFLOW_FAST_SEP_FIXED`: 0 never, 1 on every plane.
 pub fn sep_fixed_block(ch: usize, sb: usize, kh: usize, pixels: usize) -> bool {
     let small = pixels < SEP_SMALL_PLANE;
-    let lost = ch >= 2 && kh > 9 && small
-        || sb == 2 && kh > 15 && small
-        || (ch, sb) == (3, 2) && (8..=9).contains(&kh);
+    let lost = match (ch, sb) {
+        (1, 1) => false,
+        (1, _) => kh > 15 && small,
+        (3, 2) => (8..=9).contains(&kh) && !small,
+        _ => kh > 9 && small,
+    };
     super::tuning().sep_fixed.unwrap_or(!lost)
 }
 
 /// Whether `fast_sep` with its block compiled in also compiles a zero offset in (nothing added
 /// to its sums, [`FastSpec::zero_offset`](super::super::FastSpec::zero_offset)) on planes of
-/// `ch` channels: one channel, where ptxas keeps 40 registers (with the offset compiled in on 3
-/// channels it spilled, fast.cu's `finish_bits`). H100, with the block compiled in, against
-/// the offset added (`CONVFLOW_FAST_SEP_ZOFF=0`), one pass (docs/PERFORMANCE.md, "fifty-first
-/// round"): gray 1.00–1.04×, gray16 1.00–1.04×, YUV 4:2:0 1.00–1.03×, NV12 0.99–1.02× (its
-/// luma plane only); three channels 0.997–1.007×, so not there.
-/// `CONVFLOW_FAST_SEP_ZOFF`: 0 never, 1 on every plane.
+/// `ch` channels: one channel, where ptxas keeps 40 registers (three channels with the offset
+/// compiled in spilled, fast.cu's `finish_bits`; not measured with the block compiled in). H100,
+/// with the block compiled in, against the offset added (`CONVFLOW_FAST_SEP_ZOFF=0`), one pass
+/// (docs/PERFORMANCE.md, "fifty-first round"): gray and gray16 1.00–1.04×, YUV 4:2:0
+/// 1.00–1.03×, NV12 0.99–1.02× (its luma plane only). `CONVFLOW_FAST_SEP_ZOFF`: 0 never, 1 on
+/// every plane.
 pub fn sep_zero_offset(ch: usize) -> bool {
     super::tuning().sep_zoff.unwrap_or(ch == 1)
 }

@@ -463,7 +463,7 @@ fn separable_blocks_are_compiled_in_where_measured_faster() {
         return; // the overrides decide
     }
     let small = SEP_SMALL_PLANE - 1;
-    // One channel everywhere but 16-bit samples taller than 15 on small frames.
+    // One 8-bit channel everywhere; 16-bit up to 15 taps high on small frames, taller on large.
     for (sb, kh, pixels) in [
         (1, 5, HD),
         (1, 25, small),
@@ -473,18 +473,21 @@ fn separable_blocks_are_compiled_in_where_measured_faster() {
     ] {
         assert!(sep_fixed_block(1, sb, kh, pixels), "{sb} {kh} {pixels}");
     }
-    assert!(!sep_fixed_block(1, 2, 16, small) && !sep_fixed_block(4, 2, 25, HD));
-    // Two to four channels up to 9 taps high everywhere, taller only on large planes.
-    for ch in 2..=4 {
-        assert!(sep_fixed_block(ch, 1, 9, small) && sep_fixed_block(ch, 1, 15, UHD));
-        assert!(!sep_fixed_block(ch, 1, 10, small) && !sep_fixed_block(ch, 1, 25, HD));
+    assert!(!sep_fixed_block(1, 2, 16, small) && !sep_fixed_block(1, 2, 25, HD));
+    // Two to four channels up to 9 taps high everywhere, taller only on large planes …
+    for (ch, sb) in [(2, 1), (3, 1), (4, 1), (2, 2), (4, 2)] {
+        assert!(sep_fixed_block(ch, sb, 9, small) && sep_fixed_block(ch, sb, 15, UHD));
+        assert!(!sep_fixed_block(ch, sb, 10, small) && !sep_fixed_block(ch, sb, 25, HD));
     }
     assert!(sep_fixed_block(2, 1, 25, SEP_SMALL_PLANE));
-    // rgb48 at 8–9 taps high lost on every plane; 7 and 15 gained.
-    for kh in [8, 9] {
-        assert!(!sep_fixed_block(3, 2, kh, UHD) && !sep_fixed_block(3, 2, kh, small));
+    // … but rgb48, which gained on small planes at every height and lost at 8–9 on large ones.
+    for kh in [5, 7, 9, 15, 25] {
+        assert!(sep_fixed_block(3, 2, kh, HD), "{kh}");
     }
-    assert!(sep_fixed_block(3, 2, 7, small) && sep_fixed_block(3, 2, 15, UHD));
+    for kh in [8, 9] {
+        assert!(!sep_fixed_block(3, 2, kh, UHD) && !sep_fixed_block(3, 2, kh, SEP_SMALL_PLANE));
+    }
+    assert!(sep_fixed_block(3, 2, 7, UHD) && sep_fixed_block(3, 2, 15, UHD));
     assert!(sep_fixed_block(3, 1, 9, UHD) && sep_fixed_block(4, 2, 9, UHD));
     // The offset compiled in on one channel only.
     assert!(sep_zero_offset(1) && !sep_zero_offset(2) && !sep_zero_offset(3));
