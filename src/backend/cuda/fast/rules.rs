@@ -2,12 +2,15 @@
 //! constants with the measurements behind them (docs/PERFORMANCE.md), and the environment
 //! overrides that measure the alternatives. [`FastSpec`](super::FastSpec)'s constructors and
 //! the launch read them; nothing else decides. The full tiled kernel's rules are in [`full`],
-//! the separable kernel's in [`separable`].
+//! the separable kernel's in [`separable`] (its launch shape) and [`separable_code`] (what its
+//! code compiles in).
 
 mod full;
 mod separable;
+mod separable_code;
 pub use full::*;
 pub use separable::*;
+pub use separable_code::*;
 
 /// Largest full kernel side `fast_reg` takes (measured on an H200 before the row ends built
 /// their windows word by word: at 7 the tiled kernel won for RGB by 1.4×; for gray they tied;
