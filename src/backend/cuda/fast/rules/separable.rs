@@ -440,18 +440,18 @@ pub const SEP_RGB_NARROW_PLANAR_MAX_PLANE: usize = 1_000_000;
 /// 2–18 % with two or four on 4K, so it keeps one. Where [`sep_small_shape`] has a shape, its
 /// items.
 ///
-/// One channel on large launches (`launch_samples`, all the launch's planes) takes four from
-/// 5 taps wide for 8-bit samples on launches of [`SEP_STAGED_MIN_SAMPLES`] and more (the line
-/// of [`sep_staged`](super::separable_code::sep_staged), which the square kernels measured
-/// stage under 8 taps high and, in integers, under 10) and from 11 taps for 16-bit ones on
-/// launches of [`SEP_WIDE_ITEMS_MIN_SAMPLES_16`]: four against two, gaussian:4–9 (8-bit) and
-/// :11–:25 (16-bit), 720p to 8K, two passes alternating (docs/PERFORMANCE.md, "forty-seventh round"):
-/// YUV 4:2:0 `:5`–`:9` 1.03–1.13× on 1080p to 4K (its three planes, 3.1 M samples on 1080p; 4K
-/// `:8` 24.3 → 21.6 µs), 1.00–1.12× on 8K, gray 1.00–1.09× on 1440p to 8K, but 0.98–1.02× on
-/// 1080p (2.1 M, unstaged) and 0.99–1.00× at 4 taps on 4K and 8K; gray16 `:11`–`:25` 1.02–1.09×
-/// on 4K and 8K, 0.92–0.97× on 1080p and 1440p (3.7 M), YUV 4:2:0 10-bit 1.01–1.06× from 1440p
-/// (5.5 M), but 0.99–1.00× at `:19` on 4K and 8K. Not taken: 720p gray (0.92 M) gained
-/// 1.04–1.07× at 5–9 with four (1.01–1.03× in one of the two passes), next to 1080p's losses.
+/// One channel on large launches (`launch_samples`, all the launch's planes) takes four from 5 taps
+/// wide for 8-bit samples on launches of [`SEP_STAGED_MIN_SAMPLES`] and more (the line of
+/// [`sep_staged`](super::separable_code::sep_staged), which the square kernels measured stage under
+/// 8 taps high and, in integers, under 10) and from 11 taps for 16-bit ones on launches of
+/// [`SEP_WIDE_ITEMS_MIN_SAMPLES_16`]: four against two, gaussian:4–9 (8-bit) and :11–:25 (16-bit),
+/// 720p to 8K, two passes alternating (docs/PERFORMANCE.md, "forty-seventh round"): YUV 4:2:0
+/// `:5`–`:9` 1.03–1.13× on 1080p to 4K (its three planes, 3.1 M samples on 1080p; 4K `:8` 24.3 →
+/// 21.6 µs), 1.00–1.12× on 8K, gray 1.00–1.09× on 1440p to 8K, but 0.98–1.02× on 1080p (2.1 M,
+/// unstaged) and 0.99–1.00× at 4 taps on 4K and 8K; gray16 `:11`–`:25` 1.02–1.09× on 4K and 8K,
+/// 0.92–0.97× on 1080p and 1440p (3.7 M), YUV 4:2:0 10-bit 1.01–1.06× from 1440p (5.5 M), but
+/// 0.99–1.00× at `:19` on 4K and 8K. Not taken: 720p gray (0.92 M) gained 1.04–1.07× at 5–9 with
+/// four (1.01–1.03× in one of the two passes), next to 1080p's losses.
 pub fn sep_row_threads(ch: usize, sb: usize, kw: usize, launch_samples: usize) -> usize {
     match (sb, ch) {
         (1, 1 | 3) if kw > 9 => 4,
