@@ -229,18 +229,22 @@ pub const SEP_ROLLED_COL_MIN_PLANE: usize = 1_000_000;
 /// - H200, RGBA64, P010 and YUV 4:2:0 10-bit: 1.00–1.09× from 4K (8K YUV 4:2:0 10-bit `:9`
 ///   1.09×), 1080p 0.94–1.08×.
 ///
-/// Left out where it lost: two to four channels taller than 9 on planes under
+/// - H100, the block on every plane against the rule before (round 52), 1080p and 1440p,
+///   11 / 15 / 25 taps: RGBA64 1.01–1.03×, P010 1.00–1.09× up to 15 (1080p `:11` 13.4 → 12.3
+///   µs), 0.94 / 0.975× at 25.
+///
+/// Left out where it lost: 8-bit planes of two to four channels taller than 9 on planes under
 /// [`SEP_SMALL_PLANE`] pixels (1080p RGB `:15` / `:25` 0.76 / 0.66×, RGBA 0.83 / 0.71×, NV12
-/// `:25` 0.88×; RGBA64 and P010's chroma there not measured), but rgb48 (1080p `:15` / `:25`
-/// 1.04 / 1.03×); one channel of 16-bit samples taller than 15 there (1080p `:25`: P010 0.94×,
-/// YUV 4:2:0 10-bit 0.97×, gray16 0.995×); rgb48 8–9 taps high on larger planes (`:9` 0.94 /
-/// 0.88× on 4K / 8K, 1.02× on 1080p; 8 not measured, its launch bounds are 9's).
+/// `:25` 0.88×), one or two channels of 16-bit samples taller than 15 there (1080p `:25`: P010
+/// 0.94×, YUV 4:2:0 10-bit 0.97×, gray16 0.995×); rgb48 8–9 taps high on larger planes (`:9`
+/// 0.94 / 0.88× on 4K / 8K, 1.02× on 1080p; 8 not measured, its launch bounds are 9's). rgb48
+/// (1080p `:15` / `:25` 1.04 / 1.03×) and RGBA64 keep it on small planes at every height.
 /// `CONVFLOW_FAST_SEP_FIXED`: 0 never, 1 on every plane.
 pub fn sep_fixed_block(ch: usize, sb: usize, kh: usize, pixels: usize) -> bool {
     let small = pixels < SEP_SMALL_PLANE;
     let lost = match (ch, sb) {
-        (1, 1) => false,
-        (1, _) => kh > 15 && small,
+        (1, 1) | (4, 2) => false,
+        (1 | 2, 2) => kh > 15 && small,
         (3, 2) => (8..=9).contains(&kh) && !small,
         _ => kh > 9 && small,
     };

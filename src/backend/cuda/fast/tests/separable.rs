@@ -474,13 +474,23 @@ fn separable_blocks_are_compiled_in_where_measured_faster() {
         assert!(sep_fixed_block(1, sb, kh, pixels), "{sb} {kh} {pixels}");
     }
     assert!(!sep_fixed_block(1, 2, 16, small) && !sep_fixed_block(1, 2, 25, HD));
-    // Two to four channels up to 9 taps high everywhere, taller only on large planes …
-    for (ch, sb) in [(2, 1), (3, 1), (4, 1), (2, 2), (4, 2)] {
-        assert!(sep_fixed_block(ch, sb, 9, small) && sep_fixed_block(ch, sb, 15, UHD));
-        assert!(!sep_fixed_block(ch, sb, 10, small) && !sep_fixed_block(ch, sb, 25, HD));
+    // Two to four 8-bit channels up to 9 taps high everywhere, taller only on large planes …
+    for ch in [2, 3, 4] {
+        assert!(sep_fixed_block(ch, 1, 9, small) && sep_fixed_block(ch, 1, 15, UHD));
+        assert!(!sep_fixed_block(ch, 1, 10, small) && !sep_fixed_block(ch, 1, 25, HD));
     }
     assert!(sep_fixed_block(2, 1, 25, SEP_SMALL_PLANE));
-    // … but rgb48, which gained on small planes at every height and lost at 8–9 on large ones.
+    // … two 16-bit channels (P010's chroma) as one: up to 15 on small planes …
+    assert!(sep_fixed_block(2, 2, 15, small) && sep_fixed_block(2, 2, 25, UHD));
+    assert!(!sep_fixed_block(2, 2, 16, small) && !sep_fixed_block(2, 2, 25, HD));
+    // … RGBA64 at every height …
+    for kh in [5, 9, 11, 15, 25] {
+        assert!(
+            sep_fixed_block(4, 2, kh, HD) && sep_fixed_block(4, 2, kh, UHD),
+            "{kh}"
+        );
+    }
+    // … and rgb48, which gained on small planes at every height and lost at 8–9 on large ones.
     for kh in [5, 7, 9, 15, 25] {
         assert!(sep_fixed_block(3, 2, kh, HD), "{kh}");
     }
