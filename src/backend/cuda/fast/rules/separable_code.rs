@@ -227,11 +227,12 @@ pub const SEP_ROLLED_COL_MIN_PLANE: usize = 1_000_000;
 ///   to 9 taps everywhere and from 15 on 4K and 8K (8K RGBA `:9` 218.3 → 188.0), rgb48 on 1080p
 ///   0.99–1.06×;
 /// - H200, RGBA64, P010 and YUV 4:2:0 10-bit: 1.00–1.09× from 4K (8K YUV 4:2:0 10-bit `:9`
-///   1.09×), 1080p 0.94–1.08×.
-///
+///   1.09×), 1080p 0.94–1.08×;
 /// - H100, the block on every plane against the rule before (round 52), 1080p and 1440p,
-///   11 / 15 / 25 taps: RGBA64 1.01–1.03×, P010 1.00–1.09× up to 15 (1080p `:11` 13.4 → 12.3
-///   µs), 0.94 / 0.975× at 25.
+///   11 / 15 / 25 taps: RGBA64 1.01–1.03×, P010 1.00–1.09× up to 15 (its chroma plane's block
+///   added; 1080p `:11` 13.4 → 12.3 µs), 0.94 / 0.975× at 25 (both planes' blocks added).
+///   P010's chroma plane is under [`SEP_SMALL_PLANE`] up to 4K, whose 10–15 taps were not
+///   measured with it.
 ///
 /// Left out where it lost: 8-bit planes of two to four channels taller than 9 on planes under
 /// [`SEP_SMALL_PLANE`] pixels (1080p RGB `:15` / `:25` 0.76 / 0.66×, RGBA 0.83 / 0.71×, NV12
@@ -254,11 +255,13 @@ pub fn sep_fixed_block(ch: usize, sb: usize, kh: usize, pixels: usize) -> bool {
 /// Whether `fast_sep` with its block compiled in also compiles a zero offset in (nothing added
 /// to its sums, [`FastSpec::zero_offset`](super::super::FastSpec::zero_offset)) on planes of
 /// `ch` channels: one channel, where ptxas keeps 40 registers (three channels with the offset
-/// compiled in spilled, fast.cu's `finish_bits`; not measured with the block compiled in). H100,
-/// with the block compiled in, against the offset added (`CONVFLOW_FAST_SEP_ZOFF=0`), one pass
+/// compiled in spilled before the block was, fast.cu's `finish_bits`). H100, with the block
+/// compiled in, against the offset added (`CONVFLOW_FAST_SEP_ZOFF=0`), one pass
 /// (docs/PERFORMANCE.md, "fifty-first round"): gray and gray16 1.00–1.04×, YUV 4:2:0
-/// 1.00–1.03×, NV12 0.99–1.02× (its luma plane only). `CONVFLOW_FAST_SEP_ZOFF`: 0 never, 1 on
-/// every plane.
+/// 1.00–1.03×, NV12 0.99–1.02× (its luma plane only). On every plane (`=1`) against this rule,
+/// 4K / 8K, 11–25 taps, best of two passes ("fifty-second round"): 8-bit RGB / RGBA
+/// 1.005–1.016×, NV12 0.997–1.018×, rgb48 0.978–1.008×: not taken. `CONVFLOW_FAST_SEP_ZOFF`: 0
+/// never, 1 on every plane.
 pub fn sep_zero_offset(ch: usize) -> bool {
     super::tuning().sep_zoff.unwrap_or(ch == 1)
 }
