@@ -177,8 +177,8 @@ __device__ __forceinline__ float word_value(unsigned w, int t) {
 // in [-0.5, maxval + 0.5) (Plan::saturation_free), where rounding alone lands in 0..maxval (v in
 // [-0.5, 0) rounds to 0 in bits 0..21), so the clamp is left out.
 __device__ __forceinline__ unsigned finish_bits(float acc, const PlaneParams& p) {
-    // The register kernels compile --abs and a zero offset in, fast_sep a zero offset on one
-    // channel with its block fixed (FastSpec::zero_offset); the tiled ones read them otherwise
+    // The register kernels compile --abs and a zero offset in, fast_sep both with its block
+    // fixed where the offset is 0 (FastSpec::zero_offset); the tiled ones read them otherwise
     // (with them compiled in, ptxas interleaved more of fast_sep's rows and spilled up to 800
     // bytes under its launch bounds: 4K RGB gaussian:7 separable 103 µs instead of 49).
 #if ZERO_OFFSET
@@ -186,7 +186,7 @@ __device__ __forceinline__ unsigned finish_bits(float acc, const PlaneParams& p)
 #else
     float v = __fadd_rn(acc, p.offset);
 #endif
-    if (REG ? ABS : p.abs_out) v = fabsf(v);
+    if (REG || (SEPARABLE && SEP_BX > 0 && ZERO_OFFSET) ? ABS : p.abs_out) v = fabsf(v);
 #if !SAT_FREE
     v = fminf(fmaxf(v, 0.0f), SB == 1 ? 255.0f : (float)p.maxval);
 #endif
@@ -583,12 +583,15 @@ __device__ __forceinline__ void store_rows(const PlaneParams& p, int e, int y, c
 #if STORE_ROWS_ONCE
     const unsigned long long a = p.dst | (unsigned long long)(unsigned)p.dst_stride | (unsigned)(e * SB);
     if (e + PX <= p.width * CH && y + PY <= p.height && (a & 3) == 0) {
+        // Each row's address one 64-bit add from the row above's, not a multiply from y.
+        u8* d = (u8*)(row_of_mut<sample_t>(p.dst, y, p.dst_stride) + e);
 #pragma unroll
         for (int py = 0; py < PY; ++py) {
             unsigned out[PX];
             keep_from_source(p, e, y + py, out);
             finish_acc(p, acc[py], out);
-            store_words(row_of_mut<sample_t>(p.dst, y + py, p.dst_stride) + e, out, (a & 15) == 0);
+            store_words((sample_t*)d, out, (a & 15) == 0);
+            d += p.dst_stride;
         }
         return;
     }

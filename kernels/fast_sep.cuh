@@ -7,10 +7,10 @@
 
 #if SEPARABLE && !REG
 // fast_sep's block: SEP_BX x SEP_BY threads compiled in where the host fixed it
-// (FastSpec::fixed_block), so that the block's row width, rows, rows of sums and its staged
-// copies' split fold to constants (immediate offsets for the column pass's shared loads, no
-// reciprocal and no stepping for the copies); blockDim otherwise. The host launches such a
-// module with that block only.
+// (FastSpec::fixed_block), so that the block's row width, rows, rows of sums, its staged
+// copies' split and (SEP_TS) its staged rows' stride fold to constants (immediate offsets for
+// the column pass's shared loads, no reciprocal and no stepping for the copies); blockDim
+// otherwise. The host launches such a module with that block only.
 #if SEP_BX > 0
 #define SEP_BDX SEP_BX
 #define SEP_BDY SEP_BY
@@ -195,12 +195,30 @@ __device__ __forceinline__ bool raw_rows(const PlaneParams& p, unsigned* raw, in
     constexpr int NC = (SEP_BY * PY + KH - 1) * NQ;
     w0 = LEAD / SPW;
     const long long stride = p.src_stride;
+    // Where as many rounds do, each round takes RR whole rows (thread tid: copy tid % NQ of
+    // row tid / NQ, then RR rows further each round), so a thread's next copy is its last one's
+    // two addresses plus constants' worth (one division, not one a copy).
+    constexpr int RR = NT / NQ, NR = SEP_BY * PY + KH - 1;
+    if constexpr (RR > 0 && (NR + RR - 1) / RR == (NC + NT - 1) / NT) {
+        const int r0 = tid / NQ, q = tid - r0 * NQ;
+        const u8* src = base + r0 * stride + 16 * q;
+        unsigned* dst = raw + r0 * ts + 4 * q;
+        const long long step = RR * stride;
+        if (tid < RR * NQ) {
 #pragma unroll
-    for (int j = 0; j < (NC + NT - 1) / NT; ++j) {
-        const unsigned i = tid + j * NT;
-        if ((j + 1) * NT <= NC || i < NC) {
-            const int r = i / NQ, q = i - r * NQ;
-            async_copy16(raw + r * ts + 4 * q, base + r * stride + 16 * q);
+            for (int j = 0; j < (NR + RR - 1) / RR; ++j) {
+                if ((j + 1) * RR <= NR || r0 + j * RR < NR) async_copy16(dst + j * RR * ts, src);
+                src += step;
+            }
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < (NC + NT - 1) / NT; ++j) {
+            const unsigned i = tid + j * NT;
+            if ((j + 1) * NT <= NC || i < NC) {
+                const int r = i / NQ, q = i - r * NQ;
+                async_copy16(raw + r * ts + 4 * q, base + r * stride + 16 * q);
+            }
         }
     }
 #else
@@ -305,9 +323,16 @@ __device__ __forceinline__ void column_pass(const float* t, int hsw, int col, fl
 // (after the input tile, or with SEPG computed from global memory or, SEPA, from a raw copy
 // of the block's input rows); each thread then runs the vertical pass for PY rows x PX
 // samples.
-FAST_ENTRY(TILED_BOUNDS) fast_sep(FAST_PLANES_PARAM, int ts) {
+FAST_ENTRY(TILED_BOUNDS) fast_sep(FAST_PLANES_PARAM, int ts_param) {
     extern __shared__ float smem[];
     FAST_PLANE
+#if SEP_TS > 0
+    // The staged rows' stride the host launches this block with (FastSpec::tile), compiled in.
+    constexpr int ts = SEP_TS;
+    (void)ts_param;
+#else
+    const int ts = ts_param;
+#endif
     const int bw = SEP_BDX * PX;
     const int rows = SEP_BDY * PY, th = rows + KH - 1;
     const int hsw = sums_row(bw);

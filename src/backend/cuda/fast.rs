@@ -115,14 +115,16 @@ pub struct FastSpec {
     pub mask: u8,
     /// A sample's value is its stored word shifted right by this (MSB-aligned formats).
     pub shift: u32,
-    /// `--abs`, compiled into the register kernels (the tiled ones read it, fast.cu's
-    /// `finish_bits` says why; false for them).
+    /// `--abs`, compiled into the register kernels, and into `fast_sep` with the zero offset
+    /// (`run::choose`; the other tiled kernels read it, fast.cu's `finish_bits` says why;
+    /// false for them).
     pub abs: bool,
     /// The kernel's offset is 0, nothing to add to the sums (register kernels, as `abs`; and
     /// `fast_sep` where [`FastSpec::fixed_block`] is set on one channel, `run::choose`).
     pub zero_offset: bool,
     /// `fast_sep`'s block compiled in (fast_sep.cuh's `SEP_BX` × `SEP_BY`), so that its row
-    /// width, rows, rows of sums and staged copies fold to constants; the module is launched
+    /// width, rows, rows of sums, staged copies and, where the row pass is staged, the staged
+    /// rows' stride (`SEP_TS`, `FastSpec::tile`'s) fold to constants; the module is launched
     /// with this block only. Set where the block is chosen (`run::choose`,
     /// [`sep_fixed_block`]); None: read from `blockDim`.
     pub fixed_block: Option<(u32, u32)>,
@@ -477,6 +479,12 @@ impl FastSpec {
             format!("-DZERO_OFFSET={}", self.zero_offset as u8),
             format!("-DSEP_BX={}", self.fixed_block.map_or(0, |b| b.0)),
             format!("-DSEP_BY={}", self.fixed_block.map_or(0, |b| b.1)),
+            format!(
+                "-DSEP_TS={}",
+                self.fixed_block
+                    .filter(|_| self.row_staged)
+                    .map_or(0, |b| self.tile(b).0)
+            ),
             format!("-DSAT_FREE={}", self.saturation_free as u8),
             format!("-DPLANES={}", self.planes),
             format!("-DTILED_TB={}", self.tiled_bounds.map_or(0, |b| b.0)),

@@ -464,13 +464,16 @@ fn choose(
             }
             .for_block(block, pixels, sized(launch_samples))
             .with_rolled(pixels);
-            // `fast_sep`'s block compiled in, and with it a zero offset where that pays.
+            // `fast_sep`'s block compiled in, and with it a zero offset and `--abs` where that
+            // pays.
             let fixed = spec.separable
                 && spec.row_global
                 && sep_fixed_block(ch, sb, kh, sized(group_pixels));
+            let output_in = fixed && sep_zero_offset(ch) && p.offset == 0.0;
             let spec = FastSpec {
                 fixed_block: fixed.then_some(block),
-                zero_offset: spec.zero_offset || fixed && sep_zero_offset(ch) && p.offset == 0.0,
+                zero_offset: spec.zero_offset || output_in,
+                abs: spec.abs || output_in && p.abs_out != 0,
                 ..spec
             };
             Ok(Choice::Tiled { spec, block, row })

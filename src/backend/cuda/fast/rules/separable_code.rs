@@ -253,10 +253,13 @@ pub fn sep_fixed_block(ch: usize, sb: usize, kh: usize, pixels: usize) -> bool {
 }
 
 /// Whether `fast_sep` with its block compiled in also compiles a zero offset in (nothing added
-/// to its sums, [`FastSpec::zero_offset`](super::super::FastSpec::zero_offset)) on planes of
-/// `ch` channels: one channel, where ptxas keeps 40 registers (three channels with the offset
-/// compiled in spilled before the block was, fast.cu's `finish_bits`). H100, with the block
-/// compiled in, against the offset added (`CONVFLOW_FAST_SEP_ZOFF=0`), one pass
+/// to its sums, [`FastSpec::zero_offset`](super::super::FastSpec::zero_offset)), and with it
+/// `--abs` ([`FastSpec::abs`](super::super::FastSpec::abs)), on planes of `ch` channels: one
+/// channel, where ptxas keeps 40 registers (three channels with the offset compiled in spilled
+/// before the block was, fast.cu's `finish_bits`). `--abs` compiled in, H200, against it read
+/// at run time (round 53): YUV 4:2:0 1.015×, 10-bit 1.013×, gray and NV12 1.002× geomean;
+/// gray16 0.975–1.03× (`:7` / `:9` lose: ptxas allocates 40 registers, not 48). H100, with
+/// the block compiled in, against the offset added (`CONVFLOW_FAST_SEP_ZOFF=0`), one pass
 /// (docs/PERFORMANCE.md, "fifty-first round"): gray and gray16 1.00–1.04×, YUV 4:2:0
 /// 1.00–1.03×, NV12 0.99–1.02× (its luma plane only). On every plane (`=1`) against this rule,
 /// 4K / 8K, 11–25 taps, best of two passes ("fifty-second round"): 8-bit RGB / RGBA
