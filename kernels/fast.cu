@@ -23,10 +23,12 @@
 // pass read each window row with its channels regrouped first, channel_word), CMASK (bit c set:
 // channel c is filtered; the others, such as RGBA's alpha under --alpha keep, are neither
 // computed nor converted, and take the source's stored samples), SHIFT (a sample's value is its
-// stored word shifted right by this: MSB-aligned formats such as P010; 0 otherwise), ABS (--abs)
-// and ZERO_OFFSET (the kernel's offset is 0: nothing to add; both for the register kernels,
-// ZERO_OFFSET also for fast_sep where the host says so), SEP_BX and SEP_BY (fast_sep's block
-// compiled in, 0: read from blockDim; fast_sep.cuh),
+// stored word shifted right by this: MSB-aligned formats such as P010; 0 otherwise), CONV_UNIT
+// (16-bit samples from bit 0 converted by I2F.U16, word_value), ABS (--abs) and ZERO_OFFSET (the
+// kernel's offset is 0: nothing to add; both for the register kernels and for fast_sep where
+// the host says so), SEP_BX and SEP_BY (fast_sep's block compiled in, 0: read from blockDim;
+// fast_sep.cuh), SEP_TS (fast_sep's staged rows' stride compiled in with them, 0: the ts
+// parameter),
 // SAT_FREE (the output rule's clamp never acts for this plan and depth: left out, finish_bits;
 // fast_int then finishes in floating point where its divisor allows, INT_FFIN), PLANES (planes
 // per launch, below), TILED_TB and TILED_MINB (the tiled kernels' launch bounds, TILED_BOUNDS).
@@ -48,8 +50,9 @@
 // functions (FAST_ENTRY) that fast_pair's one launch calls with the block's plane and place.
 //
 // Conversions avoid the conversion unit (I2F/F2I issue at 16 per clock per multiprocessor on
-// Hopper, an eighth of FFMA): a sample becomes a float by placing its bits in the mantissa of
-// 2^23 (byte_perm) and subtracting 2^23; an output is rounded half to even by adding 1.5 * 2^23
+// Hopper, an eighth of FFMA) but for 16-bit samples stored from bit 0 (CONV_UNIT, where its
+// one I2F.U16 a sample on a pipe of its own measured faster): a sample becomes a float by
+// placing its bits in the mantissa of 2^23 (byte_perm) and subtracting 2^23; an output is rounded half to even by adding 1.5 * 2^23
 // to the saturated value, whose low mantissa bits are then the integer. Both are exact, so the
 // results are the contract's (filter::finish) bit for bit.
 #include "common.cuh"
@@ -74,6 +77,9 @@ typedef u16 sample_t;
 #endif
 #if SEPG && (PXH % PX != 0 || PXH % 4 != 0)
 #error "a row-pass item is whole threads' outputs"
+#endif
+#if CONV_UNIT && (SB != 2 || SHIFT != 0)
+#error "the conversion unit takes 16-bit samples stored from bit 0"
 #endif
 #if DEIL && !INT && !(SEPARABLE && !REG && SEPG && SEPI)
 #error "DEIL regroups the windows of the integer dot products only"
@@ -158,10 +164,15 @@ __device__ __forceinline__ int plane_block(const FastPlanes& s, int& bx, int& by
 #endif
 
 // Stored sample t (a constant) of the aligned word w as a float value, without I2F: its bits go
-// into the low mantissa of 2^23 (0x4B000000), and 2^23 is subtracted (exact: values < 2^23).
+// into the low mantissa of 2^23 (0x4B000000), and 2^23 is subtracted (exact: values < 2^23);
+// with CONV_UNIT (16-bit samples from bit 0) by I2F.U16 instead, which reads either half of a
+// word in one instruction on a pipe the FFMAs do not use (exact too).
 __device__ __forceinline__ float word_value(unsigned w, int t) {
 #if SB == 1
     return __int_as_float(__byte_perm(w, 0x4B000000u, 0x7440u + t)) - 8388608.0f;
+#elif CONV_UNIT
+    // The conversion unit: one I2F.U16 a sample, on its own pipe (FastSpec::conv_unit).
+    return __uint2float_rn(t ? w >> 16 : w & 0xFFFFu);
 #elif SHIFT == 0
     return __int_as_float(__byte_perm(w, 0x4B000000u, t ? 0x7432u : 0x7410u)) - 8388608.0f;
 #else

@@ -160,11 +160,17 @@ fn describe(seed: u64, filter: &Filter, src: &Frame) -> String {
 pub fn random_cases(backend: &mut dyn Backend, salt: u64) {
     let runs = backend.runs();
     let (mut rng, seed) = Rng::fresh(salt);
+    let (shard, shards) = common::shard();
+    let mut case = 0;
     for &format in PixelFormat::all() {
         // Every 8-bit format three times per border; every deeper format once per border.
         let reps = if format.depth().bits() == 8 { 3 } else { 1 };
         for &border in Border::ALL {
             for _ in 0..reps {
+                case += 1;
+                if case % shards != shard {
+                    continue;
+                }
                 let kernel = random_kernel(&mut rng, 31, runs);
                 let ch = format.plane_channels(0).max(2);
                 let taps = kernel.width() * kernel.height() * ch;

@@ -6,6 +6,24 @@ use convflow::filter::{Decomposition, Plan};
 use convflow::frame::{Frame, PixelFormat};
 use convflow::Border;
 
+/// `CONVFLOW_TEST_SHARD=i/n`: a long randomized body runs only its cases c with c % n == i,
+/// so that n processes (on several GPUs) share it; (0, 1), every case, when unset. A malformed
+/// value panics rather than silently running everything or nothing.
+pub fn shard() -> (usize, usize) {
+    match std::env::var("CONVFLOW_TEST_SHARD") {
+        Err(_) => (0, 1),
+        Ok(v) => {
+            let parsed = v
+                .split_once('/')
+                .and_then(|(i, n)| Some((i.parse().ok()?, n.parse().ok()?)));
+            match parsed {
+                Some((i, n)) if i < n => (i, n),
+                _ => panic!("CONVFLOW_TEST_SHARD={v:?}: expected i/n with i < n"),
+            }
+        }
+    }
+}
+
 /// xorshift64*; seeded from CONVFLOW_TEST_SEED or the clock, so every run draws fresh inputs.
 pub struct Rng(pub u64);
 

@@ -115,6 +115,9 @@ pub struct FastSpec {
     pub mask: u8,
     /// A sample's value is its stored word shifted right by this (MSB-aligned formats).
     pub shift: u32,
+    /// 16-bit samples become floats by the conversion unit (`I2F.U16`), not by their bits in a
+    /// float's mantissa; set by [`FastSpec::for_plane`] as [`conversion_unit`] rules.
+    pub conv_unit: bool,
     /// `--abs`, compiled into the register kernels, and into `fast_sep` with the zero offset
     /// (`run::choose`; the other tiled kernels read it, fast.cu's `finish_bits` says why;
     /// false for them).
@@ -180,6 +183,7 @@ impl FastSpec {
             row_px: px,
             mask: all_channels(ch),
             shift: 0,
+            conv_unit: false,
             abs: false,
             zero_offset: false,
             fixed_block: None,
@@ -197,6 +201,7 @@ impl FastSpec {
         FastSpec {
             mask: p.mask as u8 & all_channels(self.ch),
             shift: p.shift as u32,
+            conv_unit: conversion_unit(self.sb, p.shift as u32),
             abs: self.reg && p.abs_out != 0,
             zero_offset: self.reg && p.offset == 0.0,
             ..self
@@ -274,6 +279,7 @@ impl FastSpec {
             row_px: px,
             mask: all_channels(ch),
             shift: 0,
+            conv_unit: false,
             abs: false,
             zero_offset: true,
             fixed_block: None,
@@ -485,6 +491,7 @@ impl FastSpec {
                     .filter(|_| self.row_staged)
                     .map_or(0, |b| self.tile(b).0)
             ),
+            format!("-DCONV_UNIT={}", self.conv_unit as u8),
             format!("-DSAT_FREE={}", self.saturation_free as u8),
             format!("-DPLANES={}", self.planes),
             format!("-DTILED_TB={}", self.tiled_bounds.map_or(0, |b| b.0)),

@@ -273,6 +273,24 @@ pub const REG_MIN_BLOCKS_GRAY16_5: usize = 8;
 /// separable 59.4 against 62.5, rgb48 5×5 67.3 against 69.4), so those keep the clamp.
 pub const SAT_FREE_MAX_CHANNELS: usize = 2;
 
+/// Whether a plane's 16-bit samples become floats through the conversion unit (one `I2F.U16`
+/// a sample, either half of a word, on a pipe of its own at an eighth of FFMA's rate) rather
+/// than by their bits in a float's mantissa (`byte_perm` and an FADD on the FMA pipes; fast.cu's
+/// `word_value`, [`FastSpec::conv_unit`](super::FastSpec::conv_unit)): samples stored from
+/// bit 0 (`shift` 0: gray16, rgb48, RGBA64, YUV 4:2:0 10-bit; not P010, whose samples sit 6 bits
+/// up). Both are exact. H200, against the mantissa route, 4K and 8K, `gaussian:3`–`:15`, best of
+/// two passes (docs/PERFORMANCE.md, "fifty-third round"): gray16 full 7×7 1.064–1.071× (the
+/// register kernel: 8K 98.5 → 92.6 µs), YUV 4:2:0 10-bit full 7×7 1.046–1.055× and 5×5 1.028×,
+/// rgb48 full and separable 5 1.028–1.065× and separable 9 1.036–1.039×, YUV 4:2:0 10-bit
+/// separable 5–15 1.007–1.029×, the rest 0.996–1.017× but rgb48 separable 7 (0.982 / 0.991×)
+/// and 4K separable 15 (0.983×). On 8-bit samples (`I2F.U8` reaches bytes 0 and 3 of a word
+/// in one instruction) it measured 0.994–1.036× (separable RGBA 15 1.03–1.04×, 8K gray 15
+/// 1.02×, the rest within 1 %): not taken.
+/// `CONVFLOW_FAST_XU`: 0 never.
+pub fn conversion_unit(sb: usize, shift: u32) -> bool {
+    tuning().conv_unit.unwrap_or(true) && sb == 2 && shift == 0
+}
+
 /// A frame's two planes of two specializations (NV12's luma and interleaved chroma, P010's) in
 /// one launch (`fast_pair`), not two side by side, where both planes' kernels took the same block
 /// shape: where both take the register kernels (`fast_int`, `fast_reg`: no shared memory), and
@@ -372,7 +390,9 @@ pub const SPILL_TOLERATED_BYTES: usize = 64;
 /// wherever their kernels took the same block shape, [`paired`] aside), `CONVFLOW_FAST_SEP_FIXED`
 /// (0 / 1: `fast_sep`'s block compiled in never / on every plane, [`sep_fixed_block`]),
 /// `CONVFLOW_FAST_SEP_ZOFF` (0 / 1: `fast_sep` with its block compiled in adds a zero offset /
-/// leaves it out on planes of any channel count, [`sep_zero_offset`]). Read once per process;
+/// leaves it out on planes of any channel count, [`sep_zero_offset`]), `CONVFLOW_FAST_XU` (0:
+/// 16-bit samples converted by `byte_perm` and an FADD, never by the conversion unit,
+/// [`conversion_unit`]). Read once per process;
 /// `CONVFLOW_FAST_SPILL=0` also keeps a pair whose kernel spills.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Tuning {
@@ -410,6 +430,7 @@ pub(super) struct Tuning {
     pub(super) follow: Option<bool>,
     pub(super) sep_fixed: Option<bool>,
     pub(super) sep_zoff: Option<bool>,
+    pub(super) conv_unit: Option<bool>,
 }
 
 pub(super) fn tuning() -> Tuning {
@@ -454,6 +475,7 @@ pub(super) fn tuning() -> Tuning {
             follow: var("CONVFLOW_FAST_FOLLOW").map(|v: usize| v != 0),
             sep_fixed: var("CONVFLOW_FAST_SEP_FIXED").map(|v: usize| v != 0),
             sep_zoff: var("CONVFLOW_FAST_SEP_ZOFF").map(|v: usize| v != 0),
+            conv_unit: var("CONVFLOW_FAST_XU").map(|v: usize| v != 0),
         }
     })
 }

@@ -472,6 +472,22 @@ fn planes_compile_in_their_mask_depth_and_output_rule() {
     );
     let plain = FastSpec::new(5, 5, 2, Border::Zero).for_plane(&plane(8, 2, 3));
     assert_eq!(plain.zero_offset, tiled.zero_offset);
+    // 16-bit samples from bit 0 are converted by the conversion unit (a module of its own);
+    // P010's shifted ones and 8-bit samples are not.
+    if !overridden(&["CONVFLOW_FAST_XU"]) {
+        assert!(
+            !uv.conv_unit && !tiled.conv_unit,
+            "P010's samples sit 6 bits up"
+        );
+        assert!(defines.contains(&"-DCONV_UNIT=0".to_string()));
+        let deep = FastSpec::new(5, 5, 1, Border::Zero).with_sample_bytes(2);
+        let gray16 = deep.clone().for_plane(&plane(8, 1, 1));
+        assert!(gray16.conv_unit);
+        assert!(gray16.defines().contains(&"-DCONV_UNIT=1".to_string()));
+        assert_ne!(ModuleKey::Fast(gray16), ModuleKey::Fast(deep));
+        let gray8 = FastSpec::new(5, 5, 1, Border::Zero).for_plane(&plane(8, 1, 1));
+        assert!(!gray8.conv_unit, "8-bit samples keep byte_perm");
+    }
     // Every thread shape of four channels owns whole pixels (fast.cu's condition for a
     // partial mask).
     for sb in [1, 2] {

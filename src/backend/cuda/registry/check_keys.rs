@@ -306,18 +306,28 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
             ..FastSpec::new(k, k, ch, Border::ALL[k % 4]).with_sample_bytes(sb)
         }));
     }
-    // Variants of those: RGBA with its alpha kept (every kernel of four channels, so every way
-    // an unfiltered channel is skipped and passed through); MSB-aligned 16-bit samples (P010)
+    // Variants of those: 16-bit samples by the conversion unit; RGBA with its alpha kept (every
+    // kernel of four channels, so every way an unfiltered channel is skipped and passed
+    // through); MSB-aligned 16-bit samples (P010)
     // with --abs and an offset; one launch over the three planes of a YUV frame (every
     // one-channel kernel); the tiled separable kernel with launch bounds and with wider
     // row-pass items.
     let variants: Vec<_> = keys
         .iter()
-        .flat_map(|k| {
+        .enumerate()
+        .flat_map(|(n, k)| {
             let ModuleKey::Fast(s) = k else {
                 return Vec::new();
             };
             let mut v = Vec::new();
+            // 16-bit samples from bit 0 converted by the conversion unit (as the rules build
+            // them), on every other such key: every kernel family has some.
+            if s.sb == 2 && s.shift == 0 && n % 2 == 0 {
+                v.push(FastSpec {
+                    conv_unit: true,
+                    ..s.clone()
+                });
+            }
             if s.ch == 4 {
                 v.push(FastSpec {
                     mask: 0b0111,
