@@ -52,8 +52,9 @@
 // Conversions avoid the conversion unit (I2F/F2I issue at 16 per clock per multiprocessor on
 // Hopper, an eighth of FFMA) but for 16-bit samples stored from bit 0 (CONV_UNIT, where its
 // one I2F.U16 a sample on a pipe of its own measured faster): a sample becomes a float by
-// placing its bits in the mantissa of 2^23 (byte_perm) and subtracting 2^23; an output is rounded half to even by adding 1.5 * 2^23
-// to the saturated value, whose low mantissa bits are then the integer. Both are exact, so the
+// placing its bits in the mantissa of 2^23 (byte_perm) and subtracting 2^23; an output is
+// rounded half to even by adding 1.5 * 2^23 to the saturated value, whose low mantissa bits
+// are then the integer. Both are exact, so the
 // results are the contract's (filter::finish) bit for bit.
 #include "common.cuh"
 

@@ -6,9 +6,11 @@ use convflow::filter::{Decomposition, Plan};
 use convflow::frame::{Frame, PixelFormat};
 use convflow::Border;
 
-/// `CONVFLOW_TEST_SHARD=i/n`: a long randomized body runs only its cases c with c % n == i,
-/// so that n processes (on several GPUs) share it; (0, 1), every case, when unset. A malformed
-/// value panics rather than silently running everything or nothing.
+/// `CONVFLOW_TEST_SHARD=i/n`: a long randomized body runs only its cases c (counted from 1)
+/// with c % n == i, so that n processes (on several GPUs) share it; (0, 1), every case, when
+/// unset. A shard draws only its own cases' inputs, so a failure reproduces with the same
+/// `CONVFLOW_TEST_SEED` and shard, not the seed alone. A malformed value panics rather than
+/// silently running everything or nothing.
 pub fn shard() -> (usize, usize) {
     match std::env::var("CONVFLOW_TEST_SHARD") {
         Err(_) => (0, 1),

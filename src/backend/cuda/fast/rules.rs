@@ -275,14 +275,15 @@ pub const SAT_FREE_MAX_CHANNELS: usize = 2;
 
 /// Whether a plane's 16-bit samples become floats through the conversion unit (one `I2F.U16`
 /// a sample, either half of a word, on a pipe of its own at an eighth of FFMA's rate) rather
-/// than by their bits in a float's mantissa (`byte_perm` and an FADD on the FMA pipes; fast.cu's
-/// `word_value`, [`FastSpec::conv_unit`](super::FastSpec::conv_unit)): samples stored from
-/// bit 0 (`shift` 0: gray16, rgb48, RGBA64, YUV 4:2:0 10-bit; not P010, whose samples sit 6 bits
-/// up). Both are exact. H200, against the mantissa route, 4K and 8K, `gaussian:3`–`:15`, best of
-/// two passes (docs/PERFORMANCE.md, "fifty-third round"): gray16 full 7×7 1.064–1.071× (the
+/// than by their bits in a float's mantissa (`byte_perm` and an FADD, two issued instructions;
+/// fast.cu's `word_value`, [`FastSpec::conv_unit`](super::FastSpec::conv_unit)): samples
+/// stored from bit 0 of 16-bit words (`shift` 0: every 9–16-bit format but P010 and P012, whose
+/// samples sit 6 and 4 bits up; measured on gray16, rgb48, RGBA64 and YUV 4:2:0 10-bit). Both
+/// are exact. H200, against the mantissa route, 4K and 8K, `gaussian:3`–`:15`, best of two
+/// passes (docs/PERFORMANCE.md, "fifty-third round"): gray16 full 7×7 1.064–1.071× (the
 /// register kernel: 8K 98.5 → 92.6 µs), YUV 4:2:0 10-bit full 7×7 1.046–1.055× and 5×5 1.028×,
 /// rgb48 full and separable 5 1.028–1.065× and separable 9 1.036–1.039×, YUV 4:2:0 10-bit
-/// separable 5–15 1.007–1.029×, the rest 0.996–1.017× but rgb48 separable 7 (0.982 / 0.991×)
+/// separable 5–15 1.007–1.029×, the rest 0.996–1.017× but rgb48 separable 7 (0.991 / 0.982×)
 /// and 4K separable 15 (0.983×). On 8-bit samples (`I2F.U8` reaches bytes 0 and 3 of a word
 /// in one instruction) it measured 0.994–1.036× (separable RGBA 15 1.03–1.04×, 8K gray 15
 /// 1.02×, the rest within 1 %): not taken.

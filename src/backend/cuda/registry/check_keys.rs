@@ -415,6 +415,15 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
     if let (Some(a), Some(b)) = (fixed(1), fixed(2)) {
         pairs.push([a, b]);
     }
+    // 16-bit samples from bit 0 converted by the conversion unit on both halves (16-bit NV12's
+    // planes): the first kind that has such keys of one and two channels.
+    let converted = ["fast_sep", "fast_full", "fast_reg"]
+        .into_iter()
+        .find_map(|k| {
+            let a = find(1, &|s| s.conv_unit && kind(s) == k)?;
+            Some([a, find(2, &|s| s.conv_unit && kind(s) == k)?])
+        });
+    pairs.extend(converted);
     let pairs: Vec<ModuleKey> = pairs
         .into_iter()
         .enumerate()
