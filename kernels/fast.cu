@@ -24,7 +24,8 @@
 // channel c is filtered; the others, such as RGBA's alpha under --alpha keep, are neither
 // computed nor converted, and take the source's stored samples), SHIFT (a sample's value is its
 // stored word shifted right by this: MSB-aligned formats such as P010; 0 otherwise), CONV_UNIT
-// (16-bit samples from bit 0 converted by I2F.U16, word_value), ABS (--abs) and ZERO_OFFSET (the
+// (samples converted by the conversion unit: 16-bit ones from bit 0, bytes 0 and 3 of 8-bit
+// words; word_value), ABS (--abs) and ZERO_OFFSET (the
 // kernel's offset is 0: nothing to add; both for the register kernels and for fast_sep where
 // the host says so), SEP_BX and SEP_BY (fast_sep's block compiled in, 0: read from blockDim;
 // fast_sep.cuh), SEP_TS (fast_sep's staged rows' stride compiled in with them, 0: the ts
@@ -50,8 +51,9 @@
 // functions (FAST_ENTRY) that fast_pair's one launch calls with the block's plane and place.
 //
 // Conversions avoid the conversion unit (I2F/F2I issue at 16 per clock per multiprocessor on
-// Hopper, an eighth of FFMA) but for 16-bit samples stored from bit 0 (CONV_UNIT, where its
-// one I2F.U16 a sample on a pipe of its own measured faster): a sample becomes a float by
+// Hopper, an eighth of FFMA) but with CONV_UNIT (16-bit samples stored from bit 0, and bytes 0
+// and 3 of 8-bit words in the f32 register kernel of 5-7 taps on 2-4 channels, where one I2F a
+// sample on a pipe of its own measured faster): a sample becomes a float by
 // placing its bits in the mantissa of 2^23 (byte_perm) and subtracting 2^23; an output is
 // rounded half to even by adding 1.5 * 2^23 to the saturated value, whose low mantissa bits
 // are then the integer. Both are exact, so the
@@ -79,8 +81,8 @@ typedef u16 sample_t;
 #if SEPG && (PXH % PX != 0 || PXH % 4 != 0)
 #error "a row-pass item is whole threads' outputs"
 #endif
-#if CONV_UNIT && (SB != 2 || SHIFT != 0)
-#error "the conversion unit takes 16-bit samples stored from bit 0"
+#if CONV_UNIT && SHIFT != 0
+#error "the conversion unit takes samples stored from bit 0"
 #endif
 #if DEIL && !INT && !(SEPARABLE && !REG && SEPG && SEPI)
 #error "DEIL regroups the windows of the integer dot products only"
@@ -166,10 +168,16 @@ __device__ __forceinline__ int plane_block(const FastPlanes& s, int& bx, int& by
 
 // Stored sample t (a constant) of the aligned word w as a float value, without I2F: its bits go
 // into the low mantissa of 2^23 (0x4B000000), and 2^23 is subtracted (exact: values < 2^23);
-// with CONV_UNIT (16-bit samples from bit 0) by I2F.U16 instead, which reads either half of a
-// word in one instruction on a pipe the FFMAs do not use (exact too).
+// with CONV_UNIT by the conversion unit instead, on a pipe the FFMAs do not use (exact too):
+// 16-bit samples from bit 0 by I2F.U16, which reads either half of a word in one instruction,
+// and of 8-bit samples those in bytes 0 and 3, which I2F.U8 reads in one (bytes 1 and 2 would
+// take a shift first, no fewer instructions than byte_perm and FADD).
 __device__ __forceinline__ float word_value(unsigned w, int t) {
 #if SB == 1
+#if CONV_UNIT
+    if (t == 0) return __uint2float_rn(w & 0xFFu);
+    if (t == 3) return __uint2float_rn(w >> 24);
+#endif
     return __int_as_float(__byte_perm(w, 0x4B000000u, 0x7440u + t)) - 8388608.0f;
 #elif CONV_UNIT
     // The conversion unit: one I2F.U16 a sample, on its own pipe (FastSpec::conv_unit).

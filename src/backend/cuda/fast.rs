@@ -115,8 +115,9 @@ pub struct FastSpec {
     pub mask: u8,
     /// A sample's value is its stored word shifted right by this (MSB-aligned formats).
     pub shift: u32,
-    /// 16-bit samples become floats by the conversion unit (`I2F.U16`), not by their bits in a
-    /// float's mantissa; set by [`FastSpec::for_plane`] as [`conversion_unit`] rules.
+    /// Samples become floats by the conversion unit (16-bit ones by `I2F.U16`; of 8-bit words
+    /// bytes 0 and 3 by `I2F.U8`), not by their bits in a float's mantissa; set by
+    /// [`FastSpec::for_plane`] as [`conversion_unit`] rules.
     pub conv_unit: bool,
     /// `--abs`, compiled into the register kernels, and into `fast_sep` with the zero offset
     /// (`run::choose`; the other tiled kernels read it, fast.cu's `finish_bits` says why;
@@ -201,7 +202,12 @@ impl FastSpec {
         FastSpec {
             mask: p.mask as u8 & all_channels(self.ch),
             shift: p.shift as u32,
-            conv_unit: conversion_unit(self.sb, p.shift as u32),
+            conv_unit: conversion_unit(
+                self.sb,
+                p.shift as u32,
+                self.ch,
+                (self.reg && self.int.is_none() && !self.separable).then_some(self.kw.max(self.kh)),
+            ),
             abs: self.reg && p.abs_out != 0,
             zero_offset: self.reg && p.offset == 0.0,
             ..self

@@ -273,24 +273,47 @@ pub const REG_MIN_BLOCKS_GRAY16_5: usize = 8;
 /// separable 59.4 against 62.5, rgb48 5×5 67.3 against 69.4), so those keep the clamp.
 pub const SAT_FREE_MAX_CHANNELS: usize = 2;
 
-/// Whether a plane's 16-bit samples become floats through the conversion unit (one `I2F.U16`
-/// a sample, either half of a word, on a pipe of its own at an eighth of FFMA's rate) rather
-/// than by their bits in a float's mantissa (`byte_perm` and an FADD, two issued instructions;
-/// fast.cu's `word_value`, [`FastSpec::conv_unit`](super::FastSpec::conv_unit)): samples
-/// stored from bit 0 of 16-bit words (`shift` 0: every 9–16-bit format but P010 and P012, whose
+/// Whether a plane's samples become floats through the conversion unit (16-bit ones: one
+/// `I2F.U16` a sample, either half of a word, on a pipe of its own at an eighth of FFMA's
+/// rate) rather than by their bits in a float's mantissa (`byte_perm` and an FADD, two issued
+/// instructions; fast.cu's `word_value`, [`FastSpec::conv_unit`](super::FastSpec::conv_unit)):
+/// 16-bit samples stored from bit 0 of their words (`shift` 0: every 9–16-bit format but P010 and P012, whose
 /// samples sit 6 and 4 bits up; measured on gray16, rgb48, RGBA64 and YUV 4:2:0 10-bit). Both
 /// are exact. H200, against the mantissa route, 4K and 8K, `gaussian:3`–`:15`, best of two
 /// passes (docs/PERFORMANCE.md, "fifty-third round"): gray16 full 7×7 1.064–1.071× (the
 /// register kernel: 8K 98.5 → 92.6 µs), YUV 4:2:0 10-bit full 7×7 1.046–1.055× and 5×5 1.028×,
 /// rgb48 full and separable 5 1.028–1.065× and separable 9 1.036–1.039×, YUV 4:2:0 10-bit
 /// separable 5–15 1.007–1.029×, the rest 0.996–1.017× but rgb48 separable 7 (0.991 / 0.982×)
-/// and 4K separable 15 (0.983×). On 8-bit samples (`I2F.U8` reaches bytes 0 and 3 of a word
-/// in one instruction) it measured 0.994–1.036× (separable RGBA 15 1.03–1.04×, 8K gray 15
-/// 1.02×, the rest within 1 %): not taken.
+/// and 4K separable 15 (0.983×).
+///
+/// 8-bit samples: `I2F.U8` reads bytes 0 and 3 of a word in one instruction (bytes 1 and 2
+/// would take a shift first), so those two bytes of each word go through the conversion unit,
+/// the other two through `byte_perm`, in the f32 register kernel (`fast_reg`) of full plans of
+/// sides [`CONV_UNIT8_SIDES`] on planes of 2–4 channels (`register_full_side`: that kernel's
+/// side, None for other kernels; two channels take it up to 5 taps). H200, `log:3`/`:5`/`:7`
+/// (float weights: every plan full and f32), against the mantissa route, 720p / 1080p / 1440p /
+/// 4K / 8K, best of two passes
+/// (docs/PERFORMANCE.md, "fifty-fourth round"): RGB 5×5 1.01 / 1.02 / 1.03 / 1.04 / 1.04×,
+/// RGBA 5×5 1.01–1.04×, NV12 5×5 1.01–1.10× (both planes), RGB and RGBA 7×7 1.00–1.04× (8K RGB
+/// 1.11×); 3×3 0.95–1.04× and one channel at 5 0.98–1.02× (not taken). Measured on fast_sep
+/// (round 53, `gaussian`): 0.994–1.036×, not taken.
 /// `CONVFLOW_FAST_XU`: 0 never.
-pub fn conversion_unit(sb: usize, shift: u32) -> bool {
-    tuning().conv_unit.unwrap_or(true) && sb == 2 && shift == 0
+pub fn conversion_unit(
+    sb: usize,
+    shift: u32,
+    ch: usize,
+    register_full_side: Option<usize>,
+) -> bool {
+    tuning().conv_unit.unwrap_or(true)
+        && match sb {
+            2 => shift == 0,
+            _ => ch >= 2 && register_full_side.is_some_and(|s| CONV_UNIT8_SIDES.contains(&s)),
+        }
 }
+
+/// Sides of the f32 register kernel's full plans whose 8-bit samples of 2–4 channels go
+/// through the conversion unit ([`conversion_unit`]; measured at 5 and 7).
+pub const CONV_UNIT8_SIDES: std::ops::RangeInclusive<usize> = 5..=7;
 
 /// A frame's two planes of two specializations (NV12's luma and interleaved chroma, P010's) in
 /// one launch (`fast_pair`), not two side by side, where both planes' kernels took the same block

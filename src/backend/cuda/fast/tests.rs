@@ -483,7 +483,41 @@ fn planes_compile_in_their_mask_depth_and_output_rule() {
         assert!(gray16.defines().contains(&"-DCONV_UNIT=1".to_string()));
         assert_ne!(ModuleKey::Fast(gray16), ModuleKey::Fast(deep));
         let gray8 = FastSpec::new(5, 5, 1, Border::Zero).for_plane(&plane(8, 1, 1));
-        assert!(!gray8.conv_unit, "8-bit samples keep byte_perm");
+        assert!(
+            !gray8.conv_unit,
+            "8-bit samples keep byte_perm in the tiled kernels"
+        );
+        // 8-bit: the f32 register kernel's full plans of sides 5-7 on 2-4 channels only.
+        // (Two channels take the register kernel up to 5 taps.)
+        let reg8 = |side: usize, ch: usize, sep: bool| {
+            let mask = (1 << ch) - 1;
+            FastSpec::register(side, side, ch, Border::Clamp, sep, 1)
+                .map(|s| s.for_plane(&plane(64, ch as i32, mask)))
+        };
+        let unit = |side, ch, sep| reg8(side, ch, sep).map(|s| s.conv_unit);
+        for side in [5, 6, 7] {
+            for ch in [3, 4] {
+                let spec = reg8(side, ch, false).unwrap();
+                assert!(spec.conv_unit, "{side} {ch}");
+                assert!(spec.defines().contains(&"-DCONV_UNIT=1".to_string()));
+            }
+            assert_eq!(unit(side, 1, false), Some(false), "one channel at {side}");
+        }
+        assert_eq!(unit(5, 2, false), Some(true));
+        assert_eq!(
+            (unit(3, 3, false), unit(4, 4, false)),
+            (Some(false), Some(false))
+        );
+        assert_eq!(
+            unit(3, 3, true),
+            Some(false),
+            "the separable register kernel"
+        );
+        let int = FastSpec {
+            int: Some((16, 0)),
+            ..FastSpec::register(5, 5, 3, Border::Clamp, false, 1).unwrap()
+        };
+        assert!(!int.for_plane(&plane(64, 3, 0b111)).conv_unit, "fast_int");
     }
     // Every thread shape of four channels owns whole pixels (fast.cu's condition for a
     // partial mask).

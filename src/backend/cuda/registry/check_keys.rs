@@ -328,6 +328,14 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                     ..s.clone()
                 });
             }
+            // 8-bit words' bytes 0 and 3 by the conversion unit: the f32 register kernel's
+            // full plans of 2-4 channels (every such key: few).
+            if s.sb == 1 && s.reg && s.int.is_none() && !s.separable && s.ch >= 2 {
+                v.push(FastSpec {
+                    conv_unit: true,
+                    ..s.clone()
+                });
+            }
             if s.ch == 4 {
                 v.push(FastSpec {
                     mask: 0b0111,
