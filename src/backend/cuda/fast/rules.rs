@@ -273,18 +273,18 @@ pub const REG_MIN_BLOCKS_GRAY16_5: usize = 8;
 /// separable 59.4 against 62.5, rgb48 5×5 67.3 against 69.4), so those keep the clamp.
 pub const SAT_FREE_MAX_CHANNELS: usize = 2;
 
-/// Whether a plane's samples become floats through the conversion unit (16-bit ones: one
-/// `I2F.U16` a sample, either half of a word, on a pipe of its own at an eighth of FFMA's
-/// rate) rather than by their bits in a float's mantissa (`byte_perm` and an FADD, two issued
-/// instructions; fast.cu's `word_value`, [`FastSpec::conv_unit`](super::FastSpec::conv_unit)):
-/// 16-bit samples stored from bit 0 of their words (`shift` 0: every 9–16-bit format but P010 and P012, whose
-/// samples sit 6 and 4 bits up; measured on gray16, rgb48, RGBA64 and YUV 4:2:0 10-bit). Both
-/// are exact. H200, against the mantissa route, 4K and 8K, `gaussian:3`–`:15`, best of two
-/// passes (docs/PERFORMANCE.md, "fifty-third round"): gray16 full 7×7 1.064–1.071× (the
-/// register kernel: 8K 98.5 → 92.6 µs), YUV 4:2:0 10-bit full 7×7 1.046–1.055× and 5×5 1.028×,
-/// rgb48 full and separable 5 1.028–1.065× and separable 9 1.036–1.039×, YUV 4:2:0 10-bit
-/// separable 5–15 1.007–1.029×, the rest 0.996–1.017× but rgb48 separable 7 (0.991 / 0.982×)
-/// and 4K separable 15 (0.983×).
+/// Whether a plane's samples become floats through the conversion unit (16-bit ones: one `I2F.U16`
+/// a sample, either half of a word, on a pipe of its own at an eighth of FFMA's rate) rather than
+/// by their bits in a float's mantissa (`byte_perm` and an FADD, two issued instructions; fast.cu's
+/// `word_value`, [`FastSpec::conv_unit`](super::FastSpec::conv_unit)): 16-bit samples stored from
+/// bit 0 of their words (`shift` 0: every 9–16-bit format but P010 and P012, whose samples sit 6
+/// and 4 bits up; measured on gray16, rgb48, RGBA64 and YUV 4:2:0 10-bit). Both are exact. H200,
+/// against the mantissa route, 4K and 8K, `gaussian:3`–`:15`, best of two passes
+/// (docs/PERFORMANCE.md, "fifty-third round"): gray16 full 7×7 1.064–1.071× (the register kernel:
+/// 8K 98.5 → 92.6 µs), YUV 4:2:0 10-bit full 7×7 1.046–1.055× and 5×5 1.028×, rgb48 full and
+/// separable 5 1.028–1.065× and separable 9 1.036–1.039×, YUV 4:2:0 10-bit separable 5–15
+/// 1.007–1.029×, the rest 0.996–1.017× but rgb48 separable 7 (0.991 / 0.982×) and 4K separable 15
+/// (0.983×).
 ///
 /// 8-bit samples: `I2F.U8` reads bytes 0 and 3 of a word in one instruction (bytes 1 and 2
 /// would take a shift first), so those two bytes of each word go through the conversion unit,
@@ -294,8 +294,10 @@ pub const SAT_FREE_MAX_CHANNELS: usize = 2;
 /// (float weights: every plan full and f32), against the mantissa route, 720p / 1080p / 1440p /
 /// 4K / 8K, best of two passes
 /// (docs/PERFORMANCE.md, "fifty-fourth round"): RGB 5×5 1.01 / 1.02 / 1.03 / 1.04 / 1.04×,
-/// RGBA 5×5 1.01–1.04×, NV12 5×5 1.01–1.10× (both planes), RGB and RGBA 7×7 1.00–1.04× (8K RGB
-/// 1.11×); 3×3 0.95–1.04× and one channel at 5 0.98–1.02× (not taken). Measured on fast_sep
+/// RGBA 5×5 1.01–1.04×, NV12 5×5 1.01–1.10× (both planes), at 7×7 8K RGB 1.11× and 4K / 8K
+/// RGBA 1.04× (smaller planes take the tiled kernel at 6–7 taps, `full_tiled_first`); 3×3
+/// 0.95–1.04× and one channel at 5 0.98–1.02× (not taken). The side is the kernel's longer one
+/// (a 7×3 kernel counts as 7); 6 lies between the two measured sides. Measured on fast_sep
 /// (round 53, `gaussian`): 0.994–1.036×, not taken.
 /// `CONVFLOW_FAST_XU`: 0 never.
 pub fn conversion_unit(
@@ -307,7 +309,11 @@ pub fn conversion_unit(
     tuning().conv_unit.unwrap_or(true)
         && match sb {
             2 => shift == 0,
-            _ => ch >= 2 && register_full_side.is_some_and(|s| CONV_UNIT8_SIDES.contains(&s)),
+            _ => {
+                shift == 0
+                    && ch >= 2
+                    && register_full_side.is_some_and(|s| CONV_UNIT8_SIDES.contains(&s))
+            }
         }
 }
 
@@ -415,8 +421,8 @@ pub const SPILL_TOLERATED_BYTES: usize = 64;
 /// (0 / 1: `fast_sep`'s block compiled in never / on every plane, [`sep_fixed_block`]),
 /// `CONVFLOW_FAST_SEP_ZOFF` (0 / 1: `fast_sep` with its block compiled in adds a zero offset /
 /// leaves it out on planes of any channel count, [`sep_zero_offset`]), `CONVFLOW_FAST_XU` (0:
-/// 16-bit samples converted by `byte_perm` and an FADD, never by the conversion unit,
-/// [`conversion_unit`]). Read once per process;
+/// samples converted by `byte_perm` and an FADD, never by the conversion unit: neither 16-bit
+/// ones nor 8-bit bytes 0 and 3 in `fast_reg`, [`conversion_unit`]). Read once per process;
 /// `CONVFLOW_FAST_SPILL=0` also keeps a pair whose kernel spills.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Tuning {

@@ -473,7 +473,7 @@ fn planes_compile_in_their_mask_depth_and_output_rule() {
     let plain = FastSpec::new(5, 5, 2, Border::Zero).for_plane(&plane(8, 2, 3));
     assert_eq!(plain.zero_offset, tiled.zero_offset);
     // 16-bit samples from bit 0 are converted by the conversion unit (a module of its own);
-    // P010's shifted ones and 8-bit samples are not.
+    // P010's shifted ones are not, and 8-bit ones only in the f32 register kernel (below).
     if !overridden(&["CONVFLOW_FAST_XU"]) {
         assert!(!uv.conv_unit, "P010's samples sit 6 bits up");
         assert!(defines.contains(&"-DCONV_UNIT=0".to_string()));

@@ -306,7 +306,8 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
             ..FastSpec::new(k, k, ch, Border::ALL[k % 4]).with_sample_bytes(sb)
         }));
     }
-    // Variants of those: 16-bit samples by the conversion unit; RGBA with its alpha kept (every
+    // Variants of those: samples by the conversion unit (16-bit ones, and 8-bit bytes 0 and 3 in
+    // the f32 register kernel, also with RGBA's alpha kept); RGBA with its alpha kept (every
     // kernel of four channels, so every way an unfiltered channel is skipped and passed
     // through); MSB-aligned 16-bit samples (P010)
     // with --abs and an offset; one launch over the three planes of a YUV frame (every
@@ -331,10 +332,17 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
             // 8-bit words' bytes 0 and 3 by the conversion unit: the f32 register kernel's
             // full plans of 2-4 channels (every such key: few).
             if s.sb == 1 && s.reg && s.int.is_none() && !s.separable && s.ch >= 2 {
-                v.push(FastSpec {
+                let converted = FastSpec {
                     conv_unit: true,
                     ..s.clone()
-                });
+                };
+                if s.ch == 4 {
+                    v.push(FastSpec {
+                        mask: 0b0111,
+                        ..converted.clone()
+                    });
+                }
+                v.push(converted);
             }
             if s.ch == 4 {
                 v.push(FastSpec {
@@ -432,6 +440,16 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
             Some([a, find(2, &|s| s.conv_unit && kind(s) == k)?])
         });
     pairs.extend(converted);
+    // 8-bit NV12 under a float-weight 5×5: the luma's register kernel converting by byte_perm
+    // beside the chroma's converting bytes 0 and 3 by the conversion unit.
+    let reg8 = |ch: usize, unit: bool| {
+        find(ch, &|s| {
+            kind(s) == "fast_reg" && s.sb == 1 && !s.separable && s.conv_unit == unit
+        })
+    };
+    if let (Some(a), Some(b)) = (reg8(1, false), reg8(2, true)) {
+        pairs.push([a, b]);
+    }
     let pairs: Vec<ModuleKey> = pairs
         .into_iter()
         .enumerate()
