@@ -309,10 +309,9 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
     // Variants of those: samples by the conversion unit (16-bit ones, and 8-bit bytes 0 and 3 in
     // the f32 register kernel, also with RGBA's alpha kept); RGBA with its alpha kept (every
     // kernel of four channels, so every way an unfiltered channel is skipped and passed
-    // through); MSB-aligned 16-bit samples (P010)
-    // with --abs and an offset; one launch over the three planes of a YUV frame (every
-    // one-channel kernel); the tiled separable kernel with launch bounds and with wider
-    // row-pass items.
+    // through); MSB-aligned 16-bit samples (P010) with --abs and an offset; one launch over the
+    // three planes of a YUV frame (every one-channel kernel); the tiled separable kernel with
+    // launch bounds and with wider row-pass items.
     let variants: Vec<_> = keys
         .iter()
         .enumerate()
@@ -440,11 +439,15 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
             Some([a, find(2, &|s| s.conv_unit && kind(s) == k)?])
         });
     pairs.extend(converted);
-    // 8-bit NV12 under a float-weight 5×5: the luma's register kernel converting by byte_perm
-    // beside the chroma's converting bytes 0 and 3 by the conversion unit.
+    // 8-bit NV12 under a float-weight kernel of 5 taps: the luma's register kernel converting by
+    // byte_perm beside the chroma's converting bytes 0 and 3 by the conversion unit.
     let reg8 = |ch: usize, unit: bool| {
         find(ch, &|s| {
-            kind(s) == "fast_reg" && s.sb == 1 && !s.separable && s.conv_unit == unit
+            kind(s) == "fast_reg"
+                && s.sb == 1
+                && !s.separable
+                && s.kw.max(s.kh) == 5
+                && s.conv_unit == unit
         })
     };
     if let (Some(a), Some(b)) = (reg8(1, false), reg8(2, true)) {
