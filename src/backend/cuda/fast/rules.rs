@@ -306,15 +306,11 @@ pub fn conversion_unit(
     ch: usize,
     register_full_side: Option<usize>,
 ) -> bool {
-    tuning().conv_unit.unwrap_or(true)
-        && match sb {
-            2 => shift == 0,
-            _ => {
-                shift == 0
-                    && ch >= 2
-                    && register_full_side.is_some_and(|s| CONV_UNIT8_SIDES.contains(&s))
-            }
-        }
+    let sampled = match sb {
+        2 => true,
+        _ => ch >= 2 && register_full_side.is_some_and(|s| CONV_UNIT8_SIDES.contains(&s)),
+    };
+    tuning().conv_unit.unwrap_or(true) && shift == 0 && sampled
 }
 
 /// Sides of the f32 register kernel's full plans whose 8-bit samples of 2–4 channels go
