@@ -6,6 +6,13 @@
 //   queued   the same thread keeps DEPTH copies in flight on its one stream
 //   streams  DEPTH copies in flight, alternating between DEPTH streams
 //   batch4   four frames per copy call, one in flight
+//   batchNq  N frames per copy call (N = 2, 4, 8), DEPTH calls in flight on one stream
+//   apiNq    N frames apart in memory (4 KiB between them) in one cudaMemcpyBatchAsync call,
+//            DEPTH calls in flight
+//   pitchNq  N frames, back to back on the host, 4 KiB apart on the device, in one
+//            cudaMemcpy2DAsync (a frame a row), DEPTH calls in flight
+//   mapped   no DMA: a kernel moves each frame through mapped page-locked memory (16-byte
+//            words, every SM), DEPTH frames in flight
 // Pinned host memory; each line: mode, bytes, frames/s (the slower direction), ratio to the
 // duplex bound measured here with 256 MiB copies. COPY_BENCH_WC=1 makes the upload source
 // write-combined, as the pipeline's upload pool is.
@@ -15,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <algorithm>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -23,11 +31,26 @@
 
 static const int DEPTH = 2;
 
+// One frame moved by the SMs: `n` 16-byte words from `src` to `dst` (one of them mapped host
+// memory).
+__global__ void move_words(const uint4 *__restrict__ src, uint4 *__restrict__ dst, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        dst[i] = src[i];
+}
+
 // Copies `frames` frames of `bytes` in one direction; returns seconds.
 static double pump(bool up, size_t bytes, int frames, const char *mode, char *host, char *dev) {
-    bool batch = mode[0] == 'b';
-    int per = batch ? 4 : 1, depth = mode[0] == 's' && mode[1] == 'y' ? 1 : (batch ? 1 : DEPTH);
-    int nstreams = mode[0] == 's' && mode[1] == 't' ? DEPTH : 1;
+    std::string m(mode);
+    bool api = m.rfind("api", 0) == 0, pitch = m.rfind("pitch", 0) == 0;
+    bool batch = m.rfind("batch", 0) == 0, queued_batch = (batch || api || pitch) && m.back() == 'q';
+    bool mapped = m == "mapped";
+    int per = batch ? m[5] - '0' : api ? m[3] - '0' : pitch ? m[5] - '0' : 1;
+    size_t gap = api || pitch ? 4096 : 0;
+    int depth = m == "sync" ? 1 : (batch && !queued_batch ? 1 : DEPTH);
+    int nstreams = m == "streams" ? DEPTH : 1;
+    int sms = 0;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     std::vector<cudaStream_t> st(nstreams);
     for (auto &s : st) CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     std::vector<cudaEvent_t> ev(depth);
@@ -36,10 +59,38 @@ static double pump(bool up, size_t bytes, int frames, const char *mode, char *ho
     for (int i = 0, call = 0; i < frames; i += per, call++) {
         int slot = call % depth;
         if (call >= depth) CK(cudaEventSynchronize(ev[slot]));
-        size_t off = (size_t)(call % (2 * DEPTH)) * bytes * per;
+        size_t off = (size_t)(call % (2 * DEPTH)) * (bytes + gap) * per;
         cudaStream_t s = st[call % nstreams];
-        if (up) CK(cudaMemcpyAsync(dev + off, host + off, bytes * per, cudaMemcpyHostToDevice, s));
-        else CK(cudaMemcpyAsync(host + off, dev + off, bytes * per, cudaMemcpyDeviceToHost, s));
+        if (api) {
+            const void *src[8];
+            void *dst[8];
+            size_t sizes[8];
+            for (int f = 0; f < per; f++) {
+                size_t o = off + f * (bytes + gap);
+                src[f] = up ? (const void *)(host + o) : (const void *)(dev + o);
+                dst[f] = up ? (void *)(dev + o) : (void *)(host + o);
+                sizes[f] = bytes;
+            }
+            cudaMemcpyAttributes attr = {};
+            attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+            size_t idx = 0;
+            CK(cudaMemcpyBatchAsync(dst, src, sizes, per, &attr, &idx, 1, s));
+        } else if (pitch) {
+            size_t hp = bytes, dp = bytes + gap;
+            if (up) CK(cudaMemcpy2DAsync(dev + off, dp, host + off, hp, bytes, per,
+                                         cudaMemcpyHostToDevice, s));
+            else CK(cudaMemcpy2DAsync(host + off, hp, dev + off, dp, bytes, per,
+                                      cudaMemcpyDeviceToHost, s));
+        } else if (mapped) {
+            const char *src = up ? host + off : dev + off;
+            char *dst = up ? dev + off : host + off;
+            move_words<<<sms * 4, 256, 0, s>>>((const uint4 *)src, (uint4 *)dst, bytes / 16);
+            CK(cudaGetLastError());
+        } else if (up) {
+            CK(cudaMemcpyAsync(dev + off, host + off, bytes * per, cudaMemcpyHostToDevice, s));
+        } else {
+            CK(cudaMemcpyAsync(host + off, dev + off, bytes * per, cudaMemcpyDeviceToHost, s));
+        }
         CK(cudaEventRecord(ev[slot], s));
     }
     for (auto &s : st) CK(cudaStreamSynchronize(s));
@@ -69,10 +120,12 @@ int main(int argc, char **argv) {
     }
     printf("duplex bound %.1f GB/s\n", best / 1e9);
     printf("mode,bytes,fps,of_bound\n");
-    const char *modes[] = {"sync", "queued", "streams", "batch4"};
+    const char *modes[] = {"sync",    "queued",  "streams", "batch4",
+                           "batch2q", "batch4q", "batch8q", "api2q",
+                           "api4q",   "pitch2q", "pitch4q", "mapped"};
     for (int a = 1; a < argc; a++) {
         size_t bytes = strtoull(argv[a], 0, 10);
-        int frames = (int)(4e9 / bytes) / 4 * 4;
+        int frames = (int)(4e9 / bytes) / 8 * 8;
         for (auto mode : modes) {
             std::vector<double> fps;
             for (int r = 0; r < 3; r++) {

@@ -151,10 +151,14 @@ pub trait Offload: Send + Sync {
     fn queue(&self) -> Result<Box<dyn CopyQueue>, DeviceError>;
 }
 
-/// Copies on one queue, run in the order they were started. A stage keeps up to
+/// Copies on one queue, finished in the order they were started. A stage keeps up to
 /// [`CopyQueue::depth`] copies in flight, so the copy engine goes from one frame's copy to the
 /// next without waiting for the host to notice the first has finished; a copy is complete (its
-/// buffers free to read, reuse or drop) once [`CopyQueue::finish`] has returned for it.
+/// buffers free to read, reuse or drop) once [`CopyQueue::finish`] has returned for it. A
+/// queue may hold a started copy back, to submit it with the next ones as one batch while the
+/// copies before it still run; [`CopyQueue::finish`] and [`CopyQueue::done`] submit whatever is
+/// held once the link could take it, so a stage that polls `done` while it waits for input, or
+/// calls `finish`, never leaves a held copy behind.
 pub trait CopyQueue: Send {
     /// Starts copying host frame `src` into `dst` (the same image; [`CopyPlan::between`]
     /// their layouts).
@@ -179,13 +183,14 @@ pub trait CopyQueue: Send {
     ) -> Result<(), DeviceError>;
     /// Waits for the oldest copy started and not yet finished; returns its device time when
     /// that copy was timed (a queue may time only a sample of its copies: timing events cost a
-    /// small copy a quarter of its speed). An error ends that copy too: the next call is about
-    /// the copy after it.
+    /// small copy a quarter of its speed; copies submitted together share their batch's time).
+    /// An error ends that copy too: the next call is about the copy after it.
     fn finish(&mut self) -> Result<Option<Duration>, DeviceError>;
     /// How many copies may be in flight at once (started, not finished); at least 1.
     fn depth(&self) -> usize;
     /// True when the oldest copy in flight is over (or failed), so [`CopyQueue::finish`] would
-    /// not wait: a stage polls it while it also watches for its next frame.
+    /// not wait: a stage polls it while it also watches for its next frame (and a queue that
+    /// holds copies back submits them here once the link could take them).
     fn done(&mut self) -> bool {
         true
     }

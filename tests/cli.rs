@@ -590,7 +590,7 @@ fn json_report_has_stages_and_latency() {
     );
     assert!(stages.iter().all(|s| s["frames"] == 9));
     // No --inflight: small frames get deeper pools (pipeline::auto_inflight).
-    assert_eq!(v["inflight"], 8);
+    assert_eq!(v["inflight"], convflow::pipeline::AUTO_POOL_MOST);
     assert!(v["latency_us"]["p50"].as_u64().unwrap() >= 1);
     assert!(v["latency_us"]["max"].as_u64().unwrap() >= v["latency_us"]["p50"].as_u64().unwrap());
     // The startup split: backend creation within the time before the run, which is within

@@ -3,7 +3,8 @@
 //! transfer-vs-kernel split measured; device out-of-memory is a clear error; the bandwidth probe
 //! returns plausible numbers; cpu-par opening a run before the CUDA lane takes over gives the
 //! same bytes; frames chained on the device (each the next one's source, no host wait between)
-//! give cpu-seq's filters in turn. Skips without a GPU unless CONVFLOW_REQUIRE_GPU=1.
+//! give cpu-seq's filters in turn; frames whose copies the queues batch each land in their own
+//! buffer. Skips without a GPU unless CONVFLOW_REQUIRE_GPU=1.
 #![cfg(feature = "cuda")]
 
 mod common;
@@ -304,6 +305,87 @@ fn chained_device_frames_read_what_the_launch_before_wrote() {
         q.finish().unwrap();
         if let Some(diff) = common::first_difference(&got, &want) {
             panic!("seed {seed}: {format}: the chained frames differ from cpu-seq's at {diff}");
+        }
+    }
+}
+
+/// The copy queues hold frames' copies back while two submissions run and submit them together
+/// (`cuMemcpyBatchAsync`): every frame lands in its own buffer, in order, whether its copy went
+/// in a batch, alone (rows the device pads: one 2D copy per plane, after the batch held before
+/// it) or from pageable memory, round after round around the queue's ring of slots.
+#[test]
+fn batched_copies_land_every_frame_in_its_own_buffer() {
+    let Some(mut b) = gpu(true, false) else {
+        return;
+    };
+    let off = b.offload().unwrap().unwrap();
+    let (mut up, mut down) = (off.queue().unwrap(), off.queue().unwrap());
+    let (mut rng, seed) = common::Rng::fresh(55);
+    // 2 MiB frames keep the link busy for ~40 µs each, so copies started back to back wait for
+    // it and gather into batches; 2047-wide rows are padded on the device.
+    let sizes = [
+        (2048, 1024),
+        (2048, 1024),
+        (2047, 1023),
+        (2048, 1024),
+        (2048, 1024),
+    ];
+    for round in 0..5 {
+        let count = up.depth() + 3 + round;
+        let srcs: Vec<Frame> = (0..count)
+            .map(|i| {
+                let (w, h) = sizes[i % sizes.len()];
+                let f = common::random_frame(&mut rng, PixelFormat::Gray8, w, h);
+                if i % 7 == 6 {
+                    return f; // pageable
+                }
+                let mut pinned = off.host_frame(PixelFormat::Gray8, w, h, true).unwrap();
+                pinned.plane_mut(0).copy_from(&f.plane(0));
+                pinned
+            })
+            .collect();
+        let mut devs: Vec<_> = srcs
+            .iter()
+            .map(|f| off.device_frame(&f.shape()).unwrap())
+            .collect();
+        let mut outs: Vec<Frame> = srcs
+            .iter()
+            .map(|f| {
+                off.host_frame(f.format(), f.width(), f.height(), true)
+                    .unwrap()
+            })
+            .collect();
+        // Every copy is started as soon as the queue has room, and finished in order.
+        let mut in_flight = 0;
+        for (s, d) in srcs.iter().zip(&mut devs) {
+            if in_flight == up.depth() {
+                up.finish().unwrap();
+                in_flight -= 1;
+            }
+            // SAFETY: every copy is finished (below) before its frames are touched or dropped.
+            unsafe { up.start_upload(s, d).unwrap() };
+            in_flight += 1;
+        }
+        for _ in 0..in_flight {
+            up.finish().unwrap();
+        }
+        in_flight = 0;
+        for (d, o) in devs.iter().zip(&mut outs) {
+            if in_flight == down.depth() {
+                down.finish().unwrap();
+                in_flight -= 1;
+            }
+            // SAFETY: as above.
+            unsafe { down.start_download(d, o).unwrap() };
+            in_flight += 1;
+        }
+        for _ in 0..in_flight {
+            down.finish().unwrap();
+        }
+        for (i, (s, o)) in srcs.iter().zip(&outs).enumerate() {
+            if let Some(diff) = common::first_difference(o, s) {
+                panic!("seed {seed}: round {round}, frame {i} came back different at {diff}");
+            }
         }
     }
 }

@@ -302,7 +302,7 @@ pub struct FilterArgs {
     pub gpu_only: bool,
     /// Frame buffers per pipeline pool and frames queued between stages (read → upload →
     /// filter → download → write): the depth of the overlap [default: 3, more for frames under
-    /// 2 MiB (pools of ~6 MiB, at most 8)].
+    /// 5.3 MiB (pools of ~16 MiB, at most 12)].
     #[arg(
         long,
         value_parser = clap::value_parser!(u64).range(1..=64),

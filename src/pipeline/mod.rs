@@ -52,7 +52,7 @@ use crate::filter::Plan;
 use crate::frame::Frame;
 use crate::io::{IoError, Payload, Sink, Source};
 use check::Checker;
-pub use pool::{auto_inflight, AUTO_POOL_BYTES};
+pub use pool::{auto_inflight, AUTO_POOL_BYTES, AUTO_POOL_MOST};
 use pool::{HostSlots, Pool};
 use stages::{
     download_stage, filter_device_stage, filter_host_stage, passthrough_stage, read_stage,

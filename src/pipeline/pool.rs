@@ -15,17 +15,26 @@ use crate::io::{FrameSlots, IoError};
 
 /// Frames per pool when none is asked for (`--inflight` left out), for frames of
 /// `frame_bytes` (None: not known before the first frame): pools of about
-/// [`AUTO_POOL_BYTES`], at least 3 and at most 8 frames. A small frame's copies are short beside
-/// the host's round trip per frame (a channel hop, a wake-up, a poll), so more frames must be in
-/// flight to keep the copy engines busy: on an H100, 720p gray went from 55 % of the duplex
-/// bound with 3 to 72 % with 8, 1080p gray from 80–87 % to 88–90 % with 4, while 720p RGB and
-/// larger frames gained nothing (docs/PERFORMANCE.md, "Pool depth").
+/// [`AUTO_POOL_BYTES`], at least 3 and at most [`AUTO_POOL_MOST`] frames. A small frame's copies
+/// are short beside the host's round trip per frame (a channel hop, a wake-up, a poll), so more
+/// frames must be in flight to keep the copy engines busy: on an H100, 720p gray went from 55 %
+/// of the duplex bound with 3 to 72 % with 8, 1080p gray from 80–87 % to 88–90 % with 4, while
+/// 720p RGB and larger frames gained nothing (docs/PERFORMANCE.md, "Pool depth"). Since a CUDA
+/// copy queue submits waiting frames' copies together (up to 4 a call, two calls running), a
+/// stage gathers full batches only with about a dozen frames in hand: on an H200, 720p gray with
+/// batched copies sustained 45.7k frames/s with pools of 7 and 48.2–49.0k with 8–16, 1080p gray
+/// 22.0k with 4 and 22.8–23.2k with 8–16 (docs/PERFORMANCE.md, fifty-fifth round).
 pub fn auto_inflight(frame_bytes: Option<usize>) -> usize {
-    frame_bytes.map_or(3, |b| AUTO_POOL_BYTES.div_ceil(b.max(1)).clamp(3, 8))
+    frame_bytes.map_or(3, |b| {
+        AUTO_POOL_BYTES.div_ceil(b.max(1)).clamp(3, AUTO_POOL_MOST)
+    })
 }
 
 /// The pool size [`auto_inflight`] aims at.
-pub const AUTO_POOL_BYTES: usize = 6 << 20;
+pub const AUTO_POOL_BYTES: usize = 16 << 20;
+
+/// The most frames [`auto_inflight`] gives a pool.
+pub const AUTO_POOL_MOST: usize = 12;
 
 /// Free buffers of one kind, recycled from the stage that is done with them to the stage that
 /// fills them. At most `cap` exist; once all are out, `get` waits for one to come back.
@@ -229,11 +238,12 @@ mod tests {
     fn auto_inflight_deepens_pools_for_small_frames_only() {
         let bytes = |f: PixelFormat, w, h| Some(Frame::packed_len(f, w, h).unwrap());
         assert_eq!(auto_inflight(None), 3);
-        assert_eq!(auto_inflight(bytes(PixelFormat::Gray8, 64, 48)), 8);
-        assert_eq!(auto_inflight(bytes(PixelFormat::Gray8, 1280, 720)), 7);
-        assert_eq!(auto_inflight(bytes(PixelFormat::Gray8, 1920, 1080)), 4);
-        assert_eq!(auto_inflight(bytes(PixelFormat::Rgb8, 1280, 720)), 3);
+        assert_eq!(auto_inflight(bytes(PixelFormat::Gray8, 64, 48)), 12);
+        assert_eq!(auto_inflight(bytes(PixelFormat::Gray8, 1280, 720)), 12);
+        assert_eq!(auto_inflight(bytes(PixelFormat::Gray8, 1920, 1080)), 9);
+        assert_eq!(auto_inflight(bytes(PixelFormat::Rgb8, 1280, 720)), 7);
+        assert_eq!(auto_inflight(bytes(PixelFormat::Rgb8, 1920, 1080)), 3);
         assert_eq!(auto_inflight(bytes(PixelFormat::Rgb8, 3840, 2160)), 3);
-        assert_eq!(auto_inflight(Some(0)), 8);
+        assert_eq!(auto_inflight(Some(0)), 12);
     }
 }

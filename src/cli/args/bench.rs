@@ -165,7 +165,7 @@ pub struct BenchPipelineArgs {
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
     /// Frame buffers per pool and frames queued between stages (as `filter --inflight`)
-    /// [default: 3, more for frames under 2 MiB, as `filter`].
+    /// [default: 3, more for frames under 5.3 MiB, as `filter`].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
     pub inflight: Option<u64>,
     /// Also write every point as CSV.
