@@ -156,9 +156,10 @@ pub trait Offload: Send + Sync {
 /// next without waiting for the host to notice the first has finished; a copy is complete (its
 /// buffers free to read, reuse or drop) once [`CopyQueue::finish`] has returned for it. A
 /// queue may hold a started copy back, to submit it with the next ones as one batch while the
-/// copies before it still run; [`CopyQueue::finish`] and [`CopyQueue::done`] submit whatever is
-/// held once the link could take it, so a stage that polls `done` while it waits for input, or
-/// calls `finish`, never leaves a held copy behind.
+/// copies before it still run; [`CopyQueue::finish`] and [`CopyQueue::done`] submit what is held
+/// once fewer copies run than the queue keeps going (always when the oldest copy is held), so
+/// `finish` never waits on a copy that was not submitted, and a stage that polls `done` while
+/// it waits for input submits its held copies as soon as the link can take them.
 pub trait CopyQueue: Send {
     /// Starts copying host frame `src` into `dst` (the same image; [`CopyPlan::between`]
     /// their layouts).
@@ -188,6 +189,14 @@ pub trait CopyQueue: Send {
     fn finish(&mut self) -> Result<Option<Duration>, DeviceError>;
     /// How many copies may be in flight at once (started, not finished); at least 1.
     fn depth(&self) -> usize;
+    /// The most copies this queue submits in one call (1: it never holds copies back).
+    fn batch_most(&self) -> usize {
+        1
+    }
+    /// How many of the copies submitted so far went in a call with others (a diagnostic).
+    fn batched(&self) -> usize {
+        0
+    }
     /// True when the oldest copy in flight is over (or failed), so [`CopyQueue::finish`] would
     /// not wait: a stage polls it while it also watches for its next frame (and a queue that
     /// holds copies back submits them here once the link could take them).

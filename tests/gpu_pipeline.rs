@@ -310,16 +310,18 @@ fn chained_device_frames_read_what_the_launch_before_wrote() {
 }
 
 /// The copy queues hold frames' copies back while two submissions run and submit them together
-/// (`cuMemcpyBatchAsync`): every frame lands in its own buffer, in order, whether its copy went
-/// in a batch, alone (rows the device pads: one 2D copy per plane, after the batch held before
-/// it) or from pageable memory, round after round around the queue's ring of slots.
+/// (`cuMemcpyBatchAsync`): every frame lands in its own buffer and each copy is over when its
+/// `finish` returns — each frame goes back to the host the moment its upload is finished (on
+/// another stream, which does not wait for the upload), and is checked the moment its download
+/// is — whether its copy went in a batch, alone (rows the device pads: one 2D copy per plane,
+/// after the copies held before it) or from pageable memory (alone too), the queue's ring of
+/// slots wrapping in every round, with finishes reached through `done` polls or directly.
 #[test]
 fn batched_copies_land_every_frame_in_its_own_buffer() {
     let Some(mut b) = gpu(true, false) else {
         return;
     };
     let off = b.offload().unwrap().unwrap();
-    let (mut up, mut down) = (off.queue().unwrap(), off.queue().unwrap());
     let (mut rng, seed) = common::Rng::fresh(55);
     // 2 MiB frames keep the link busy for ~40 µs each, so copies started back to back wait for
     // it and gather into batches; 2047-wide rows are padded on the device.
@@ -330,16 +332,28 @@ fn batched_copies_land_every_frame_in_its_own_buffer() {
         (2048, 1024),
         (2048, 1024),
     ];
-    for round in 0..5 {
-        let count = up.depth() + 3 + round;
-        let srcs: Vec<Frame> = (0..count)
+    for (round, extra) in [1, 2, 4, 7, 11].into_iter().enumerate() {
+        let depth = off.queue().unwrap().depth();
+        let count = depth + extra;
+        let want: Vec<Frame> = (0..count)
             .map(|i| {
                 let (w, h) = sizes[i % sizes.len()];
                 let f = common::random_frame(&mut rng, PixelFormat::Gray8, w, h);
+                let mut packed = Frame::new(PixelFormat::Gray8, w, h).unwrap();
+                packed.plane_mut(0).copy_from(&f.plane(0));
+                packed
+            })
+            .collect();
+        let srcs: Vec<Frame> = want
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
                 if i % 7 == 6 {
-                    return f; // pageable
+                    return f.clone(); // pageable
                 }
-                let mut pinned = off.host_frame(PixelFormat::Gray8, w, h, true).unwrap();
+                let mut pinned = off
+                    .host_frame(f.format(), f.width(), f.height(), true)
+                    .unwrap();
                 pinned.plane_mut(0).copy_from(&f.plane(0));
                 pinned
             })
@@ -355,37 +369,49 @@ fn batched_copies_land_every_frame_in_its_own_buffer() {
                     .unwrap()
             })
             .collect();
-        // Every copy is started as soon as the queue has room, and finished in order.
-        let mut in_flight = 0;
-        for (s, d) in srcs.iter().zip(&mut devs) {
-            if in_flight == up.depth() {
-                up.finish().unwrap();
-                in_flight -= 1;
+        // Made after the buffers, so that (unwinding from a failure) they are dropped first,
+        // waiting for their copies before the buffers go.
+        let (mut up, mut down) = (off.queue().unwrap(), off.queue().unwrap());
+        let poll = round % 2 == 0;
+        let (mut uploaded, mut downloaded, mut checked) = (0, 0, 0);
+        let finish = |q: &mut Box<dyn convflow::device::CopyQueue>| {
+            while poll && !q.done() {
+                std::hint::spin_loop();
             }
-            // SAFETY: every copy is finished (below) before its frames are touched or dropped.
-            unsafe { up.start_upload(s, d).unwrap() };
-            in_flight += 1;
-        }
-        for _ in 0..in_flight {
-            up.finish().unwrap();
-        }
-        in_flight = 0;
-        for (d, o) in devs.iter().zip(&mut outs) {
-            if in_flight == down.depth() {
-                down.finish().unwrap();
-                in_flight -= 1;
+            q.finish().unwrap();
+        };
+        for i in 0..=count {
+            // Room for the next upload: the oldest upload finishes, and its frame at once
+            // starts back (room for that download: the oldest download finishes and is checked).
+            while uploaded < i.min(count) && (i == count || i - uploaded == up.depth()) {
+                finish(&mut up);
+                if downloaded - checked == down.depth() {
+                    finish(&mut down);
+                    if let Some(diff) = common::first_difference(&outs[checked], &want[checked]) {
+                        panic!("seed {seed}: round {round}, frame {checked} differs at {diff}");
+                    }
+                    checked += 1;
+                }
+                let (d, o) = (&devs[uploaded], &mut outs[uploaded]);
+                // SAFETY: every copy is finished before its frames are touched or dropped (the
+                // queues, dropped first, wait for theirs).
+                unsafe { down.start_download(d, o).unwrap() };
+                (uploaded, downloaded) = (uploaded + 1, downloaded + 1);
             }
-            // SAFETY: as above.
-            unsafe { down.start_download(d, o).unwrap() };
-            in_flight += 1;
-        }
-        for _ in 0..in_flight {
-            down.finish().unwrap();
-        }
-        for (i, (s, o)) in srcs.iter().zip(&outs).enumerate() {
-            if let Some(diff) = common::first_difference(o, s) {
-                panic!("seed {seed}: round {round}, frame {i} came back different at {diff}");
+            if i < count {
+                // SAFETY: as above.
+                unsafe { up.start_upload(&srcs[i], &mut devs[i]).unwrap() };
             }
+        }
+        while checked < count {
+            finish(&mut down);
+            if let Some(diff) = common::first_difference(&outs[checked], &want[checked]) {
+                panic!("seed {seed}: round {round}, frame {checked} differs at {diff}");
+            }
+            checked += 1;
+        }
+        if up.batch_most() > 1 {
+            assert!(up.batched() > 0, "round {round}: no upload went in a batch");
         }
     }
 }

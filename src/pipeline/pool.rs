@@ -19,11 +19,12 @@ use crate::io::{FrameSlots, IoError};
 /// are short beside the host's round trip per frame (a channel hop, a wake-up, a poll), so more
 /// frames must be in flight to keep the copy engines busy: on an H100, 720p gray went from 55 %
 /// of the duplex bound with 3 to 72 % with 8, 1080p gray from 80–87 % to 88–90 % with 4, while
-/// 720p RGB and larger frames gained nothing (docs/PERFORMANCE.md, "Pool depth"). Since a CUDA
-/// copy queue submits waiting frames' copies together (up to 4 a call, two calls running), a
-/// stage gathers full batches only with about a dozen frames in hand: on an H200, 720p gray with
-/// batched copies sustained 45.7k frames/s with pools of 7 and 48.2–49.0k with 8–16, 1080p gray
-/// 22.0k with 4 and 22.8–23.2k with 8–16 (docs/PERFORMANCE.md, fifty-fifth round).
+/// 720p RGB and larger frames gained nothing then (docs/PERFORMANCE.md, "Pool depth"). Since a
+/// CUDA copy queue submits waiting frames' copies together (up to 4 a call, two calls running),
+/// a stage gathers full batches only with about a dozen frames in hand: on an H200, 720p gray
+/// with batched copies sustained 45.7k frames/s with pools of 7 and 48.2–49.0k with 8–16, 1080p
+/// gray 22.0k with 4 and 22.8–23.2k with 8–16, 720p RGB 16.8k with 3 and 17.0–17.5k with 8–12
+/// (docs/PERFORMANCE.md, fifty-fifth round).
 pub fn auto_inflight(frame_bytes: Option<usize>) -> usize {
     frame_bytes.map_or(3, |b| {
         AUTO_POOL_BYTES.div_ceil(b.max(1)).clamp(3, AUTO_POOL_MOST)

@@ -198,6 +198,7 @@ impl Offload for CudaOffload {
             held_what: "",
             shape,
             sample: Sampler::from_env("CONVFLOW_COPY_TIME_EVERY", COPY_TIME_EVERY),
+            batched: 0,
         }))
     }
 }
@@ -216,11 +217,11 @@ const COPY_STREAMS: usize = 1;
 /// docs/PERFORMANCE.md, fifty-fifth round). A queue holds a frame's copy back only while
 /// [`COPY_DEPTH`] submissions are already running, so a frame that finds the link free goes at
 /// once and batches form only where frames wait for the link. `CONVFLOW_COPY_BATCH`
-/// overrides it (1: every frame alone); drivers before CUDA 13.0 and pageable host memory copy
-/// frames one at a time.
+/// overrides it (1: every frame alone); drivers before CUDA 13.0, host frames not in
+/// page-locked memory and frames whose device rows are padded are copied one at a time.
 const COPY_BATCH: usize = 4;
 
-/// One copy in this many submissions is timed ([`Sampler`]). Measured on an H100
+/// One submission in this many is timed ([`Sampler`]). Measured on an H100
 /// (docs/PERFORMANCE.md, "tenth round"): a timing event pair around every copy took a 0.9 MB
 /// copy from ~20 to 26 µs of copy-engine time and held 720p gray at 30k frames/s against 42k
 /// with copies untimed (1080p gray 17.2k against 19.7k; 720p RGB 13.3k against 14.8k).
@@ -251,12 +252,12 @@ impl CopyShape {
 /// pageable memory (`--pageable`) and drivers without batched copies.
 fn copy_shape(pageable: bool) -> CopyShape {
     let depth = env_count("CONVFLOW_COPY_DEPTH", COPY_DEPTH, 8);
-    let batches = !pageable && raw::driver_version().is_some_and(|v| v >= raw::BATCH_COPY_DRIVER);
+    let batches = !pageable && raw::batch_copies();
     CopyShape {
         depth,
         streams: env_count("CONVFLOW_COPY_STREAMS", COPY_STREAMS, 8).min(depth),
         batch: if batches {
-            env_count("CONVFLOW_COPY_BATCH", COPY_BATCH, 8)
+            env_count("CONVFLOW_COPY_BATCH", COPY_BATCH, raw::BATCH_MOST)
         } else {
             1
         },
@@ -296,9 +297,18 @@ struct CudaQueue {
     held_what: &'static str,
     shape: CopyShape,
     sample: Sampler,
+    /// Copies submitted in calls with others so far ([`CopyQueue::batched`]).
+    batched: usize,
 }
 
 impl CudaQueue {
+    /// Whether a copy to or from `host` may be held back and batched: batching is on and the
+    /// frame is page-locked (what [`raw::copy_batch`] requires; the pipeline's pools always
+    /// are, a frame from elsewhere need not be).
+    fn batches(&self, host: &Frame) -> bool {
+        self.shape.batch > 1 && PinnedBuf::holds(host)
+    }
+
     /// The slot of the oldest copy not finished.
     fn oldest(&self) -> usize {
         let n = self.slots.len();
@@ -392,6 +402,9 @@ impl CudaQueue {
             s.failed = result.err();
             s.over = false;
         }
+        if count > 1 {
+            self.batched += count;
+        }
         self.held.clear();
     }
 
@@ -431,7 +444,11 @@ impl CudaQueue {
         }
         copy(slot.stream.cu_stream()).map_err(err)?;
         let end = if timed { &slot.end } else { &slot.done };
-        end.record(&slot.stream).map_err(err)?;
+        if let Err(e) = end.record(&slot.stream) {
+            // The copy started: it must be over before the caller lets the frames go.
+            let _ = slot.stream.synchronize();
+            return Err(err(e));
+        }
         self.take_slot(what)?;
         let slot = &mut self.slots[i];
         (slot.last, slot.count, slot.timed, slot.what) = (i, 1, timed, what);
@@ -449,8 +466,9 @@ impl CopyQueue for CudaQueue {
         const WHAT: &str = "uploading a frame";
         let plan = CopyPlan::between(&src.shape(), &dst.shape)?;
         let d = device_ptr(dst)?;
+        let batch = self.batches(src);
         let bytes = src.data();
-        if let (CopyPlan::Whole { len }, true) = (&plan, self.shape.batch > 1) {
+        if let (CopyPlan::Whole { len }, true) = (&plan, batch) {
             let src = bytes[..*len].as_ptr() as sys::CUdeviceptr;
             let copy = raw::Copy1d {
                 dst: d,
@@ -474,8 +492,9 @@ impl CopyQueue for CudaQueue {
         const WHAT: &str = "downloading a frame";
         let plan = CopyPlan::between(&dst.shape(), &src.shape)?;
         let d = device_ptr(src)?;
+        let batch = self.batches(dst);
         let bytes = dst.data_mut();
-        if let (CopyPlan::Whole { len }, true) = (&plan, self.shape.batch > 1) {
+        if let (CopyPlan::Whole { len }, true) = (&plan, batch) {
             let dst = bytes[..*len].as_mut_ptr() as sys::CUdeviceptr;
             let copy = raw::Copy1d {
                 dst,
@@ -520,6 +539,14 @@ impl CopyQueue for CudaQueue {
 
     fn depth(&self) -> usize {
         self.slots.len()
+    }
+
+    fn batch_most(&self) -> usize {
+        self.shape.batch
+    }
+
+    fn batched(&self) -> usize {
+        self.batched
     }
 
     fn done(&mut self) -> bool {

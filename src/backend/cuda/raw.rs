@@ -172,6 +172,16 @@ unsafe impl Send for PinnedBuf {}
 unsafe impl Sync for PinnedBuf {}
 
 impl PinnedBuf {
+    /// The frames' memory kinds ([`crate::frame::Frame::memory_kind`]) of page-locked buffers:
+    /// plain, and write-combined.
+    pub const KIND: &'static str = "pinned";
+    pub const KIND_WC: &'static str = "pinned-wc";
+
+    /// True when `frame`'s pixels are in a page-locked buffer of this kind.
+    pub fn holds(frame: &crate::frame::Frame) -> bool {
+        matches!(frame.memory_kind(), Self::KIND | Self::KIND_WC)
+    }
+
     /// `len` zeroed bytes; `write_combined` memory is fast for the CPU to write and the GPU to
     /// read but very slow for the CPU to read.
     pub fn new(
@@ -215,9 +225,9 @@ impl crate::frame::HostMemory for PinnedBuf {
     }
     fn kind(&self) -> &'static str {
         if self.write_combined {
-            "pinned-wc"
+            Self::KIND_WC
         } else {
-            "pinned"
+            Self::KIND
         }
     }
 }
@@ -342,50 +352,67 @@ pub struct Copy1d {
 /// (`cuMemcpyBatchAsync_v2`, CUDA 13.0).
 pub const BATCH_COPY_DRIVER: i32 = 13000;
 
-/// Starts `copies` on `stream` as one submission: one `cuMemcpyBatchAsync_v2` call (each copy
-/// reads its source in stream order), or a plain `cuMemcpyAsync` for a lone copy. A batch of
-/// frames scattered in memory runs as fast as one copy of their total length: on an H200,
-/// 720p gray frames four to a call sustained 96–102 % of the duplex bound, one contiguous copy
-/// of four frames the same, one frame to a call 83–89 % (docs/PERFORMANCE.md, fifty-fifth
-/// round). The copies of a batch may run in any order.
+/// Starts `copies` on `stream` as one submission: a `cuMemcpyBatchAsync_v2` call per
+/// [`BATCH_MOST`] copies (each copy reads its source in stream order), or a plain
+/// `cuMemcpyAsync` for a lone copy. Frames apart in memory go as fast in one call as one copy
+/// of their total length: on an H200, four 720p gray frames 4 KiB apart a call sustained 99.5 and
+/// 101.9 % of the duplex bound, four back to back in one plain copy 96–102 %, one frame a call
+/// 83–89 % (docs/PERFORMANCE.md, fifty-fifth round). The copies of a batch may run in any
+/// order.
 ///
 /// # Safety
-/// Every `src` and `dst` must be live device allocations or page-locked host memory of at
-/// least `len` bytes, no two copies may overlap, and the memory must stay alive (sources
-/// unmodified, destinations untouched) until the stream has passed the copies. With more than
-/// one copy, the driver must support [`BATCH_COPY_DRIVER`] (else the symbol is missing).
+/// Every `src` and `dst` must be a live device allocation or page-locked host memory (made by
+/// the driver) of at least `len` bytes, no two copies may overlap, and the memory must stay
+/// alive (sources unmodified, destinations untouched) until the stream has passed the copies.
+/// With more than one copy, the driver must have `cuMemcpyBatchAsync_v2` ([`batch_copies`]).
 pub unsafe fn copy_batch(copies: &[Copy1d], stream: sys::CUstream) -> Result<(), DriverError> {
     if let [c] = copies {
         // SAFETY: forwarded to the caller.
         return unsafe { sys::cuMemcpyAsync(c.dst, c.src, c.len, stream) }.result();
     }
-    if copies.is_empty() {
-        return Ok(());
+    for chunk in copies.chunks(BATCH_MOST) {
+        let (mut dsts, mut srcs, mut lens) = ([0; BATCH_MOST], [0; BATCH_MOST], [0; BATCH_MOST]);
+        for (i, c) in chunk.iter().enumerate() {
+            (dsts[i], srcs[i], lens[i]) = (c.dst, c.src, c.len);
+        }
+        // SAFETY: all-zero bytes are a valid attribute set (no location hints, no flags); the
+        // access order is set below.
+        let mut attr: sys::CUmemcpyAttributes = unsafe { std::mem::zeroed() };
+        attr.srcAccessOrder = sys::CUmemcpySrcAccessOrder::CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+        let mut first = [0usize];
+        // SAFETY: the three arrays hold the chunk's copies first and one attribute set applies
+        // from its first copy on; the memory as the caller guarantees (the driver reads the
+        // arrays during the call).
+        unsafe {
+            sys::cuMemcpyBatchAsync_v2(
+                dsts.as_mut_ptr(),
+                srcs.as_mut_ptr(),
+                lens.as_mut_ptr(),
+                chunk.len(),
+                &mut attr,
+                first.as_mut_ptr(),
+                1,
+                stream,
+            )
+        }
+        .result()?;
     }
-    let mut dsts: Vec<sys::CUdeviceptr> = copies.iter().map(|c| c.dst).collect();
-    let mut srcs: Vec<sys::CUdeviceptr> = copies.iter().map(|c| c.src).collect();
-    let mut lens: Vec<usize> = copies.iter().map(|c| c.len).collect();
-    // SAFETY: all-zero bytes are a valid attribute set (no location hints, no flags); the
-    // access order is set below.
-    let mut attr: sys::CUmemcpyAttributes = unsafe { std::mem::zeroed() };
-    attr.srcAccessOrder = sys::CUmemcpySrcAccessOrder::CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
-    let mut first = [0usize];
-    // SAFETY: the three arrays hold `copies.len()` entries and one attribute set applies from
-    // the first copy on; the memory as the caller guarantees (the driver reads the arrays
-    // during the call).
-    unsafe {
-        sys::cuMemcpyBatchAsync_v2(
-            dsts.as_mut_ptr(),
-            srcs.as_mut_ptr(),
-            lens.as_mut_ptr(),
-            copies.len(),
-            &mut attr,
-            first.as_mut_ptr(),
-            1,
-            stream,
-        )
+    Ok(())
+}
+
+/// The most copies [`copy_batch`] passes to one driver call.
+pub const BATCH_MOST: usize = 8;
+
+/// True when the driver can batch copies: it reports CUDA 13.0 or later
+/// ([`BATCH_COPY_DRIVER`]) and has the entry point (a shim that reports the version without it
+/// would otherwise abort the first batch: cudarc panics on a missing symbol).
+pub fn batch_copies() -> bool {
+    if driver_version().is_none_or(|v| v < BATCH_COPY_DRIVER) {
+        return false;
     }
-    .result()
+    // SAFETY: the driver library is loaded (a version was read from it); looking a symbol up
+    // has no other effect.
+    unsafe { sys::culib().get::<unsafe extern "C" fn()>(b"cuMemcpyBatchAsync_v2\0") }.is_ok()
 }
 
 /// Asynchronous host → device copy of a frame: `src`, the host frame's bytes, into the device
