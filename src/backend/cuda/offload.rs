@@ -315,18 +315,23 @@ impl CudaQueue {
         (self.next + n - self.pending) % n
     }
 
-    /// Takes the next slot for a new copy, or says the queue is full.
-    fn take_slot(&mut self, what: &'static str) -> Result<usize, CudaError> {
+    /// An error when no slot is free for another copy.
+    fn room(&self, what: &'static str) -> Result<(), CudaError> {
         if self.pending == self.slots.len() {
             return Err(CudaError::Unsupported(format!(
                 "{what}: {} copies already in flight",
                 self.pending
             )));
         }
-        let slot = self.next;
+        Ok(())
+    }
+
+    /// Takes the next slot (`next`) for a new copy, or says the queue is full.
+    fn take_slot(&mut self, what: &'static str) -> Result<(), CudaError> {
+        self.room(what)?;
         self.next = (self.next + 1) % self.slots.len();
         self.pending += 1;
-        Ok(slot)
+        Ok(())
     }
 
     /// Submissions whose copies still run (submitted, their events not yet reached). Each
@@ -427,12 +432,7 @@ impl CudaQueue {
         what: &'static str,
         copy: impl FnOnce(sys::CUstream) -> Result<(), cudarc::driver::DriverError>,
     ) -> Result<(), CudaError> {
-        if self.pending == self.slots.len() {
-            return Err(CudaError::Unsupported(format!(
-                "{what}: {} copies already in flight",
-                self.pending
-            )));
-        }
+        self.room(what)?;
         self.submit();
         let err = |e| CudaError::driver(what, e);
         let i = self.next;
