@@ -2,7 +2,7 @@
 // the exact byte products of fast_int and fast_sep's integer row pass (dp4a_us), and the
 // register windows of fast_reg, fast_int and fast_sep's row pass from global memory: which
 // words of which input rows a thread holds (HWL, HWR, NWR, RIN), how they are loaded
-// (reg_words, gather_words, window_words), regrouped per channel (channel_word), converted
+// (reg_words, gather_words, gather_words_flat, window_words), regrouped per channel (channel_word), converted
 // and fed to the output rows (reg_accumulate), and the unfiltered channels taken from them
 // (keep_from_words).
 
@@ -156,6 +156,48 @@ __device__ __forceinline__ void gather_words(const PlaneParams& p, int e, int y0
     }
 }
 
+#if REG && SB == 2 && CH == 3
+// The same words for the register kernels of 16-bit RGB (fast_reg, fast_int), without a
+// branch: the source sample of each of the window's lanes is found once (the border maps
+// columns alike in every row; -1 where the sample is 0), then each row's samples are loaded
+// at once from those columns and packed. gather_words finds every lane's column again in each
+// row, through a division by 3 and the border rule, lane by lane behind a branch: the row-end
+// warps' work held launches of a wave or two (rgb48 log:5, 720p / 1080p / 4K: 15.1 / 22.6 /
+// 54.4 against 11.0 / 17.1 / 49.3 us; H200, docs/PERFORMANCE.md, "fifty-sixth round"). Measured
+// and not taken elsewhere: 8-bit samples (32 lanes a row of RGBA 5x5 spill, 0.62-1.07x), one
+// channel (0.73-1.36x, the 3x3 kernels mostly slower: P010 0.73-0.92x) and RGBA64 (5x5 on 4K /
+// 8K 0.74 / 0.65x).
+template <int R, int P = PX>
+__device__ __forceinline__ void gather_words_flat(const PlaneParams& p, int e, int y0, unsigned words[R][NWRP(P)]) {
+    const int n = p.width * CH, s = e - AX * CH, last = n + (KW - 1 - AX) * CH;
+    constexpr int L = NWRP(P) * SPW;
+    int col[L];
+#pragma unroll
+    for (int q = 0; q < L; ++q) {
+        const int j = q - OFF;  // window sample of lane q
+        col[q] = -1;
+        if (j >= 0 && j < SEGP(P)) {
+            const int px = floor_div(s + j, CH);
+            const int sx = map_index<BORDER>(px, p.width);
+            col[q] = (s + j < last && sx >= 0) ? sx * CH + (s + j - px * CH) : -1;
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const int sy = map_index<BORDER>(y0 - AY + r, p.height);
+        const sample_t* row = row_of<sample_t>(p.src, max(sy, 0), p.src_stride);
+        unsigned v[L];
+#pragma unroll
+        for (int q = 0; q < L; ++q) v[q] = row[max(col[q], 0)];
+#pragma unroll
+        for (int q = 0; q < L; ++q)
+            if (col[q] < 0 || sy < 0) v[q] = 0;
+#pragma unroll
+        for (int k = 0; k < NWRP(P); ++k) words[r][k] = pack_word(v + k * SPW);
+    }
+}
+#endif
+
 // The window words of R rows under P outputs (PX unless said), by the fastest load its position
 // and the plane's alignment allow. Whole words beyond the last needed sample stay within the
 // row's stride or the device slack (CONVFLOW_DEVICE_SLACK) after the plane.
@@ -169,7 +211,11 @@ __device__ __forceinline__ void window_words(const PlaneParams& p, int e, int y0
     else if (inside && (a & 3) == 0)
         reg_words<R, 1, P>(p, e, y0, words);
     else
+#if REG && SB == 2 && CH == 3
+        gather_words_flat<R, P>(p, e, y0, words);
+#else
         gather_words<R, P>(p, e, y0, (a & 3) == 0, words);
+#endif
 }
 
 // The source's stored samples of the unfiltered channels (CMASK) among a thread's PX outputs,
