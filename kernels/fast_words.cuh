@@ -2,9 +2,9 @@
 // the exact byte products of fast_int and fast_sep's integer row pass (dp4a_us), and the
 // register windows of fast_reg, fast_int and fast_sep's row pass from global memory: which
 // words of which input rows a thread holds (HWL, HWR, NWR, RIN), how they are loaded
-// (reg_words, gather_words, gather_words_flat, window_words), regrouped per channel (channel_word), converted
-// and fed to the output rows (reg_accumulate), and the unfiltered channels taken from them
-// (keep_from_words).
+// (reg_words, gather_words, gather_words_flat, window_words), regrouped per channel
+// (channel_word), converted and fed to the output rows (reg_accumulate), and the unfiltered
+// channels taken from them (keep_from_words).
 
 #if INT || SEPI
 // Four unsigned bytes of a times four signed bytes of b, added to c: exact in 32 bits.
@@ -157,16 +157,19 @@ __device__ __forceinline__ void gather_words(const PlaneParams& p, int e, int y0
 }
 
 #if REG && SB == 2 && CH == 3
-// The same words for the register kernels of 16-bit RGB (fast_reg, fast_int), without a
-// branch: the source sample of each of the window's lanes is found once (the border maps
-// columns alike in every row; -1 where the sample is 0), then each row's samples are loaded
-// at once from those columns and packed. gather_words finds every lane's column again in each
-// row, through a division by 3 and the border rule, lane by lane behind a branch: the row-end
-// warps' work held launches of a wave or two (rgb48 log:5, 720p / 1080p / 4K: 15.1 / 22.6 /
-// 54.4 against 11.0 / 17.1 / 49.3 us; H200, docs/PERFORMANCE.md, "fifty-sixth round"). Measured
-// and not taken elsewhere: 8-bit samples (32 lanes a row of RGBA 5x5 spill, 0.62-1.07x), one
-// channel (0.73-1.36x, the 3x3 kernels mostly slower: P010 0.73-0.92x) and RGBA64 (5x5 on 4K /
-// 8K 0.74 / 0.65x).
+// The same words for the register kernels of 16-bit RGB (fast_reg, fast_int) in every lane
+// their outputs read, without a branch (lanes outside the window, which gather_words' whole
+// words may fill from the row, are 0 here; no output reads them, fast_int weights them 0):
+// the source column of each lane is found once (the border maps columns alike in every row;
+// -1 where the lane is 0), then each row's samples are loaded unconditionally, all at once (a
+// -1 lane reads column 0, a zero border's row outside the plane reads row 0: in bounds), the
+// zero lanes and rows cleared, and packed. gather_words finds every lane's column again in
+// each row, through a division by 3 and the border rule, lane by lane behind a branch; the
+// warps holding row-end threads then finished last on launches of a wave or two (rgb48
+// log:5, 720p / 1080p / 4K: 15.1 / 22.6 / 54.4 against 11.0 / 17.1 / 49.3 us; H200,
+// docs/PERFORMANCE.md, "fifty-sixth round"). Measured and not taken elsewhere: 8-bit samples
+// (32 lanes a row of RGBA 5x5 spill, 0.62-1.07x), one channel (0.73-1.36x, the 3x3 kernels
+// mostly slower: P010 0.73-0.92x) and RGBA64 (5x5 on 4K / 8K 0.74 / 0.65x).
 template <int R, int P = PX>
 __device__ __forceinline__ void gather_words_flat(const PlaneParams& p, int e, int y0, unsigned words[R][NWRP(P)]) {
     const int n = p.width * CH, s = e - AX * CH, last = n + (KW - 1 - AX) * CH;
