@@ -2,7 +2,7 @@
 // the exact byte products of fast_int and fast_sep's integer row pass (dp4a_us), and the
 // register windows of fast_reg, fast_int and fast_sep's row pass from global memory: which
 // words of which input rows a thread holds (HWL, HWR, NWR, RIN), how they are loaded
-// (reg_words, gather_words, gather_words_flat, window_words), regrouped per channel
+// (reg_words, gather_words, gather_words_flat, perm_words, window_words), regrouped per channel
 // (channel_word), converted and fed to the output rows (reg_accumulate), and the unfiltered
 // channels taken from them (keep_from_words).
 
@@ -201,6 +201,99 @@ __device__ __forceinline__ void gather_words_flat(const PlaneParams& p, int e, i
 }
 #endif
 
+// Which builder the threads whose window crosses a row end use (window_words): perm_words
+// where a word holds one pixel's samples or part of one (RGBA, RGBA64, P010's chroma), in
+// every kernel that loads its window words; for other layouts, in the register kernels from
+// 5 taps wide (rgb48's there: gather_words_flat). Measured on H200 against gather_words
+// (docs/PERFORMANCE.md, "fifty-seventh round"): RGBA log:5 720p 15.2 -> 8.1 us, RGBA64 log:5
+// 17.5 -> 10.9, P010 log:5 1.52x, 8-bit RGB log:5 1.12x; for one channel, NV12 and RGB,
+// 3x3 kernels were 0.79-0.97x, and fast_sep's row pass from global memory 0.69-0.90x outside
+// the whole-word layouts, so those keep gather_words.
+#define EDGE_PERM ((CH * SB) % 4 == 0 || (REG && KW >= 5 && !(SB == 2 && CH == 3)))
+
+#if EDGE_PERM
+// The same words as gather_words in every lane an output reads, from whole aligned words of
+// each row: for each word of the window, the (at most two) row words its lanes come from and
+// a byte_perm selector that picks them are worked out once per thread through the border rule
+// (the border maps columns alike in every row), then each row costs one or two loads and a
+// byte_perm a word, with no branch. Where a word holds one pixel's samples or part of one
+// (CH * SB a multiple of 4) that is a single load. A lane of the zero border outside the row
+// takes byte 0 of a second word that is 0. Returns false, having loaded nothing, where some
+// word's lanes lie in more row words than that (8-bit RGB's reflect and wrap at a row end
+// can); the caller then uses gather_words. Needs a 4-byte-aligned plane.
+// gather_words maps every lane of every row again behind a branch a lane; the warps holding
+// row-end threads then finished last on launches of a wave or two.
+template <int R, int P = PX>
+__device__ __forceinline__ bool perm_words(const PlaneParams& p, int e, int y0, unsigned words[R][NWRP(P)]) {
+    constexpr int NW = NWRP(P);
+    constexpr bool WHOLE = (CH * SB) % 4 == 0;  // every word one pixel's (or half of one's)
+    int o0[NW], o1[NW];
+    unsigned sel[NW];
+    bool ok = true;
+#pragma unroll
+    for (int k = 0; k < NW; ++k) {
+        const int t = e + SPW * (k - HWL);  // row sample of the word's lane 0
+        if (WHOLE) {
+            const int px = floor_div(t, CH);
+            const int sx = map_index<BORDER>(px, p.width);
+            o0[k] = sx >= 0 ? (sx * CH + (t - px * CH)) * SB / 4 : -1;
+            o1[k] = -1;
+            sel[k] = 0x3210;
+            continue;
+        }
+        int a = -1, b = -1;
+        bool zl = false;
+        unsigned s = 0;
+#pragma unroll
+        for (int l = 0; l < SPW; ++l) {
+            const int px = floor_div(t + l, CH);
+            const int sx = map_index<BORDER>(px, p.width);
+            unsigned nib = 4;  // a zero lane: byte 0 of the second word, 0 then
+            if (sx < 0) {
+                zl = true;
+            } else {
+                const int byte = (sx * CH + (t + l - px * CH)) * SB;
+                const int wi = byte >> 2;
+                unsigned base = 0;
+                if (a < 0 || wi == a) a = wi;
+                else if (b < 0 || wi == b) { b = wi; base = 4; }
+                else ok = false;
+                nib = base + (byte & 3);
+            }
+#pragma unroll
+            for (int i = 0; i < SB; ++i) s |= (nib + (sx < 0 ? 0 : i)) << (4 * (l * SB + i));
+        }
+        if (zl && b >= 0) ok = false;
+        o0[k] = a;
+        o1[k] = BORDER == BORDER_ZERO ? b : (b < 0 ? a : b);
+        sel[k] = s;
+    }
+    if (!ok) return false;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const int sy = map_index<BORDER>(y0 - AY + r, p.height);
+        const unsigned* row = (const unsigned*)row_of<sample_t>(p.src, max(sy, 0), p.src_stride);
+#pragma unroll
+        for (int k = 0; k < NW; ++k) {
+            unsigned lo = __ldg(row + max(o0[k], 0));
+            if (BORDER == BORDER_ZERO && o0[k] < 0) lo = 0;
+            if (WHOLE) {
+                words[r][k] = lo;
+            } else {
+                unsigned hi = __ldg(row + max(o1[k], 0));
+                if (BORDER == BORDER_ZERO && o1[k] < 0) hi = 0;
+                words[r][k] = __byte_perm(lo, hi, sel[k]);
+            }
+        }
+        if (BORDER == BORDER_ZERO && sy < 0) {
+#pragma unroll
+            for (int k = 0; k < NW; ++k) words[r][k] = 0;
+        }
+    }
+    return true;
+}
+#endif
+
 // The window words of R rows under P outputs (PX unless said), by the fastest load its position
 // and the plane's alignment allow. Whole words beyond the last needed sample stay within the
 // row's stride or the device slack (CONVFLOW_DEVICE_SLACK) after the plane.
@@ -213,12 +306,16 @@ __device__ __forceinline__ void window_words(const PlaneParams& p, int e, int y0
         reg_words<R, 2, P>(p, e, y0, words);
     else if (inside && (a & 3) == 0)
         reg_words<R, 1, P>(p, e, y0, words);
-    else
-#if REG && SB == 2 && CH == 3
+    else {
+#if EDGE_PERM
+        if ((a & 3) == 0 && perm_words<R, P>(p, e, y0, words)) return;
+        gather_words<R, P>(p, e, y0, (a & 3) == 0, words);
+#elif REG && SB == 2 && CH == 3
         gather_words_flat<R, P>(p, e, y0, words);
 #else
         gather_words<R, P>(p, e, y0, (a & 3) == 0, words);
 #endif
+    }
 }
 
 // The source's stored samples of the unfiltered channels (CMASK) among a thread's PX outputs,
