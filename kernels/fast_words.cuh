@@ -208,8 +208,11 @@ __device__ __forceinline__ void gather_words_flat(const PlaneParams& p, int e, i
 // (docs/PERFORMANCE.md, "fifty-seventh round"): RGBA log:5 720p 15.2 -> 8.1 us, RGBA64 log:5
 // 17.5 -> 10.9, P010 log:5 1.52x, 8-bit RGB log:5 1.12x; for one channel, NV12 and RGB,
 // 3x3 kernels were 0.79-0.97x, and fast_sep's row pass from global memory 0.69-0.90x outside
-// the whole-word layouts, so those keep gather_words.
-#define EDGE_PERM ((CH * SB) % 4 == 0 || (REG && KW >= 5 && !(SB == 2 && CH == 3)))
+// the whole-word layouts, so those keep gather_words. 8-bit RGB's reflect border keeps it too:
+// a model of perm_words over widths, borders and thread starts found most of its row-end
+// threads' words spanning three row words (the fallback), so its plan would be pure overhead.
+#define EDGE_PERM \
+    ((CH * SB) % 4 == 0 || (REG && KW >= 5 && !(SB == 2 && CH == 3) && !(SB == 1 && CH == 3 && BORDER == BORDER_REFLECT)))
 
 #if EDGE_PERM
 // The same words as gather_words in every lane an output reads, from whole aligned words of
@@ -219,8 +222,9 @@ __device__ __forceinline__ void gather_words_flat(const PlaneParams& p, int e, i
 // byte_perm a word, with no branch. Where a word holds one pixel's samples or part of one
 // (CH * SB a multiple of 4) that is a single load. A lane of the zero border outside the row
 // takes byte 0 of a second word that is 0. Returns false, having loaded nothing, where some
-// word's lanes lie in more row words than that (8-bit RGB's reflect and wrap at a row end
-// can); the caller then uses gather_words. Needs a 4-byte-aligned plane.
+// word's lanes lie in more row words than that (8-bit RGB's wrap on narrow rows, one 8-bit
+// channel's wrap on rows narrower than a window can; 8-bit RGB's reflect mostly would, and
+// does not come here); the caller then uses gather_words. Needs a 4-byte-aligned plane.
 // gather_words maps every lane of every row again behind a branch a lane; the warps holding
 // row-end threads then finished last on launches of a wave or two.
 template <int R, int P = PX>
