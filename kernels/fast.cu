@@ -288,11 +288,20 @@ __device__ __forceinline__ int sums_row(int bw) {
 // the last thread's over-read (the host's FastSpec::tile computes the same).
 __device__ __forceinline__ int tile_cols(int tw) { return (tw + 3 + 3) & ~3; }
 
+// Where sample s of a row (any integer: samples outside the row's width pixels of CH
+// channels stand for their pixel's, which the border rule maps) is stored in it: the index of
+// the same channel of the mapped pixel, or -1 for a zero-border pixel outside the row. Every
+// builder of a window row (mapped_sample and fast_words.cuh's) maps columns through this.
+__device__ __forceinline__ int source_sample(int s, int width) {
+    const int px = floor_div(s, CH);
+    const int sx = map_index<BORDER>(px, width);
+    return sx >= 0 ? sx * CH + (s - px * CH) : -1;
+}
+
 // Sample s (any integer: the border rule maps it) of the stored row srow, as a float.
 __device__ __forceinline__ float mapped_sample(const PlaneParams& p, const sample_t* srow, int s) {
-    const int px = floor_div(s, CH);
-    const int sx = map_index<BORDER>(px, p.width);
-    return sx >= 0 ? (float)value(p, srow[(size_t)sx * CH + (s - px * CH)]) : 0.0f;
+    const int q = source_sample(s, p.width);
+    return q >= 0 ? (float)value(p, srow[q]) : 0.0f;
 }
 
 // The aligned word w of a tile row's source into the shared row trow, its first sample at

@@ -146,9 +146,8 @@ __device__ __forceinline__ void gather_words(const PlaneParams& p, int e, int y0
             for (int l = 0; l < SPW; ++l) {
                 const int j = j0 + l;
                 if (j >= 0 && j < SEGP(P) && s + j < last) {
-                    const int px = floor_div(s + j, CH);
-                    const int sx = map_index<BORDER>(px, p.width);
-                    if (sx >= 0 && sy >= 0) w |= (unsigned)row[(size_t)sx * CH + (s + j - px * CH)] << (8 * SB * l);
+                    const int q = source_sample(s + j, p.width);
+                    if (q >= 0 && sy >= 0) w |= (unsigned)row[q] << (8 * SB * l);
                 }
             }
             words[r][k] = w;
@@ -179,11 +178,7 @@ __device__ __forceinline__ void gather_words_flat(const PlaneParams& p, int e, i
     for (int q = 0; q < L; ++q) {
         const int j = q - OFF;  // window sample of lane q
         col[q] = -1;
-        if (j >= 0 && j < SEGP(P)) {
-            const int px = floor_div(s + j, CH);
-            const int sx = map_index<BORDER>(px, p.width);
-            col[q] = (s + j < last && sx >= 0) ? sx * CH + (s + j - px * CH) : -1;
-        }
+        if (j >= 0 && j < SEGP(P) && s + j < last) col[q] = source_sample(s + j, p.width);
     }
 #pragma unroll
     for (int r = 0; r < R; ++r) {
@@ -204,15 +199,28 @@ __device__ __forceinline__ void gather_words_flat(const PlaneParams& p, int e, i
 // Which builder the threads whose window crosses a row end use (window_words): perm_words
 // where a word holds one pixel's samples or part of one (RGBA, RGBA64, P010's chroma), in
 // every kernel that loads its window words; for other layouts, in the register kernels from
-// 5 taps wide (rgb48's there: gather_words_flat). Measured on H200 against gather_words
-// (docs/PERFORMANCE.md, "fifty-seventh round"): RGBA log:5 720p 15.2 -> 8.1 us, RGBA64 log:5
-// 17.5 -> 10.9, P010 log:5 1.52x, 8-bit RGB log:5 1.12x; for one channel, NV12 and RGB,
-// 3x3 kernels were 0.79-0.97x, and fast_sep's row pass from global memory 0.69-0.90x outside
-// the whole-word layouts, so those keep gather_words. 8-bit RGB's reflect border keeps it too:
-// a model of perm_words over widths, borders and thread starts found most of its row-end
+// 5 taps wide (rgb48's there: gather_words_flat), and for one 16-bit channel under the clamp
+// border at every width (fast_int's: on one full-range plane a launch, gray16). Measured on
+// H200 against gather_words (docs/PERFORMANCE.md, "fifty-seventh round", "fifty-eighth
+// round"): RGBA log:5 720p 15.2 -> 8.1 us, RGBA64 log:5 17.5 -> 10.9, P010 log:5 1.52x, 8-bit
+// RGB log:5 1.12x, gray16 log:3 1080p 6.2 -> 5.1 us, yuv420p10 log:3 720p 1.18x; 3x3 kernels
+// of 8-bit one channel and NV12 were 0.79-0.97x (their gather_words loads all but one or two
+// words whole), fast_int's 3x3 on yuv420p10's three planes a launch and on P010's luma 0.85
+// and 0.94x at 720p, and fast_sep's row pass from global memory 0.69-0.90x outside the
+// whole-word layouts, so those keep gather_words. 8-bit RGB's reflect border keeps it too: a
+// model of perm_words over widths, borders and thread starts found most of its row-end
 // threads' words spanning three row words (the fallback), so its plan would be pure overhead.
+#define EDGE_ONE16 \
+    (REG && SB == 2 && CH == 1 && BORDER == BORDER_CLAMP && (!INT || (PLANES == 1 && SHIFT == 0)))
 #define EDGE_PERM \
-    ((CH * SB) % 4 == 0 || (REG && KW >= 5 && !(SB == 2 && CH == 3) && !(SB == 1 && CH == 3 && BORDER == BORDER_REFLECT)))
+    ((CH * SB) % 4 == 0 || EDGE_ONE16 || \
+     (REG && KW >= 5 && !(SB == 2 && CH == 3) && !(SB == 1 && CH == 3 && BORDER == BORDER_REFLECT)))
+// Under the clamp border, where a pixel's samples divide a word (one channel, NV12's chroma),
+// every lane of a row-end window word lies in one row word (the row's first or last pixel
+// lies in the word the lanes inside the row come from): perm_words loads one, not two
+// (5 and 7 taps: one 16-bit channel up to 1.18x, one 8-bit channel and NV12 up to 1.13x;
+// nothing slower than 0.99x).
+#define PERM_ONE (BORDER == BORDER_CLAMP && 4 % (CH * SB) == 0)
 
 #if EDGE_PERM
 // The same words as gather_words in every lane an output reads, from whole aligned words of
@@ -220,11 +228,11 @@ __device__ __forceinline__ void gather_words_flat(const PlaneParams& p, int e, i
 // a byte_perm selector that picks them are worked out once per thread through the border rule
 // (the border maps columns alike in every row), then each row costs one or two loads and a
 // byte_perm a word, with no branch. Where a word holds one pixel's samples or part of one
-// (CH * SB a multiple of 4) that is a single load. A lane of the zero border outside the row
-// takes byte 0 of a second word that is 0. Returns false, having loaded nothing, where some
-// word's lanes lie in more row words than that (8-bit RGB's wrap on narrow rows, one 8-bit
-// channel's wrap on rows narrower than a window can; 8-bit RGB's reflect mostly would, and
-// does not come here); the caller then uses gather_words. Needs a 4-byte-aligned plane.
+// (CH * SB a multiple of 4), or under PERM_ONE, that is a single load. A lane of the zero
+// border outside the row takes byte 0 of a second word that is 0. Returns false, having
+// loaded nothing, where some word's lanes lie in more row words than that (8-bit RGB's wrap on
+// narrow rows, one 8-bit channel's wrap on rows narrower than a window can; 8-bit RGB's
+// reflect mostly would, and does not come here); the caller then uses gather_words. Needs a 4-byte-aligned plane.
 // gather_words maps every lane of every row again behind a branch a lane; the warps holding
 // row-end threads then finished last on launches of a wave or two.
 template <int R, int P = PX>
@@ -238,9 +246,8 @@ __device__ __forceinline__ bool perm_words(const PlaneParams& p, int e, int y0, 
     for (int k = 0; k < NW; ++k) {
         const int t = e + SPW * (k - HWL);  // row sample of the word's lane 0
         if (WHOLE) {
-            const int px = floor_div(t, CH);
-            const int sx = map_index<BORDER>(px, p.width);
-            o0[k] = sx >= 0 ? (sx * CH + (t - px * CH)) * SB / 4 : -1;
+            const int q = source_sample(t, p.width);
+            o0[k] = q >= 0 ? q * SB / 4 : -1;
             o1[k] = -1;
             sel[k] = 0x3210;
             continue;
@@ -250,13 +257,12 @@ __device__ __forceinline__ bool perm_words(const PlaneParams& p, int e, int y0, 
         unsigned s = 0;
 #pragma unroll
         for (int l = 0; l < SPW; ++l) {
-            const int px = floor_div(t + l, CH);
-            const int sx = map_index<BORDER>(px, p.width);
+            const int q = source_sample(t + l, p.width);
             unsigned nib = 4;  // a zero lane: byte 0 of the second word, 0 then
-            if (sx < 0) {
+            if (q < 0) {
                 zl = true;
             } else {
-                const int byte = (sx * CH + (t + l - px * CH)) * SB;
+                const int byte = q * SB;
                 const int wi = byte >> 2;
                 unsigned base = 0;
                 if (a < 0 || wi == a) a = wi;
@@ -265,9 +271,10 @@ __device__ __forceinline__ bool perm_words(const PlaneParams& p, int e, int y0, 
                 nib = base + (byte & 3);
             }
 #pragma unroll
-            for (int i = 0; i < SB; ++i) s |= (nib + (sx < 0 ? 0 : i)) << (4 * (l * SB + i));
+            for (int i = 0; i < SB; ++i) s |= (nib + (q < 0 ? 0 : i)) << (4 * (l * SB + i));
         }
         if (zl && b >= 0) ok = false;
+        if (PERM_ONE && b >= 0) ok = false;
         o0[k] = a;
         o1[k] = BORDER == BORDER_ZERO ? b : (b < 0 ? a : b);
         sel[k] = s;
@@ -283,6 +290,8 @@ __device__ __forceinline__ bool perm_words(const PlaneParams& p, int e, int y0, 
             if (BORDER == BORDER_ZERO && o0[k] < 0) lo = 0;
             if (WHOLE) {
                 words[r][k] = lo;
+            } else if (PERM_ONE) {
+                words[r][k] = __byte_perm(lo, 0, sel[k]);
             } else {
                 unsigned hi = __ldg(row + max(o1[k], 0));
                 if (BORDER == BORDER_ZERO && o1[k] < 0) hi = 0;
