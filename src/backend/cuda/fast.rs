@@ -308,7 +308,7 @@ impl FastSpec {
     /// instead (`separable` set in the result). `samples` is the plane's width × channels ×
     /// height. 16-bit samples (`sb` 2) take the full kernel (`dp2a`, the register kernel's
     /// thread shape) up to the side [`INT16_MAX_SIDE`], separable plans as their outer
-    /// product.
+    /// product, but on [`INT16_SKIP_CHANNELS`].
     pub fn integer(
         form: &IntegerForm,
         ch: usize,
@@ -320,7 +320,8 @@ impl FastSpec {
         let tune = tuning();
         if sb == 2 {
             let side = form.width.max(form.height);
-            if side > tune.int16_max.unwrap_or(INT16_MAX_SIDE) || form.max_weight() > 127 {
+            let skip = tune.int16_max.is_none() && ch == INT16_SKIP_CHANNELS;
+            if skip || side > tune.int16_max.unwrap_or(INT16_MAX_SIDE) || form.max_weight() > 127 {
                 return None;
             }
             let reg = FastSpec::register(form.width, form.height, ch, border, false, sb)?;

@@ -96,6 +96,15 @@ pub const INT_MIN_BLOCKS_SMALL: usize = 8;
 /// took 4K gray16 / rgb48 / RGBA64 / P010 21.8 / 67.5 / 77.2 / 36.6 µs against 18.4 / 50.9 /
 /// 71.3 / 29.1, tying only on 1080p rgb48 and 8K gray16 and YUV 4:2:0 10-bit.
 pub const INT16_MAX_SIDE: usize = 3;
+/// Channels of 16-bit samples `fast_int` does not take: 16-bit RGB (rgb48), where the f32
+/// register kernel became the faster at 3×3 once it converted 16-bit samples on the
+/// conversion unit and found its row ends' columns once (fifty-third and fifty-sixth rounds).
+/// H200, µs, `fast_int` against f32, 720p / 1080p / 4K / 8K: `box:3` 8.3 / 11.9 / 35.7 / 125.2
+/// against 7.5 / 11.4 / 32.8 / 114.2, `gaussian:3` 8.1 / 11.4 / 34.3 / 120.6 against 7.5 /
+/// 11.4 / 32.7 / 114.2. One channel, P010, YUV 4:2:0 10-bit and RGBA64 keep it: 0.84–1.08×
+/// there, by size (docs/PERFORMANCE.md, "fifty-eighth round"). With `CONVFLOW_FAST_INT16` set
+/// it takes every channel count.
+pub const INT16_SKIP_CHANNELS: usize = 3;
 /// `fast_int` on 16-bit samples finishes in floating point where the plan proves the clamp idle
 /// (fast_int.cuh's `INT_FFIN`: two instructions an output where the integer rounding and clamp
 /// take six; `CONVFLOW_FAST_INT_FFIN=0` / `1`). H100, `gaussian:3` full, µs, integer finish /
@@ -384,7 +393,8 @@ pub const SPILL_TOLERATED_BYTES: usize = 64;
 /// `fast_int` takes), `CONVFLOW_FAST_DEIL_WIDTH`
 /// (least kernel width it deinterleaves), `CONVFLOW_FAST_INT_PIXELS` (pixels per deinterleaving
 /// thread: 4 or 8), `CONVFLOW_FAST_INT_SEP_MIN` (least side of its two-factor kernel),
-/// `CONVFLOW_FAST_INT16` (largest kernel side for `fast_int` on 16-bit samples; 0: never),
+/// `CONVFLOW_FAST_INT16` (largest kernel side for `fast_int` on 16-bit samples, on any
+/// channels; 0: never),
 /// `CONVFLOW_FAST_INT_FFIN` (0 / 1: its float finish never / where proven; with
 /// `CONVFLOW_FAST_INT_FFIN8` the same for 8-bit samples),
 /// `CONVFLOW_FAST_SEPG` (1: the tiled separable kernel's row pass reads global memory; 0: an
