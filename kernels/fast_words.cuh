@@ -196,19 +196,22 @@ __device__ __forceinline__ void gather_words_flat(const PlaneParams& p, int e, i
 }
 #endif
 
-// Which builder the threads whose window crosses a row end use (window_words): perm_words
-// where a word holds one pixel's samples or part of one (RGBA, RGBA64, P010's chroma), in
-// every kernel that loads its window words; for other layouts, in the register kernels from
-// 5 taps wide (rgb48's there: gather_words_flat), and for one 16-bit channel under the clamp
-// border at every width (fast_int's: on one full-range plane a launch, gray16). Measured on
-// H200 against gather_words (docs/PERFORMANCE.md, "fifty-seventh round", "fifty-eighth
-// round"): RGBA log:5 720p 15.2 -> 8.1 us, RGBA64 log:5 17.5 -> 10.9, P010 log:5 1.52x, 8-bit
-// RGB log:5 1.12x, gray16 log:3 1080p 6.2 -> 5.1 us, yuv420p10 log:3 720p 1.18x; 3x3 kernels
-// of 8-bit one channel and NV12 were 0.79-0.97x (their gather_words loads all but one or two
-// words whole), fast_int's 3x3 on yuv420p10's three planes a launch and on P010's luma 0.85
-// and 0.94x at 720p, and fast_sep's row pass from global memory 0.69-0.90x outside the
-// whole-word layouts, so those keep gather_words. 8-bit RGB's reflect border keeps it too: a
-// model of perm_words over widths, borders and thread starts found most of its row-end
+// Which builder the threads whose window crosses a row end use (window_words): perm_words where
+// a word holds one pixel's samples or part of one (RGBA, RGBA64, P010's chroma), in every
+// kernel that loads its window words; for other layouts, in the register kernels from 5 taps
+// wide (rgb48's there: gather_words_flat), and for one 16-bit channel under the clamp border at
+// every width (measured at 3, 5 and 7 taps; 1, 2 and 4 follow, correct but not timed),
+// fast_int's on one full-range plane a launch (gray16; gray10 / gray12 and P016's luma take it
+// too, not timed). Measured on H200 against gather_words (docs/PERFORMANCE.md, "fifty-seventh
+// round", "fifty-eighth round"): RGBA log:5 720p 15.2 -> 8.1 us, RGBA64 log:5 17.5 -> 10.9,
+// P010 log:5 1.52x, 8-bit RGB log:5 1.12x, gray16 log:3 1080p 6.2 -> 5.1 us, yuv420p10 log:3
+// 720p 1.18x; 3x3 kernels of 8-bit one channel and NV12 were 0.79-0.97x (their gather_words
+// loads all but one or two words whole), fast_int's 3x3 on yuv420p10's three planes a launch
+// and on P010's luma 0.85 and 0.94x at 720p (fast_reg's P010 luma keeps it at 0.95x there: it
+// gains 1.08x at 1080p, where fast_int's gained 1.01x; why those launches lose at 720p and
+// gray16's gains is not known), and fast_sep's row pass from global memory 0.69-0.90x outside
+// the whole-word layouts, so those keep gather_words. 8-bit RGB's reflect border keeps it too:
+// a model of perm_words over widths, borders and thread starts found most of its row-end
 // threads' words spanning three row words (the fallback), so its plan would be pure overhead.
 #define EDGE_ONE16 \
     (REG && SB == 2 && CH == 1 && BORDER == BORDER_CLAMP && (!INT || (PLANES == 1 && SHIFT == 0)))
@@ -232,8 +235,8 @@ __device__ __forceinline__ void gather_words_flat(const PlaneParams& p, int e, i
 // border outside the row takes byte 0 of a second word that is 0. Returns false, having
 // loaded nothing, where some word's lanes lie in more row words than that (8-bit RGB's wrap on
 // narrow rows, one 8-bit channel's wrap on rows narrower than a window can; 8-bit RGB's
-// reflect mostly would, and does not come here); the caller then uses gather_words. Needs a 4-byte-aligned plane.
-// gather_words maps every lane of every row again behind a branch a lane; the warps holding
+// reflect mostly would, and does not come here); the caller then uses gather_words. Needs a
+// 4-byte-aligned plane. gather_words maps every lane of every row again behind a branch a lane; the warps holding
 // row-end threads then finished last on launches of a wave or two.
 template <int R, int P = PX>
 __device__ __forceinline__ bool perm_words(const PlaneParams& p, int e, int y0, unsigned words[R][NWRP(P)]) {

@@ -134,7 +134,8 @@ pub fn small_integer_kernels(backend: &mut dyn Backend, salt: u64) {
 
 /// Integer kernels on 16-bit words (gray16, rgb48, RGBA64, 10-bit planar and P010): the small
 /// named ones and random ones up to 5×5 with weights within a signed byte (`fast_int` takes
-/// those of 3×3 on 16-bit samples, `dp2a`; the others check the f32 kernels beside them),
+/// those of 3×3 on 16-bit samples but rgb48's, `dp2a`, and rgb48's with `CONVFLOW_FAST_INT16`
+/// set; the others check the f32 kernels beside them),
 /// offsets and `--abs`, every border, row ends of every length, frames at the format's
 /// extremes and, for 10-bit words in their low bits, malformed words whose high bits are set
 /// (up to 65535: the contract takes the word as it is, and integer forms are proven for every

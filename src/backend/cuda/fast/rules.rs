@@ -86,7 +86,8 @@ pub const INT_MIN_BLOCKS_SMALL: usize = 8;
 /// Largest kernel side `fast_int` takes on 16-bit samples (full plans, and separable ones as
 /// their outer product; `CONVFLOW_FAST_INT16`: another side, 0 for none). At 3 (`dp2a`: 6 dot
 /// products an output on one channel, 9 on 2–4, where the f32 kernel converts each sample and
-/// rounds by float adds) it was as fast or faster everywhere: H100, `gaussian:3` full, µs, f32
+/// rounds by float adds) it was as fast or faster everywhere (round 34; but on rgb48 since
+/// round 58, [`INT16_SKIP_CHANNELS`]): H100, `gaussian:3` full, µs, f32
 /// register kernel / this (with the float finish and the rows below): 720p / 1080p / 4K gray16
 /// 5.6 / 8.0 / 16.3 against 5.2 / 7.3 / 15.9, rgb48 10.1 / 15.4 / 42.3 against 9.5 / 15.0 /
 /// 41.0, RGBA64 11.0 / 17.7 / 52.5 against 10.6 / 17.2 / 51.2, YUV 4:2:0 10-bit 6.8 / 9.9 / 23.6
@@ -103,7 +104,7 @@ pub const INT16_MAX_SIDE: usize = 3;
 /// against 7.5 / 11.4 / 32.8 / 114.2, `gaussian:3` 8.1 / 11.4 / 34.3 / 120.6 against 7.5 /
 /// 11.4 / 32.7 / 114.2. One channel, P010, YUV 4:2:0 10-bit and RGBA64 keep it: 0.84–1.08×
 /// there, by size (docs/PERFORMANCE.md, "fifty-eighth round"). With `CONVFLOW_FAST_INT16` set
-/// it takes every channel count.
+/// (to any side: trying another side brings rgb48 back too) it takes every channel count.
 pub const INT16_SKIP_CHANNELS: usize = 3;
 /// `fast_int` on 16-bit samples finishes in floating point where the plan proves the clamp idle
 /// (fast_int.cuh's `INT_FFIN`: two instructions an output where the integer rounding and clamp
