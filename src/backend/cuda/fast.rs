@@ -245,13 +245,13 @@ impl FastSpec {
             1 => tune.reg_px.unwrap_or(16),
             _ => 16 / sb,
         };
-        // Full 16-bit kernels from side 4: for one channel more blocks, and at sides 4-5 more
-        // rows per thread.
+        // Full 16-bit kernels from side 4: for one channel more blocks, and more rows per
+        // thread (sides 6-7 are one channel's).
         let wide16 = sb == 2 && !separable && kw.max(kh) >= 4;
-        let py = tune.py.unwrap_or(if wide16 && kw.max(kh) <= 5 {
-            REG_ROWS_16BIT_5
-        } else {
-            REG_ROWS
+        let py = tune.py.unwrap_or(match kw.max(kh) {
+            4..=5 if wide16 => REG_ROWS_16BIT_5,
+            6.. if wide16 => REG_ROWS_16BIT_7,
+            _ => REG_ROWS,
         });
         let min_blocks = match (sb, ch) {
             (2, 1) if wide16 => REG_MIN_BLOCKS_GRAY16_5,
@@ -384,20 +384,16 @@ impl FastSpec {
     /// Whether a separable plan whose larger side is `side`, of `ch` channels of `sb`-byte
     /// samples on planes whose largest (of the frame's with `ch` channels) has `pixels`, takes
     /// the tiled kernel before the register and integer kernels: from [`SEP_TILED_MIN_SIDE`],
-    /// and from [`SEP_TILED_MIN_SIDE_SMALL`] for 16-bit samples, planes under
-    /// [`SEP_SMALL_PLANE`] pixels, 8-bit RGB, and one or two 8-bit channels on planes under
-    /// [`SEP_SMALL_SIDE_MAX_PLANE`] pixels (`CONVFLOW_FAST_SEP_TILED_MIN`: from that side,
-    /// whatever the plane).
+    /// and from [`SEP_TILED_MIN_SIDE_SMALL`] but for 8-bit RGBA on planes of
+    /// [`SEP_SMALL_PLANE`] pixels ([`sep_rgba_large`]) (`CONVFLOW_FAST_SEP_TILED_MIN`: from
+    /// that side, whatever the plane). Side-4 integer plans on large one- and two-channel
+    /// planes try the integer kernel first all the same ([`sep_int_first`]).
     pub fn tiled_first(side: usize, ch: usize, sb: usize, pixels: usize) -> bool {
         match tuning().sep_tiled_min {
             Some(min) => side >= min,
             None => {
                 side >= SEP_TILED_MIN_SIDE
-                    || side >= SEP_TILED_MIN_SIDE_SMALL
-                        && (sb == 2
-                            || pixels < SEP_SMALL_PLANE
-                            || ch == 3
-                            || ch < 3 && pixels < SEP_SMALL_SIDE_MAX_PLANE)
+                    || side >= SEP_TILED_MIN_SIDE_SMALL && !sep_rgba_large(ch, sb, pixels)
             }
         }
     }

@@ -269,6 +269,12 @@ pub const REG8_FULL_BLOCKS_MAX_SIDE: usize = 5;
 /// 117.1 / 432.6, gray16 67.3 on 8K against 68.9, yuv420p10 101.0 against 107.3; 3×3 is as
 /// fast with 2, which it keeps) …
 pub const REG_ROWS_16BIT_5: usize = 4;
+/// … and of sides 6–7 (one channel, [`REG_MAX_FULL_GRAY16`]; launches under
+/// [`REG16_TWO_ROWS_BELOW`] samples keep at most 2): H200, `gaussian:7` full, µs, against 2
+/// rows (docs/PERFORMANCE.md, "fifty-ninth round"): gray16 4K / 8K 23.8 / 79.3 against 26.0 /
+/// 87.9, YUV 4:2:0 10-bit 37.4 / 128.4 against 39.0 / 139.0; `gaussian:6`, `log:6` and `log:7`
+/// on these and P010 1440p–8K 0.99–1.12×; 4 rows 1.04–1.13× in the sweep, 3 the more even.
+pub const REG_ROWS_16BIT_7: usize = 3;
 /// … with these blocks resident per multiprocessor for one channel (gray16 4K / 8K 23.5 / 67.3
 /// µs against 22.0 / 70.8 with 4; at side 7, 4K / 8K 37.7 / 108.7 against 37.4 / 111.2), and
 /// [`REG_MIN_BLOCKS`] for 3–4 (with 8, rgb48 171.5 µs on 8K: spills).

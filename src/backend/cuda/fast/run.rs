@@ -13,9 +13,9 @@ use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
 use super::kernel::settle;
 use super::rules::{
     full_rows, full_tiled_first, paired, register_min_blocks, register_thread_shape,
-    sep_fixed_block, sep_int_channels, sep_px, sep_rows_rgb_small, sep_rows_tall, sep_short16,
-    sep_staged, sep_zero_offset, sums_padded, tiled_rows, tiled_threads, tuning, BLOCKS,
-    FULL_TILE_PREFERRED, INT16_FLOAT_FINISH, INT8_FLOAT_FINISH, SAT_FREE_MAX_CHANNELS,
+    sep_fixed_block, sep_int_channels, sep_int_first, sep_px, sep_rows_rgb_small, sep_rows_tall,
+    sep_short16, sep_staged, sep_zero_offset, sums_padded, tiled_rows, tiled_threads, tuning,
+    BLOCKS, FULL_TILE_PREFERRED, INT16_FLOAT_FINISH, INT8_FLOAT_FINISH, SAT_FREE_MAX_CHANNELS,
     SEP_BLOCK_SHORT16, SEP_ROWS_RGB_SMALL, SEP_TILE_PREFERRED, SPILL_TOLERATED_BYTES,
     TALL_TILE_PREFERRED,
 };
@@ -304,7 +304,10 @@ fn choose(
         !separable && !b.large_rules && full_tiled_first(side, ch, sb, pixels, launch_samples);
     // The integer kernel, where the plan has an integer form for every stored word (a 10-bit
     // format's malformed high bits included: `Depth::largest_stored`).
-    if b.block_override().is_none() && !tiled_first {
+    // (Separable side-4 integer plans on large one- and two-channel 8-bit planes keep the
+    // integer kernel, `sep_int_first`.)
+    let int_first = separable && sep_int_first(side, ch, sb, sized(group_pixels));
+    if b.block_override().is_none() && (!tiled_first || int_first) {
         let samples = sized(l.width * ch * l.height);
         if let Some(form) = IntegerForm::of(plan, l.depth.largest_stored()) {
             match FastSpec::integer(&form, ch, sb, plan.border, separable, samples) {

@@ -234,12 +234,18 @@ fn register_kernel_takes_small_kernels_only() {
     );
     let gray16_5 = FastSpec::register(5, 5, 1, Border::Clamp, false, 2).unwrap();
     assert_eq!(gray16_5.min_blocks, REG_MIN_BLOCKS_GRAY16_5);
-    // gray16 at 7: the blocks of 5, the rows of 3.
-    let gray16_7 = FastSpec::register(7, 7, 1, Border::Clamp, false, 2).unwrap();
-    assert_eq!(
-        (gray16_7.min_blocks, gray16_7.py),
-        (REG_MIN_BLOCKS_GRAY16_5, REG_ROWS)
-    );
+    // gray16 at 6 and 7: the blocks of 5, rows of their own.
+    for (kw, kh) in [(7, 7), (6, 3), (1, 6)] {
+        let gray16_7 = FastSpec::register(kw, kh, 1, Border::Clamp, false, 2).unwrap();
+        assert_eq!(
+            (gray16_7.min_blocks, gray16_7.py),
+            (REG_MIN_BLOCKS_GRAY16_5, REG_ROWS_16BIT_7)
+        );
+    }
+    // … and under 4 M samples at most 2 (`register_thread_shape`).
+    let launch = |samples| register_thread_shape(samples, 2, false, (8, REG_ROWS_16BIT_7));
+    assert_eq!(launch(REG16_TWO_ROWS_BELOW), (8, REG_ROWS_16BIT_7));
+    assert_eq!(launch(REG16_TWO_ROWS_BELOW - 1), (8, 2));
     // 8-bit full kernels up to 5 take 8 blocks, wider ones and separable plans 4.
     let gray = FastSpec::register(3, 3, 1, Border::Clamp, false, 1).unwrap();
     assert_eq!(gray.min_blocks, REG_MIN_BLOCKS_8BIT_FULL);

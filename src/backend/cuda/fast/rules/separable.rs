@@ -18,19 +18,41 @@ pub const SEP_TILED_MIN_SIDE: usize = 6;
 /// the register and integer kernels win everywhere (4K gray 10.5 against 14.0 µs).
 pub const SEP_TILED_MIN_SIDE_SMALL: usize = 4;
 /// See [`SEP_TILED_MIN_SIDE_SMALL`] (a 1080p plane has 2.1 M pixels, a 4K one 8.3 M).
+///
+/// On larger planes too, with padded rows of sums, for every 8-bit plane but RGBA's
+/// ([`sep_rgba_large`]); measured with both row passes (`gaussian:4`'s factor is irrational
+/// and takes the f32 one, `gaussian:5`'s the integer one). H100, held clock, gaussian:4 / :5,
+/// µs, the integer and register kernels against `fast_sep` (docs/PERFORMANCE.md,
+/// "twenty-seventh round"): 4K RGB 43.5 / 42.4 against 35.7 / 35.3, 8K RGB 143.6 / 128.9
+/// against 111.4 / 111.2, 4K gray 17.6 / 15.6 against 15.5 / 15.0, 4K YUV 4:2:0 27.7 / 25.7
+/// against 21.5 / 20.7, 4K NV12 26.9 / 26.4 against 24.6 / 25.7; RGBA keeps the integer
+/// kernel (4K :5 51.2 against 56.5; H200, fifty-ninth round, 4K / 8K 37.5 / 136.2 against
+/// 44.3 / 161.3). One and two channels kept it on 8K-sized planes (gray :5 41.3 against 47.9
+/// then) until `fast_sep` took 18 % and then 6 % fewer instructions a sample (fifty-first and
+/// fifty-third rounds): H200, 8K gaussian:5, µs, against the integer kernel (docs/PERFORMANCE.md,
+/// "fifty-ninth round"): gray 30.2 against 36.1, YUV 4:2:0 46.2 against 55.0, NV12 52.1
+/// against 56.7. The rule goes by the frame's largest plane of as many channels, so that
+/// YUV's three planes stay in one launch.
 pub const SEP_SMALL_PLANE: usize = 4_000_000;
-/// … and, with padded rows of sums, for 8-bit RGB on every plane and for one and two 8-bit
-/// channels on planes under this many pixels (4K but not 8K); measured with both row passes
-/// (`gaussian:4`'s factor is irrational and takes the f32 one, `gaussian:5`'s the integer
-/// one). H100, held clock, gaussian:4 / :5, µs, the integer and register kernels against `fast_sep`
-/// (docs/PERFORMANCE.md, "twenty-seventh round"): 4K RGB 43.5 / 42.4 against 35.7 / 35.3, 8K RGB
-/// 143.6 / 128.9 against 111.4 / 111.2, 4K gray 17.6 / 15.6 against 15.5 / 15.0, 4K YUV 4:2:0
-/// 27.7 / 25.7 against 21.5 / 20.7, 4K NV12 26.9 / 26.4 against 24.6 / 25.7; on 8K the integer
-/// kernel keeps one channel (gray :5 41.3 against 47.9, YUV 4:2:0 64.2 against 70.3), and RGBA
-/// keeps it everywhere (4K :5 51.2 against 56.5). The rule goes by the frame's largest plane
-/// of as many channels, so that YUV's three planes stay in one launch (8K YUV 4:2:0 :5 with
-/// its 8.3 M-pixel chroma planes alone on `fast_sep`: 67.8 µs against 64.0).
-pub const SEP_SMALL_SIDE_MAX_PLANE: usize = 16_000_000;
+/// … but separable plans 4 taps high or wide with an integer form (`box:4`) on one or two 8-bit
+/// channels keep the integer kernel `fast_int` on planes of this many pixels: H200, `box:4`,
+/// µs, `fast_sep` against it (docs/PERFORMANCE.md, "fifty-ninth round"): 8K gray 32.6 against
+/// 31.6, NV12 53.2 against 51.1, YUV 4:2:0 48.8 against 46.9; 6144 × 3456 (21 M pixels) NV12
+/// 36.4 against 35.2, YUV 4:2:0 32.9 against 32.2, gray level.
+pub const SEP_INT4_MIN_PLANE: usize = 16_000_000;
+
+/// Whether a separable plan whose larger side is `side`, of `ch` channels of `sb`-byte samples
+/// on planes whose largest (of the frame's with `ch` channels) has `pixels`, takes `fast_int`
+/// where it can before `fast_sep` ([`SEP_INT4_MIN_PLANE`]; not with
+/// `CONVFLOW_FAST_SEP_TILED_MIN` set).
+pub fn sep_int_first(side: usize, ch: usize, sb: usize, pixels: usize) -> bool {
+    side == 4
+        && sb == 1
+        && ch <= 2
+        && pixels >= SEP_INT4_MIN_PLANE
+        && super::tuning().sep_tiled_min.is_none()
+}
+
 /// Output rows per thread of the separable tiled kernel `fast_sep` with its row pass from global
 /// memory ([`FastSpec::row_global`](super::super::FastSpec::row_global)) … (H100, 1080p and 4K,
 /// gaussian:7…25: RGB 1.0–1.27× faster than 2 rows, e.g. 4K gaussian:9 57.7 against 66.6 µs)
@@ -361,16 +383,29 @@ pub fn sep_small_shape(ch: usize, sb: usize, kh: usize, pixels: usize) -> Option
 /// channel at 7 taps with 8 (NV12 1.01–1.02×, gray level). Only square kernels were measured:
 /// the side here is the kernel's larger one, while [`sep_small_shape`] goes by its height.
 ///
+/// Swept again on the H200 (4K and 8K, gaussian 5–25, 3, 4, 6 and 8 blocks; then the changes
+/// against the rule before on 720p to 8K at 4–15 taps, two passes alternating;
+/// docs/PERFORMANCE.md, "fifty-ninth round"), three moved:
+/// - 8-bit RGBA to 9 taps (not the large planes' taller rule), 8 (was 5 to 7, 4 at 8–9): 1.07 /
+///   1.08× at 7 on 4K / 8K (8K 175.5 → 162.1 µs), 1.06 / 1.06× at 9, 1.02–1.03× on 1080p, 1.06×
+///   on 720p at 7 and 9; 4–6 taps 0.98–1.03× but 720p `gaussian:5` 1.10× (from 4 M pixels
+///   the integer kernel takes 4–5);
+/// - RGBA64 to 9 taps, 8 (was 5): at 9 1.12 / 1.12 / 1.14× on 1080p / 4K / 8K (8K 282.7 →
+///   248.5 µs), at 7 1.03–1.06×, 4–6 level;
+/// - 8-bit RGB and rgb48 at 10–15 taps, 6 (was 4): RGB 1.03–1.10× on 1080p and 8K (1080p
+///   `gaussian:13` 21.2 → 19.2 µs), 1.00–1.02× on 4K, 1.00–1.04× on 720p; rgb48 `gaussian:15` 1.05×
+///   on 4K and 8K, 11 and 13 level.
+///
 /// Where [`sep_small_shape`] has a shape, its blocks.
 pub fn sep_min_blocks(ch: usize, sb: usize, side: usize, large: bool) -> usize {
     let by_side = match (ch, sb) {
         (1, _) => [6, 6, 6, 6],
         (2, _) => [6, 6, 5, 3],
-        (3, 1) => [6, 5, 4, 4],
-        (3, _) => [6, 5, 4, 3],
+        (3, 1) => [6, 5, 6, 4],
+        (3, _) => [6, 5, 6, 3],
         (_, 1) if large => [4, 4, 3, 3],
-        (_, 1) => [5, 4, 3, 2],
-        _ => [5, 5, 8, 6],
+        (_, 1) => [8, 8, 3, 2],
+        _ => [8, 8, 8, 6],
     };
     by_side[match side {
         0..=7 => 0,

@@ -108,15 +108,20 @@ fn separable_launch_bounds_follow_the_measured_rules() {
     assert_eq!(bounds(25, 1, 1), Some((128, 6)));
     assert_eq!(bounds(7, 3, 1), Some((128, 6)));
     assert_eq!(bounds(25, 3, 2), Some((128, 3)));
-    assert_eq!(bounds(9, 4, 1), Some((128, 4)));
-    // Round 38's sweep: 8-bit RGBA to 7 taps 5, 8-bit RGB from 16 taps 4 (rgb48 keeps 3),
-    // RGBA64 on large planes 8 at 10–15 taps and 6 beyond; the entries beside them kept.
-    assert_eq!(bounds(7, 4, 1), Some((128, 5)));
+    // Round 38's sweep: 8-bit RGB from 16 taps 4 (rgb48 keeps 3), RGBA64 on large planes 8 at
+    // 10–15 taps and 6 beyond; round 59's (H200): 8-bit RGBA and RGBA64 to 9 taps 8, 8-bit RGB
+    // and rgb48 at 10–15 taps 6; the entries beside them kept.
+    assert_eq!(bounds(9, 4, 1), Some((128, 8)));
+    assert_eq!(bounds(7, 4, 1), Some((128, 8)));
     assert_eq!(bounds(25, 3, 1), Some((128, 4)));
-    assert_eq!(bounds(15, 3, 1), Some((128, 4)));
+    assert_eq!(bounds(15, 3, 1), Some((128, 6)));
+    assert_eq!(bounds(11, 3, 2), Some((128, 6)));
+    assert_eq!(bounds(9, 3, 2), Some((128, 5)));
     assert_eq!(bounds(15, 4, 2), Some((128, 8)));
     assert_eq!(bounds(31, 4, 2), Some((128, 6)));
-    assert_eq!(bounds(9, 4, 2), Some((128, 5)));
+    assert_eq!(bounds(9, 4, 2), Some((128, 8)));
+    assert_eq!(bounds(5, 4, 2), Some((128, 8)));
+    assert_eq!(bounds(11, 4, 1), Some((128, 3)));
     // RGBA64's small-plane shapes keep their 5: to 15 taps under 1 M pixels, beyond under 4 M.
     let rgba64 = |k| FastSpec::separable(k, k, 4, Border::Clamp).with_sample_bytes(2);
     assert_eq!(rgba64(15).sep_bounds(SEP_BLOCK, 1280 * 720), Some((128, 5)));
@@ -236,7 +241,7 @@ fn large_rgba_planes_take_more_separable_rows_and_blocks() {
     assert_eq!(bounds(25, large), Some((128, 3)));
     assert_eq!(bounds(15, small), Some((128, 5)));
     assert_eq!(bounds(15, large), Some((128, 3)));
-    assert_eq!(bounds(9, large), Some((128, 4)));
+    assert_eq!(bounds(9, large), Some((128, 8)));
 }
 
 #[test]
@@ -357,25 +362,29 @@ fn rgb_rows_on_small_planes_follow_the_measured_rules() {
 #[test]
 fn short_and_tall_separable_rules_follow_the_measurements() {
     use super::rules::{
-        sep_rows_tall, sep_short16, SEP_ROWS_MID, SEP_ROWS_MID_MIN_SAMPLES,
-        SEP_ROWS_TALL_MIN_SAMPLES, SEP_SMALL_PLANE, SEP_SMALL_SIDE_MAX_PLANE,
+        sep_int_first, sep_rows_tall, sep_short16, SEP_INT4_MIN_PLANE, SEP_ROWS_MID,
+        SEP_ROWS_MID_MIN_SAMPLES, SEP_ROWS_TALL_MIN_SAMPLES, SEP_SMALL_PLANE,
     };
     if std::env::var_os("CONVFLOW_FAST_SEP_TILED_MIN").is_some() {
         return; // the override decides
     }
     let (qhd, uhd8k) = (SEP_SMALL_PLANE - 1, 7680 * 4320);
-    // 4–5 taps: the tiled kernel for 8-bit RGB everywhere, one or two 8-bit channels below
-    // 8K-sized planes, 16-bit samples and small planes always; 8-bit RGBA keeps the integer
-    // and register kernels on large planes; 3 taps never.
+    // 4–5 taps: the tiled kernel for one to three 8-bit channels, 16-bit samples and small
+    // planes always; 8-bit RGBA keeps the integer and register kernels on large planes; 3
+    // taps never.
     let tiled = FastSpec::tiled_first;
     for side in [4, 5] {
         assert!(tiled(side, 3, 1, uhd8k));
         assert!(tiled(side, 1, 1, UHD) && tiled(side, 2, 1, UHD));
-        assert!(!tiled(side, 1, 1, SEP_SMALL_SIDE_MAX_PLANE));
+        assert!(tiled(side, 1, 1, uhd8k) && tiled(side, 2, 1, uhd8k));
         assert!(!tiled(side, 4, 1, UHD));
         assert!(tiled(side, 4, 1, qhd) && tiled(side, 4, 2, uhd8k));
     }
     assert!(!tiled(3, 3, 1, HD) && tiled(6, 4, 1, uhd8k));
+    // … but integer plans 4 wide keep `fast_int` on one or two 8-bit channels from 16 M pixels.
+    assert!(sep_int_first(4, 1, 1, uhd8k) && sep_int_first(4, 2, 1, SEP_INT4_MIN_PLANE));
+    assert!(!sep_int_first(4, 1, 1, SEP_INT4_MIN_PLANE - 1) && !sep_int_first(5, 1, 1, uhd8k));
+    assert!(!sep_int_first(4, 3, 1, uhd8k) && !sep_int_first(4, 1, 2, uhd8k));
     // 16 × 8 blocks for one to three 16-bit channels 4–5 taps high on large planes.
     assert!(sep_short16(3, 2, 5, UHD) && sep_short16(1, 2, 4, UHD));
     assert!(!sep_short16(4, 2, 5, UHD) && !sep_short16(3, 1, 5, UHD));
