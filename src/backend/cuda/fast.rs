@@ -220,7 +220,9 @@ impl FastSpec {
     /// [`REG_MAX_FULL_GRAY16`] for one channel of 16-bit samples) and separable ones
     /// up to [`REG_MAX_SEP`] on a side; else None. `sb`
     /// is the bytes per sample (a thread's outputs are 16 bytes, or `CONVFLOW_FAST_REG_PX`
-    /// 8-bit samples); each thread takes [`REG_ROWS`] rows. Small launches take fewer of both
+    /// 8-bit samples); each thread takes [`REG_ROWS`] rows ([`REG_ROWS_16BIT_5`] for full 16-bit
+    /// kernels of sides 4–5, [`REG_ROWS_16BIT_7`] for one channel's at 6–7). Small launches take
+    /// fewer of both
     /// (`rules::register_thread_shape`, applied where the launch is chosen), and 8-bit ones
     /// under 1 M samples keep [`REG_MIN_BLOCKS`] resident blocks (`rules::register_min_blocks`).
     pub fn register(
@@ -246,11 +248,11 @@ impl FastSpec {
             _ => 16 / sb,
         };
         // Full 16-bit kernels from side 4: for one channel more blocks, and more rows per
-        // thread (sides 6-7 are one channel's).
+        // thread at sides 4-5 and, for one channel, 6-7.
         let wide16 = sb == 2 && !separable && kw.max(kh) >= 4;
         let py = tune.py.unwrap_or(match kw.max(kh) {
             4..=5 if wide16 => REG_ROWS_16BIT_5,
-            6.. if wide16 => REG_ROWS_16BIT_7,
+            6..=7 if wide16 && ch == 1 => REG_ROWS_16BIT_7,
             _ => REG_ROWS,
         });
         let min_blocks = match (sb, ch) {
@@ -386,7 +388,7 @@ impl FastSpec {
     /// the tiled kernel before the register and integer kernels: from [`SEP_TILED_MIN_SIDE`],
     /// and from [`SEP_TILED_MIN_SIDE_SMALL`] but for 8-bit RGBA on planes of
     /// [`SEP_SMALL_PLANE`] pixels ([`sep_rgba_large`]) (`CONVFLOW_FAST_SEP_TILED_MIN`: from
-    /// that side, whatever the plane). Side-4 integer plans on large one- and two-channel
+    /// that side, whatever the plane). Side-4 integer plans on large one- and two-channel 8-bit
     /// planes try the integer kernel first all the same ([`sep_int_first`]).
     pub fn tiled_first(side: usize, ch: usize, sb: usize, pixels: usize) -> bool {
         match tuning().sep_tiled_min {

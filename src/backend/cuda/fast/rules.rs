@@ -22,11 +22,11 @@ pub const REG_MAX_FULL: usize = 5;
 pub const REG_MAX_FULL_8BIT: usize = 7;
 /// … and for 16-bit samples of one channel (gray16, the planes of YUV 10-bit, P016's luma) on
 /// launches of at least [`REG16_FULL_MIN_SAMPLES`] samples, with [`REG_ROWS`] rows at sides 6–7
-/// (H100, held clock, gaussian:7 full, µs, against the tiled kernel: gray16 1080p / 4K / 8K 15.6
-/// / 37.7 / 108.5 against 16.9 / 48.9 / 161.5, YUV 4:2:0 10-bit 720p / 1080p / 4K / 8K 13.5 /
-/// 21.0 / 58.7 / 176.3 against 15.7 / 27.7 / 71.0 / 249.8; at 9 the tiled kernel won, 4K gray16
-/// 56.3 against 65.5, and on 3–4 channels at 7, rgb48 1080p 38.2 against 43.9;
-/// docs/PERFORMANCE.md, "twenty-fourth round").
+/// then ([`REG_ROWS_16BIT_7`] from the fifty-ninth round) (H100, held clock, gaussian:7 full, µs,
+/// against the tiled kernel: gray16 1080p / 4K / 8K 15.6 / 37.7 / 108.5 against 16.9 / 48.9 /
+/// 161.5, YUV 4:2:0 10-bit 720p / 1080p / 4K / 8K 13.5 / 21.0 / 58.7 / 176.3 against 15.7 / 27.7 /
+/// 71.0 / 249.8; at 9 the tiled kernel won, 4K gray16 56.3 against 65.5, and on 3–4 channels at 7,
+/// rgb48 1080p 38.2 against 43.9; docs/PERFORMANCE.md, "twenty-fourth round").
 pub const REG_MAX_FULL_GRAY16: usize = 7;
 /// See [`REG_MAX_FULL_GRAY16`]: below this many samples in the launch the tiled kernel keeps
 /// those sides (gray16 640×360 / 720p 6.9 / 9.6 µs against 8.5 / 10.9 with one or two rows,
@@ -151,7 +151,8 @@ pub const INT16_ONE_ROW_BELOW: usize = 4_000_000;
 /// launch …
 pub const REG16_ONE_ROW_BELOW: usize = 1_000_000;
 /// … and at most two below this many (full kernels of sides 4–5, which take
-/// [`REG_ROWS_16BIT_5`] on larger launches, too).
+/// [`REG_ROWS_16BIT_5`] on larger launches, and one channel's of sides 6–7,
+/// [`REG_ROWS_16BIT_7`], too).
 /// H100, `fast_reg`, gaussian:3 / 5 full, µs, the rule before (2 rows at 3, 4 at 5) / 1 row /
 /// 2 rows (docs/PERFORMANCE.md, "nineteenth round"): 640×360 rgb48 6.4 / 5.4 / 6.5 and 13.2 /
 /// 9.8 / 10.8, 853×480 gray16 5×5 8.6 / 5.6 / 6.0, 720p gray16 (0.9 M) 5.1 / 4.7 / 5.3 and 9.1 /

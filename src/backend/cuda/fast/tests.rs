@@ -200,6 +200,13 @@ fn float_finish_of_integer_sums_is_the_integer_rounding() {
 
 #[test]
 fn register_kernel_takes_small_kernels_only() {
+    if overridden(&[
+        "CONVFLOW_FAST_PY",
+        "CONVFLOW_FAST_REG_PX",
+        "CONVFLOW_FAST_REG_MAX",
+    ]) {
+        return;
+    }
     for sb in [1, 2] {
         for ch in 1..=4 {
             for separable in [false, true] {
@@ -242,10 +249,15 @@ fn register_kernel_takes_small_kernels_only() {
             (REG_MIN_BLOCKS_GRAY16_5, REG_ROWS_16BIT_7)
         );
     }
-    // … and under 4 M samples at most 2 (`register_thread_shape`).
+    // … and under 4 M samples at most 2 (`register_thread_shape`); 8-bit full 7×7 keeps its
+    // rows.
     let launch = |samples| register_thread_shape(samples, 2, false, (8, REG_ROWS_16BIT_7));
     assert_eq!(launch(REG16_TWO_ROWS_BELOW), (8, REG_ROWS_16BIT_7));
     assert_eq!(launch(REG16_TWO_ROWS_BELOW - 1), (8, 2));
+    for ch in [1, 3, 4] {
+        let gray7 = FastSpec::register(7, 7, ch, Border::Clamp, false, 1).unwrap();
+        assert_eq!(gray7.py, REG_ROWS, "8-bit 7x7, {ch} channels");
+    }
     // 8-bit full kernels up to 5 take 8 blocks, wider ones and separable plans 4.
     let gray = FastSpec::register(3, 3, 1, Border::Clamp, false, 1).unwrap();
     assert_eq!(gray.min_blocks, REG_MIN_BLOCKS_8BIT_FULL);

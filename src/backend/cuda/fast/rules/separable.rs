@@ -14,8 +14,9 @@ pub const SEP_TILED_MIN_SIDE: usize = 6;
 /// … and from this side for 16-bit samples, or on planes under [`SEP_SMALL_PLANE`] pixels
 /// (gaussian:5 on 1080p: gray 7.5 against 8.9 µs, RGB 14.2 against 17.9, RGBA 17.1 against 23.6,
 /// NV12 13.8 against 14.8; rgb48 20.0 / 67.4 / 227.7 against 31.2 / 86.9 / 303.5 on 1080p / 4K /
-/// 8K; on 4K and 8K the 8-bit integer kernels tie or win, gray 8K 42.1 against 61.5). At side 3
-/// the register and integer kernels win everywhere (4K gray 10.5 against 14.0 µs).
+/// 8K; on 4K and 8K the 8-bit integer kernels tied or won then, gray 8K 42.1 against 61.5),
+/// and on larger 8-bit planes but RGBA's since (below). At side 3 the register and integer
+/// kernels win everywhere (4K gray 10.5 against 14.0 µs).
 pub const SEP_TILED_MIN_SIDE_SMALL: usize = 4;
 /// See [`SEP_TILED_MIN_SIDE_SMALL`] (a 1080p plane has 2.1 M pixels, a 4K one 8.3 M).
 ///
@@ -26,7 +27,7 @@ pub const SEP_TILED_MIN_SIDE_SMALL: usize = 4;
 /// "twenty-seventh round"): 4K RGB 43.5 / 42.4 against 35.7 / 35.3, 8K RGB 143.6 / 128.9
 /// against 111.4 / 111.2, 4K gray 17.6 / 15.6 against 15.5 / 15.0, 4K YUV 4:2:0 27.7 / 25.7
 /// against 21.5 / 20.7, 4K NV12 26.9 / 26.4 against 24.6 / 25.7; RGBA keeps the integer
-/// kernel (4K :5 51.2 against 56.5; H200, fifty-ninth round, 4K / 8K 37.5 / 136.2 against
+/// kernel (4K :5 51.2 against 56.5; H200, fifty-ninth round, 4K / 8K 37.5 / 136.3 against
 /// 44.3 / 161.3). One and two channels kept it on 8K-sized planes (gray :5 41.3 against 47.9
 /// then) until `fast_sep` took 18 % and then 6 % fewer instructions a sample (fifty-first and
 /// fifty-third rounds): H200, 8K gaussian:5, µs, against the integer kernel (docs/PERFORMANCE.md,
@@ -34,8 +35,9 @@ pub const SEP_TILED_MIN_SIDE_SMALL: usize = 4;
 /// against 56.7. The rule goes by the frame's largest plane of as many channels, so that
 /// YUV's three planes stay in one launch.
 pub const SEP_SMALL_PLANE: usize = 4_000_000;
-/// … but separable plans 4 taps high or wide with an integer form (`box:4`) on one or two 8-bit
-/// channels keep the integer kernel `fast_int` on planes of this many pixels: H200, `box:4`,
+/// … but separable plans whose larger side is 4 with an integer form (`box:4`) on one or two
+/// 8-bit channels keep the integer kernel `fast_int` on planes of this many pixels and more
+/// (the frame's largest of as many channels): H200, `box:4`,
 /// µs, `fast_sep` against it (docs/PERFORMANCE.md, "fifty-ninth round"): 8K gray 32.6 against
 /// 31.6, NV12 53.2 against 51.1, YUV 4:2:0 48.8 against 46.9; 6144 × 3456 (21 M pixels) NV12
 /// 36.4 against 35.2, YUV 4:2:0 32.9 against 32.2, gray level.
@@ -387,14 +389,16 @@ pub fn sep_small_shape(ch: usize, sb: usize, kh: usize, pixels: usize) -> Option
 /// against the rule before on 720p to 8K at 4–15 taps, two passes alternating;
 /// docs/PERFORMANCE.md, "fifty-ninth round"), three moved:
 /// - 8-bit RGBA to 9 taps (not the large planes' taller rule), 8 (was 5 to 7, 4 at 8–9): 1.07 /
-///   1.08× at 7 on 4K / 8K (8K 175.5 → 162.1 µs), 1.06 / 1.06× at 9, 1.02–1.03× on 1080p, 1.06×
-///   on 720p at 7 and 9; 4–6 taps 0.98–1.03× but 720p `gaussian:5` 1.10× (from 4 M pixels
+///   1.08× at 7 on 4K / 8K (8K 175.5 → 162.1 µs), 1.06 / 1.06× at 9, 1.02–1.03× on 1080p, 1.07
+///   / 1.06× on 720p at 7 / 9; 4–6 taps 0.98–1.03× but 720p `gaussian:5` 1.10× (from 4 M pixels
 ///   the integer kernel takes 4–5);
-/// - RGBA64 to 9 taps, 8 (was 5): at 9 1.12 / 1.12 / 1.14× on 1080p / 4K / 8K (8K 282.7 →
-///   248.5 µs), at 7 1.03–1.06×, 4–6 level;
-/// - 8-bit RGB and rgb48 at 10–15 taps, 6 (was 4): RGB 1.03–1.10× on 1080p and 8K (1080p
-///   `gaussian:13` 21.2 → 19.2 µs), 1.00–1.02× on 4K, 1.00–1.04× on 720p; rgb48 `gaussian:15` 1.05×
-///   on 4K and 8K, 11 and 13 level.
+/// - RGBA64 to 9 taps where [`sep_small_shape`] gives no shape, 8 (was 5): at 9 1.12 / 1.12 / 1.14×
+///   on 1080p / 4K / 8K (8K 282.7 → 248.5 µs), at 7 1.03–1.06×, 4–6 level;
+/// - 8-bit RGB and, where [`sep_small_shape`] gives no shape, rgb48 at 10–15 taps, 6 (was 4): RGB
+///   1.03–1.10× on 1080p and 8K (1080p `gaussian:13` 21.2 → 19.2 µs), 1.00–1.02× on 4K, 1.00–1.04×
+///   on 720p; rgb48 `gaussian:15` 1.05× on 4K and 8K, 11 and 13 level. Measured on `gaussian` with
+///   alpha kept (RGBA's row pass in integers at 7 and 9, RGB's in f32 from 11); f32 row passes of
+///   RGBA and integer ones of RGB (`box:11`) take these blocks unmeasured.
 ///
 /// Where [`sep_small_shape`] has a shape, its blocks.
 pub fn sep_min_blocks(ch: usize, sb: usize, side: usize, large: bool) -> usize {
