@@ -179,6 +179,12 @@ pub trait Backend: Send {
     /// ran (a CUDA variant that handed a plan to other kernels says so).
     fn name(&self) -> String;
 
+    /// Lines about the device that shape what this backend runs (`convflow info` prints them);
+    /// none for the CPU backends.
+    fn device_details(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Which decompositions this backend runs.
     fn runs(&self) -> Support {
         Support::Both

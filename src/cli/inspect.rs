@@ -91,7 +91,12 @@ pub fn info() -> Result<()> {
         build.simd
     )?;
     match backend::create(BackendKind::Cuda, &Schedule::default()) {
-        Ok(b) => writeln!(out, "  cuda     {}", b.name())?,
+        Ok(b) => {
+            writeln!(out, "  cuda     {}", b.name())?;
+            for line in b.device_details() {
+                writeln!(out, "           {line}")?;
+            }
+        }
         Err(e) => writeln!(out, "  cuda     unavailable: {e}")?,
     }
     match &build.driver {

@@ -46,7 +46,11 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
     // 7×7 gray frame takes the two-factor integer kernel under the large rules. rgb48 4-5
     // taps high on planes under 4 M pixels (16 × 8 blocks, one row, no launch bound,
     // `SEP_SHAPE_SHORT_RGB48`) and 8-bit RGB's f32 row pass with two rows there
-    // (`SEP_ROWS_RGB_SMALL`: an even Gaussian's row factor is not integer).
+    // (`SEP_ROWS_RGB_SMALL`: an even Gaussian's row factor is not integer). A frame of one
+    // 16-bit plane 7 × 8 in 16 × 16 blocks (`sep_square16`; large rules), and one 8-bit
+    // channel 6 taps high on a 1440p-sized launch, which takes 6 rows a thread on devices of
+    // fast memory (`SEP_ROWS_MID_MIN_SAMPLES_FAST_MEMORY`) and 4 elsewhere (6 everywhere
+    // under the large rules).
     let separable = [
         (PixelFormat::Rgb8, 1283, 643, 15, 15, AlphaMode::Keep),
         (PixelFormat::Rgb8, 1283, 721, 13, 13, AlphaMode::Keep),
@@ -74,6 +78,8 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
         (PixelFormat::Rgb16, 1283, 803, 5, 5, AlphaMode::Keep),
         (PixelFormat::Rgb16, 643, 365, 7, 4, AlphaMode::Keep),
         (PixelFormat::Rgb8, 1921, 1081, 8, 6, AlphaMode::Keep),
+        (PixelFormat::Gray16, 1283, 723, 7, 8, AlphaMode::Keep),
+        (PixelFormat::Gray8, 2561, 1441, 6, 6, AlphaMode::Keep),
     ];
     for (i, (format, w, h, kw, kh, alpha)) in separable.into_iter().enumerate() {
         let mode = match runs {

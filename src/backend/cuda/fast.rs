@@ -509,7 +509,9 @@ impl FastSpec {
     /// [`SEP_BLOCK`] ([`SEP_BLOCK_TALL_RGBA`] for 4
     /// channels taller than 9, [`SEP_BLOCK_RGBA_LARGE`] where the large planes' RGBA rules apply,
     /// [`SEP_BLOCK_WIDE_RGB48`] where [`sep_rgb48_wide`] says, [`SEP_BLOCK_WIDE_GRAY`] where
-    /// [`sep_wide`] says); with an input tile, for 8-bit RGB
+    /// [`sep_wide`] says; the launch puts [`SEP_BLOCK_SHORT16`] and [`SEP_BLOCK_SQUARE16`] first
+    /// where [`sep_short16`] and [`sep_square16`] say, which need the frame's planes); with an
+    /// input tile, for 8-bit RGB
     /// taller than 9, 16 × 16 threads from 17 rows and 8 × 16 below (measured on H100 with the
     /// tile, gaussian:15 / :25 on 1080p and 4K: 43.1 / 62.5 and 127.2 / 202.3 µs against 50.6 /
     /// 83.4 and 162.4 / 266.9 for 16 × 8 blocks). Else None. For full kernels:

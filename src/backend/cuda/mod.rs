@@ -197,6 +197,9 @@ pub struct CudaBackend {
     /// `fast`'s launches of the last frame, replayed while they fit ([`fast::Prepared`]).
     fast_launches: Option<fast::Prepared>,
     ceilings: Option<(f64, f64)>,
+    /// The device's peak DRAM bytes per multiprocessor per SM clock cycle, from its attributes
+    /// ([`fast::memory_bytes_per_sm_cycle`]).
+    memory_rate: Option<f64>,
     /// Copy frames straight from/to pageable memory (`--pageable`) instead of staging them
     /// through page-locked buffers.
     pageable: bool,
@@ -267,6 +270,15 @@ impl CudaBackend {
         let max_smem = attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)? as usize;
         let tex_align = attr(A::CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT)?.max(1) as u64;
         let tex_pitch_align = attr(A::CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT)?.max(1) as usize;
+        // Peak DRAM bytes per multiprocessor cycle, for `fast`'s rules measured on fast memory
+        // ([`fast::fast_memory`]); None where the driver lacks an attribute.
+        let int_attr = |a| ctx.attribute(a).map(i64::from).unwrap_or(0);
+        let memory_rate = fast::memory_bytes_per_sm_cycle(
+            int_attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE),
+            int_attr(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH),
+            int_attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+            int_attr(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE),
+        );
         let device = ctx.name().unwrap_or_else(|_| "CUDA device".into());
         // A stream of its own (non-blocking): the pipeline's copy streams run beside it.
         let stream = ctx
@@ -283,6 +295,7 @@ impl CudaBackend {
             device: format!("{device} (sm_{arch})"),
             dependent_launches: major >= 9,
             max_smem,
+            memory_rate,
             tex_align,
             tex_pitch_align,
             d_src: None,
@@ -339,6 +352,13 @@ impl CudaBackend {
     /// The device's name and architecture, e.g. "NVIDIA H100 80GB HBM3 (sm_90)".
     pub fn device_name(&self) -> &str {
         &self.device
+    }
+
+    /// The device's peak DRAM bytes per multiprocessor per SM clock cycle (H100 SXM about 12.8,
+    /// H200 18.4), where its attributes give it: `fast` takes the rules measured on fast
+    /// memory from [`fast::FAST_MEMORY_MIN_BYTES_PER_SM_CYCLE`].
+    pub fn memory_rate(&self) -> Option<f64> {
+        self.memory_rate
     }
 
     /// The variant this backend was created with.
@@ -530,6 +550,18 @@ impl CudaBackend {
 }
 
 impl Backend for CudaBackend {
+    fn device_details(&self) -> Vec<String> {
+        let rules = if fast::fast_memory(self.memory_rate) {
+            "fast-memory launch rules"
+        } else {
+            "standard launch rules"
+        };
+        vec![match self.memory_rate {
+            Some(r) => format!("memory: {r:.1} bytes per multiprocessor cycle at peak, {rules}"),
+            None => format!("memory: rate unknown, {rules}"),
+        }]
+    }
+
     fn name(&self) -> String {
         let copies = match (self.offload, self.pageable) {
             (true, false) => "pinned buffers, copies on their own streams",

@@ -12,6 +12,36 @@ pub use full::*;
 pub use separable::*;
 pub use separable_code::*;
 
+/// A device's peak DRAM bytes per multiprocessor per SM clock cycle from its attributes: the
+/// memory clock in kHz (`CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE`, two transfers a cycle), the
+/// bus width in bits, the multiprocessor count and the SM clock in kHz. The H200's attributes
+/// (3201 MHz, 6016 bits, 132 multiprocessors at 1980 MHz) give 18.4 (`convflow info`); an H100
+/// SXM's (2619 MHz, 5120 bits) about 12.8, an A100's about 10 (40 GB) or 13.4 (80 GB). On a
+/// MIG instance the multiprocessor count is the instance's while the memory attributes may be
+/// the whole GPU's, so the rate can read high there. None where an attribute is missing.
+pub fn memory_bytes_per_sm_cycle(
+    mem_khz: i64,
+    bus_bits: i64,
+    sms: i64,
+    sm_khz: i64,
+) -> Option<f64> {
+    (mem_khz > 0 && bus_bits > 0 && sms > 0 && sm_khz > 0)
+        .then(|| 2.0 * mem_khz as f64 * bus_bits as f64 / 8.0 / (sms as f64 * sm_khz as f64))
+}
+/// Devices whose memory moves at least this many bytes per multiprocessor cycle
+/// ([`memory_bytes_per_sm_cycle`]) take the rules measured faster on the H200 only
+/// ([`SEP_ROWS_MID_MIN_SAMPLES_FAST_MEMORY`]); the others, the H100 among them, the rules
+/// measured on the H100. Devices above the H200's rate (a B200's reads about 27) were not
+/// measured and take the H200's. `CONVFLOW_FAST_MEMORY=0` / `1` overrides it (for a MIG
+/// instance whose rate reads high, see [`memory_bytes_per_sm_cycle`]).
+pub const FAST_MEMORY_MIN_BYTES_PER_SM_CYCLE: f64 = 16.0;
+/// Whether a device of `rate` bytes per multiprocessor cycle takes the fast-memory rules.
+pub fn fast_memory(rate: Option<f64>) -> bool {
+    tuning()
+        .fast_memory
+        .unwrap_or_else(|| rate.is_some_and(|r| r >= FAST_MEMORY_MIN_BYTES_PER_SM_CYCLE))
+}
+
 /// Largest full kernel side `fast_reg` takes (measured on an H200 before the row ends built
 /// their windows word by word: at 7 the tiled kernel won for RGB by 1.4×; for gray they tied;
 /// 16-bit and RGBA samples were not measured again since) …
@@ -422,7 +452,8 @@ pub const SPILL_TOLERATED_BYTES: usize = 64;
 /// proves it idle; 1: they leave it out on planes of any channel count,
 /// [`SAT_FREE_MAX_CHANNELS`]), `CONVFLOW_FAST_SIDE_STREAMS` (0: a frame's launches one after the
 /// other on the backend's stream, not side by side), `CONVFLOW_FAST_SEP_BLOCK` (WxH: the block
-/// of `fast_sep` where no other rule sets it, in place of [`SEP_BLOCK`]), `CONVFLOW_FAST_SEPD`
+/// of `fast_sep` in place of [`SEP_BLOCK`] and of [`SEP_BLOCK_SQUARE16`] where no other rule
+/// sets it), `CONVFLOW_FAST_SEPD`
 /// (0 / 1: `fast_sep`'s integer row pass on 2–4 channels never / always regroups its windows
 /// per channel, [`sep_int_channels`]), `CONVFLOW_FAST_SEPC` and `CONVFLOW_FAST_CROLL` (0 / 1:
 /// `fast_sep`'s row pass one channel at a time, its column pass rolled, never / wherever it
@@ -436,7 +467,9 @@ pub const SPILL_TOLERATED_BYTES: usize = 64;
 /// `CONVFLOW_FAST_SEP_ZOFF` (0 / 1: `fast_sep` with its block compiled in adds a zero offset /
 /// leaves it out on planes of any channel count, [`sep_zero_offset`]), `CONVFLOW_FAST_XU` (0:
 /// samples converted by `byte_perm` and an FADD, never by the conversion unit: neither 16-bit
-/// ones nor 8-bit bytes 0 and 3 in `fast_reg`, [`conversion_unit`]). Read once per process;
+/// ones nor 8-bit bytes 0 and 3 in `fast_reg`, [`conversion_unit`]), `CONVFLOW_FAST_MEMORY`
+/// (0 / 1: the device taken as one of standard / fast memory, [`fast_memory`]). Read once per
+/// process;
 /// `CONVFLOW_FAST_SPILL=0` also keeps a pair whose kernel spills.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Tuning {
@@ -475,6 +508,7 @@ pub(super) struct Tuning {
     pub(super) sep_fixed: Option<bool>,
     pub(super) sep_zoff: Option<bool>,
     pub(super) conv_unit: Option<bool>,
+    pub(super) fast_memory: Option<bool>,
 }
 
 pub(super) fn tuning() -> Tuning {
@@ -520,6 +554,7 @@ pub(super) fn tuning() -> Tuning {
             sep_fixed: var("CONVFLOW_FAST_SEP_FIXED").map(|v: usize| v != 0),
             sep_zoff: var("CONVFLOW_FAST_SEP_ZOFF").map(|v: usize| v != 0),
             conv_unit: var("CONVFLOW_FAST_XU").map(|v: usize| v != 0),
+            fast_memory: var("CONVFLOW_FAST_MEMORY").map(|v: usize| v != 0),
         }
     })
 }

@@ -12,12 +12,12 @@ use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
 
 use super::kernel::settle;
 use super::rules::{
-    full_rows, full_tiled_first, paired, register_min_blocks, register_thread_shape,
+    fast_memory, full_rows, full_tiled_first, paired, register_min_blocks, register_thread_shape,
     sep_fixed_block, sep_int_channels, sep_int_first, sep_px, sep_rows_rgb_small, sep_rows_tall,
-    sep_short16, sep_staged, sep_zero_offset, sums_padded, tiled_rows, tiled_threads, tuning,
-    BLOCKS, FULL_TILE_PREFERRED, INT16_FLOAT_FINISH, INT8_FLOAT_FINISH, SAT_FREE_MAX_CHANNELS,
-    SEP_BLOCK_SHORT16, SEP_ROWS_RGB_SMALL, SEP_TILE_PREFERRED, SPILL_TOLERATED_BYTES,
-    TALL_TILE_PREFERRED,
+    sep_short16, sep_square16, sep_staged, sep_zero_offset, sums_padded, tiled_rows, tiled_threads,
+    tuning, BLOCKS, FULL_TILE_PREFERRED, INT16_FLOAT_FINISH, INT8_FLOAT_FINISH,
+    SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16, SEP_BLOCK_SQUARE16, SEP_ROWS_RGB_SMALL,
+    SEP_TILE_PREFERRED, SPILL_TOLERATED_BYTES, TALL_TILE_PREFERRED,
 };
 use super::FastSpec;
 use crate::backend::cuda::abi::{
@@ -164,7 +164,7 @@ pub(in crate::backend::cuda) fn run_planes(
         // The largest of them: rules that would part a frame's planes of one kind into two
         // launches (a launch costs more than the rule gains on the smaller planes) go by it.
         let group_pixels = same().map(|(_, m)| m.width * m.height).max().unwrap_or(0);
-        let choice = choose(b, plan, &p, l, (launch_samples, group_pixels))?;
+        let choice = choose(b, plan, &p, l, (launch_samples, group_pixels, planes.len()))?;
         match groups.iter_mut().find(|(c, _)| *c == choice) {
             Some((_, same)) => same.push(i),
             None => groups.push((choice, vec![i])),
@@ -260,13 +260,13 @@ impl Choice {
 
 /// The kernel and specialization for plane `l`, with what it compiles in of `p`; the frame's
 /// planes with as many channels have `launch_samples` samples, the largest of them
-/// `group_pixels` pixels.
+/// `group_pixels` pixels; the frame has `filtered_planes` planes with channels to filter.
 fn choose(
     b: &CudaBackend,
     plan: &Plan,
     p: &PlaneParams,
     l: PlaneLayout,
-    (launch_samples, group_pixels): (usize, usize),
+    (launch_samples, group_pixels, filtered_planes): (usize, usize, usize),
 ) -> Result<Choice, CudaError> {
     let (kw, kh, ch) = (plan.kernel.width(), plan.kernel.height(), l.channels);
     let separable = plan.is_separable();
@@ -385,8 +385,10 @@ fn choose(
             sep_staged(ch, sb, kh, sized(launch_samples), spec.row_int.is_some())
         });
         spec.sums_pad = tuning().sums_pad.unwrap_or_else(|| sums_padded(ch, sb, kh));
-        // One-channel planes on large launches: more rows per thread (`sep_rows_tall`).
-        if let Some(rows) = sep_rows_tall(ch, sb, kh, sized(launch_samples)) {
+        // One-channel planes on large launches: more rows per thread (`sep_rows_tall`; from
+        // smaller launches on devices of fast memory).
+        let fast_mem = fast_memory(b.memory_rate());
+        if let Some(rows) = sep_rows_tall(ch, sb, kh, sized(launch_samples), fast_mem) {
             if b.block_override().is_none() {
                 spec.py = rows;
             }
@@ -421,9 +423,18 @@ fn choose(
         }
         None => {}
     }
-    // 16-bit planes 4–5 taps high take 16 × 8 blocks, all of a frame's planes of one kind alike.
+    // 16-bit planes 4–5 taps high take 16 × 8 blocks, all of a frame's planes of one kind alike;
+    // a frame's one filtered plane of one 16-bit channel stored from bit 0, 6–9 taps high,
+    // 16 × 16 (`sep_square16`).
+    let one_plane = filtered_planes == 1 && l.depth.shift() == 0;
     let first = if spec.row_global && sep_short16(ch, sb, side, sized(group_pixels)) {
         Some(SEP_BLOCK_SHORT16)
+    } else if spec.row_global
+        && tuning().sep_block.is_none()
+        && spec.small_shape(pixels).is_none()
+        && sep_square16(ch, sb, kh, sized(launch_samples), one_plane)
+    {
+        Some(SEP_BLOCK_SQUARE16)
     } else {
         spec.first_block(pixels)
     };

@@ -635,3 +635,31 @@ fn launch_bounds_are_eased_to_the_most_blocks_within_the_spill_tolerance() {
         (2, 1, 1)
     );
 }
+
+#[test]
+fn devices_of_fast_memory_are_told_by_their_attributes() {
+    use super::rules::{memory_bytes_per_sm_cycle, FAST_MEMORY_MIN_BYTES_PER_SM_CYCLE as FAST};
+    // H100 SXM (HBM3 2619 MHz, 5120 bits), the H200 as its driver gives it (HBM3e 3201 MHz,
+    // 6016 bits), A100 40 GB / 80 GB (1215 / 1593 MHz, 5120 bits, 108 multiprocessors at 1410
+    // MHz).
+    let h100 = memory_bytes_per_sm_cycle(2_619_000, 5120, 132, 1_980_000).unwrap();
+    let h200 = memory_bytes_per_sm_cycle(3_201_000, 6016, 132, 1_980_000).unwrap();
+    let a100 = memory_bytes_per_sm_cycle(1_215_000, 5120, 108, 1_410_000).unwrap();
+    let a100_80 = memory_bytes_per_sm_cycle(1_593_000, 5120, 108, 1_410_000).unwrap();
+    assert!((h100 - 12.83).abs() < 0.01, "{h100}");
+    assert!((h200 - 18.42).abs() < 0.01, "{h200}");
+    assert!((a100_80 - 13.39).abs() < 0.01, "{a100_80}");
+    assert!(
+        h100 < FAST && a100 < FAST && a100_80 < FAST && h200 >= FAST,
+        "{a100}"
+    );
+    assert_eq!(
+        memory_bytes_per_sm_cycle(0, 6144, 132, 1_980_000),
+        None,
+        "no memory clock"
+    );
+    assert_eq!(
+        memory_bytes_per_sm_cycle(3_201_000, 6144, 0, 1_980_000),
+        None
+    );
+}

@@ -5,8 +5,8 @@
 use super::{ModuleKey, PairKey};
 use crate::backend::cuda::abi;
 use crate::backend::cuda::fast::{
-    FastSpec, SEP_BLOCK, SEP_ROWS_MID, SEP_ROWS_RGB_SMALL, SEP_ROWS_TALL, SEP_ROWS_TALL_16,
-    SEP_SHAPE_SHORT_RGB48,
+    FastSpec, SEP_BLOCK, SEP_BLOCK_SQUARE16, SEP_ROWS_MID, SEP_ROWS_RGB_SMALL, SEP_ROWS_TALL,
+    SEP_ROWS_TALL_16, SEP_SHAPE_SHORT_RGB48,
 };
 use crate::border::Border;
 use crate::filter::IntegerForm;
@@ -274,6 +274,16 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
         }
         .for_block(SEP_BLOCK, uhd, uhd),
     ));
+    // One 16-bit channel 7 taps high, a frame's only plane, in 16 × 16 blocks compiled in
+    // with a zero offset (`sep_square16`, `sep_fixed_block`).
+    keys.push(ModuleKey::Fast(FastSpec {
+        fixed_block: Some(SEP_BLOCK_SQUARE16),
+        zero_offset: true,
+        row_staged: true,
+        ..FastSpec::separable(7, 7, 1, Border::Clamp)
+            .with_sample_bytes(2)
+            .for_block(SEP_BLOCK_SQUARE16, uhd, uhd)
+    }));
     keys.push(ModuleKey::Fast(
         FastSpec {
             row_int: Some(256),

@@ -1,7 +1,8 @@
 //! The measured rules of the separable tiled kernel `fast_sep`'s launch shape: which plans take
 //! it before the register and integer kernels, its blocks, rows and samples per thread, row-pass
-//! items and launch bounds, by channels, sample size, kernel side and plane size (what its code
-//! compiles in beyond that: [`separable_code`](super::separable_code)).
+//! items and launch bounds, by channels, sample size, kernel side, plane size, the planes a
+//! frame filters and (one rule) the device's memory rate (what its code compiles in beyond
+//! that: [`separable_code`](super::separable_code)).
 
 use super::separable_code::{sep_rolled, SEP_STAGED_MIN_SAMPLES};
 
@@ -109,8 +110,9 @@ pub const SEP_ROWS_TALL_8_MIN_SIDE: usize = 11;
 pub const SEP_ROWS_TALL_MIN_SAMPLES: usize = 4_000_000;
 /// 8-bit one-channel planes take this many rows 10 taps high on launches of
 /// [`SEP_ROWS_TALL_MIN_SAMPLES`], and [`SEP_ROWS_MID_MIN_SIDE`]–9 taps high on launches of
-/// [`SEP_ROWS_MID_MIN_SAMPLES`]. H100, held clock, gaussian separable, rows 4 (the rule
-/// before) / 6 / 8, two passes alternating, µs (docs/PERFORMANCE.md, "forty-third round"):
+/// [`SEP_ROWS_MID_MIN_SAMPLES`] (of [`SEP_ROWS_MID_MIN_SAMPLES_FAST_MEMORY`] on devices of fast
+/// memory). H100, held clock, gaussian separable, rows 4 (the rule before) / 6 / 8, two passes
+/// alternating, µs (docs/PERFORMANCE.md, "forty-third round"):
 /// - 10 taps: gray 4K 18.1 / 16.5 / 17.5, 5K (5120 × 2880) 28.6 / 25.8 / 26.5, 8K 55.7 / 51.4 /
 ///   51.1; YUV 4:2:0 4K / 5K / 8K 1.10 / 1.09 / 1.08× with 6, 1.04–1.05× with 8;
 /// - 5–9 taps with 6 rows: YUV 4:2:0 (one launch: 12.4 M samples on 4K) 1.03–1.08× on 4K,
@@ -125,21 +127,49 @@ pub const SEP_ROWS_MID: usize = 6;
 pub const SEP_ROWS_MID_MIN_SIDE: usize = 5;
 /// See [`SEP_ROWS_MID`].
 pub const SEP_ROWS_MID_MIN_SAMPLES: usize = 12_000_000;
+/// [`SEP_ROWS_MID`]'s launches from 5 to 9 taps high on devices of fast memory
+/// ([`fast_memory`](super::fast_memory)), where `fast_sep` waits less on memory and what 6 rows
+/// a thread save (a block's halo rows summed once for 6 output rows, not 4) pays from smaller
+/// launches. H200 (18.4 bytes a multiprocessor cycle), this rule's build against the one
+/// before, three passes alternating, best of each, `gaussian` and `box` 5–9 separable
+/// (docs/PERFORMANCE.md, "sixtieth round"): gray 1440p (3.7 M samples) 1.01–1.15×, 3200 × 1800
+/// (5.8 M) 1.03–1.08×, 4K (8.3 M) 1.02–1.09× (`gaussian:7` 11.5 → 10.9 µs); YUV 4:2:0 (one
+/// launch of 1.5× the luma's samples) 1080p 1.08–1.19× (`:7` 6.8 → 6.2), 1440p 1.02–1.10×,
+/// 3200 × 1800 1.07–1.10×; NV12's luma 1440p 1.02–1.10×, 3200 × 1800 1.00–1.03×, 4K
+/// 1.02–1.05×. Unchanged and level: 720p and 1080p gray (1080p, 2.1 M samples: 6 rows lost
+/// there, `box:5`–`:9` 0.90–0.92× by the tuning variables), 4K YUV 4:2:0 (6 rows before). The
+/// H100 (about 12.8 bytes) measured 0.93–1.02× on 4K gray (forty-third round), so it keeps the
+/// rule before.
+pub const SEP_ROWS_MID_MIN_SAMPLES_FAST_MEMORY: usize = 3_000_000;
 
 /// The rows per thread [`SEP_ROWS_TALL`], [`SEP_ROWS_TALL_16`] and [`SEP_ROWS_MID`] give a
 /// separable launch of `samples` samples on planes of `ch` channels of `sb`-byte samples, `kh`
-/// taps high; None where the rule before stays.
-pub fn sep_rows_tall(ch: usize, sb: usize, kh: usize, samples: usize) -> Option<usize> {
-    if ch != 1 || samples < SEP_ROWS_TALL_MIN_SAMPLES {
+/// taps high, on a device of fast memory or not ([`fast_memory`](super::fast_memory)); None
+/// where the rule before stays.
+pub fn sep_rows_tall(
+    ch: usize,
+    sb: usize,
+    kh: usize,
+    samples: usize,
+    fast_memory: bool,
+) -> Option<usize> {
+    if ch != 1 {
         return None;
     }
+    let tall = samples >= SEP_ROWS_TALL_MIN_SAMPLES;
+    let mid = samples
+        >= if fast_memory {
+            SEP_ROWS_MID_MIN_SAMPLES_FAST_MEMORY
+        } else {
+            SEP_ROWS_MID_MIN_SAMPLES
+        };
     match sb {
-        1 if kh >= SEP_ROWS_TALL_8_MIN_SIDE => Some(SEP_ROWS_TALL),
-        1 if kh >= SEP_ROWS_TALL_MIN_SIDE => Some(SEP_ROWS_MID),
-        1 if kh >= SEP_ROWS_MID_MIN_SIDE && samples >= SEP_ROWS_MID_MIN_SAMPLES => {
+        1 if tall && kh >= SEP_ROWS_TALL_8_MIN_SIDE => Some(SEP_ROWS_TALL),
+        1 if tall && kh >= SEP_ROWS_TALL_MIN_SIDE => Some(SEP_ROWS_MID),
+        1 if mid && (SEP_ROWS_MID_MIN_SIDE..SEP_ROWS_TALL_MIN_SIDE).contains(&kh) => {
             Some(SEP_ROWS_MID)
         }
-        2 if kh >= SEP_ROWS_TALL_MIN_SIDE => Some(SEP_ROWS_TALL_16),
+        2 if tall && kh >= SEP_ROWS_TALL_MIN_SIDE => Some(SEP_ROWS_TALL_16),
         _ => None,
     }
 }
@@ -175,6 +205,29 @@ pub const SEP_BLOCK_SHORT16: (u32, u32) = (16, 8);
 /// the largest plane's).
 pub fn sep_short16(ch: usize, sb: usize, side: usize, pixels: usize) -> bool {
     sb == 2 && ch <= 3 && (4..=5).contains(&side) && pixels >= SEP_SMALL_PLANE
+}
+/// … and 16 × 16 for one 16-bit channel stored from bit 0, 6–9 taps high, where it is the
+/// frame's one filtered plane (gray16, gray10, gray12, and a YUV frame's luma under `--planes
+/// luma`, the same plane: no other plane shares the launch or pairs with it) of at least
+/// [`SEP_SQUARE16_MIN_SAMPLES`] samples: a block twice as wide (64 × 64 outputs, not 32 × 64)
+/// loads and sums fewer halo columns per output. H200, this rule's build against the one
+/// before (8 × 16), three passes
+/// alternating, best of each, gaussian:6–9 (docs/PERFORMANCE.md, "sixtieth round"): gray16
+/// 1440p 1.03×, 4K 1.04–1.05× (`:7` 17.8 → 17.0 µs), 8K 1.07–1.10× (`:7` 57.5 → 53.4); gray10
+/// 1.01–1.02 / 1.01–1.03 / 1.03–1.08×. By the tuning variables, 720p and 1080p lost
+/// (0.89–0.99×), 11 taps and up ran 0.94–1.03× from 1440p, and frames of more planes all in
+/// 16 × 16 lost:
+/// YUV 4:2:0 10-bit 0.93–0.97× on 4K and 8K, 4K P010 0.92–0.93× (with its luma alone in 16 ×
+/// 16 it would take two launches, not one pair). P010's and P012's shifted samples were not
+/// measured alone.
+pub const SEP_BLOCK_SQUARE16: (u32, u32) = (16, 16);
+/// See [`SEP_BLOCK_SQUARE16`] (a 1440p plane has 3.7 M samples, a 1080p one 2.1 M).
+pub const SEP_SQUARE16_MIN_SAMPLES: usize = 3_500_000;
+/// Whether [`SEP_BLOCK_SQUARE16`] applies to a separable launch `kh` taps high of `samples`
+/// samples on planes of `ch` channels of `sb`-byte samples, the frame's one filtered plane
+/// with its samples stored from bit 0 (`one_plane`) or not.
+pub fn sep_square16(ch: usize, sb: usize, kh: usize, samples: usize, one_plane: bool) -> bool {
+    (ch, sb) == (1, 2) && (6..=9).contains(&kh) && one_plane && samples >= SEP_SQUARE16_MIN_SAMPLES
 }
 /// … and 16 × 8 for one 8-bit channel from 4 to 9 taps high ([`sep_wide`]): with each
 /// block's input rows copied whole to shared memory (twenty-fifth round on), a block twice as

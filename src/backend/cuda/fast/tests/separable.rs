@@ -362,8 +362,9 @@ fn rgb_rows_on_small_planes_follow_the_measured_rules() {
 #[test]
 fn short_and_tall_separable_rules_follow_the_measurements() {
     use super::rules::{
-        sep_int_first, sep_rows_tall, sep_short16, SEP_INT4_MIN_PLANE, SEP_ROWS_MID,
-        SEP_ROWS_MID_MIN_SAMPLES, SEP_ROWS_TALL_MIN_SAMPLES, SEP_SMALL_PLANE,
+        sep_int_first, sep_rows_tall, sep_short16, sep_square16, SEP_INT4_MIN_PLANE, SEP_ROWS_MID,
+        SEP_ROWS_MID_MIN_SAMPLES, SEP_ROWS_MID_MIN_SAMPLES_FAST_MEMORY, SEP_ROWS_TALL_MIN_SAMPLES,
+        SEP_SMALL_PLANE,
     };
     if std::env::var_os("CONVFLOW_FAST_SEP_TILED_MIN").is_some() {
         return; // the override decides
@@ -391,24 +392,61 @@ fn short_and_tall_separable_rules_follow_the_measurements() {
     assert!(!sep_short16(3, 2, 6, UHD) && !sep_short16(3, 2, 5, qhd));
     assert!(!sep_short16(1, 2, 9, UHD), "a kernel 9 wide and 4 high");
     // One channel on large launches: 8 rows for 8-bit from 11 taps, 6 at 10 (and at 5-9 on
-    // launches of 12 M samples), 6 for 16-bit from 10.
+    // launches of 12 M samples, of 3 M on fast memory), 6 for 16-bit from 10.
     let large = SEP_ROWS_TALL_MIN_SAMPLES;
     let mid = SEP_ROWS_MID_MIN_SAMPLES;
-    assert_eq!(sep_rows_tall(1, 1, 11, large), Some(SEP_ROWS_TALL));
-    assert_eq!(sep_rows_tall(1, 1, 10, large), Some(SEP_ROWS_MID));
-    assert_eq!(sep_rows_tall(1, 2, 25, UHD), Some(SEP_ROWS_TALL_16));
-    assert_eq!(sep_rows_tall(1, 2, 10, large), Some(SEP_ROWS_TALL_16));
-    assert_eq!(sep_rows_tall(1, 2, 9, usize::MAX), None);
-    assert_eq!(sep_rows_tall(1, 1, 9, UHD), None, "8.3 M samples");
-    for k in 5..=9 {
-        assert_eq!(sep_rows_tall(1, 1, k, mid), Some(SEP_ROWS_MID), "{k}");
-        assert_eq!(sep_rows_tall(1, 1, k, mid - 1), None, "{k}");
+    let fast = SEP_ROWS_MID_MIN_SAMPLES_FAST_MEMORY;
+    for f in [false, true] {
+        let rows = |ch, sb, k, n| sep_rows_tall(ch, sb, k, n, f);
+        assert_eq!(rows(1, 1, 11, large), Some(SEP_ROWS_TALL));
+        assert_eq!(rows(1, 1, 10, large), Some(SEP_ROWS_MID));
+        assert_eq!(rows(1, 2, 25, UHD), Some(SEP_ROWS_TALL_16));
+        assert_eq!(rows(1, 2, 10, large), Some(SEP_ROWS_TALL_16));
+        assert_eq!(rows(1, 2, 9, usize::MAX), None);
+        for k in 5..=9 {
+            assert_eq!(rows(1, 1, k, mid), Some(SEP_ROWS_MID), "{k}");
+            assert_eq!(rows(1, 1, k, fast - 1), None, "{k}");
+            assert_eq!(rows(1, 2, k, mid), None, "{k}: 16-bit");
+        }
+        assert_eq!(rows(1, 1, 4, usize::MAX), None);
+        assert_eq!(
+            rows(1, 1, 15, large - 1),
+            None,
+            "taller than 9 below 4 M samples"
+        );
+        assert_eq!(rows(1, 1, 10, large - 1), None);
+        assert_eq!(rows(2, 1, 15, UHD), None);
+        assert_eq!(rows(2, 1, 7, usize::MAX), None);
     }
-    assert_eq!(sep_rows_tall(1, 1, 4, usize::MAX), None);
-    assert_eq!(sep_rows_tall(1, 1, 15, large - 1), None);
-    assert_eq!(sep_rows_tall(1, 1, 10, large - 1), None);
-    assert_eq!(sep_rows_tall(2, 1, 15, UHD), None);
-    assert_eq!(sep_rows_tall(2, 1, 7, usize::MAX), None);
+    // 5-9 taps below 12 M samples: 6 rows only on fast memory (1080p YUV 4:2:0's one launch,
+    // 3.1 M samples, to 4K gray's 8.3 M).
+    for k in 5..=9 {
+        assert_eq!(
+            sep_rows_tall(1, 1, k, UHD, false),
+            None,
+            "{k}: 8.3 M samples"
+        );
+        assert_eq!(sep_rows_tall(1, 1, k, mid - 1, false), None, "{k}");
+        assert_eq!(sep_rows_tall(1, 1, k, UHD, true), Some(SEP_ROWS_MID), "{k}");
+        assert_eq!(
+            sep_rows_tall(1, 1, k, fast, true),
+            Some(SEP_ROWS_MID),
+            "{k}"
+        );
+    }
+    assert!(
+        fast <= 1920 * 1080 * 3 / 2 && fast > 1920 * 1080,
+        "1080p YUV 4:2:0, not 1080p gray"
+    );
+    // 16 x 16 blocks for a frame of one 16-bit plane 6-9 taps high from 1440p.
+    assert!(sep_square16(1, 2, 6, 2560 * 1440, true) && sep_square16(1, 2, 9, UHD, true));
+    assert!(
+        !sep_square16(1, 2, 9, UHD, false),
+        "YUV 4:2:0 10-bit, P010: frames of more planes"
+    );
+    assert!(!sep_square16(1, 2, 5, UHD, true) && !sep_square16(1, 2, 10, UHD, true));
+    assert!(!sep_square16(1, 1, 7, UHD, true) && !sep_square16(2, 2, 7, UHD, true));
+    assert!(!sep_square16(1, 2, 7, 1920 * 1080, true), "1080p");
 }
 
 #[test]
