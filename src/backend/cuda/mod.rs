@@ -11,12 +11,14 @@
 //!
 //! By concern: [`variants`] (the table of variants and the literature's launches), [`fast`]
 //! (our specialized kernels and their fallback), [`abi`] (what host and kernels share, typed
-//! launches), [`registry`] (NVRTC and the module cache), `memory` (buffers, the synchronous
+//! launches), [`registry`] (NVRTC and the module cache), `attributes` (what it reads of its
+//! device once), `memory` (buffers, the synchronous
 //! path's staged copies), `timing` (events, benchmark measurements), `offload` (the
 //! pipeline's transfer stages), `lanes` (side streams for a frame's independent launches),
 //! `raw` (the few driver calls cudarc has no safe API for).
 
 pub mod abi;
+mod attributes;
 pub mod fast;
 mod lanes;
 mod memory;
@@ -30,7 +32,7 @@ pub mod variants;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cudarc::driver::sys::{self, CUfunction_attribute_enum as FnAttr};
+use cudarc::driver::sys::CUfunction_attribute_enum as FnAttr;
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig};
 
 use super::{check_shapes, Backend, BackendError, Measure, Support};
@@ -178,9 +180,8 @@ pub struct CudaBackend {
     /// Whether the device runs programmatic dependent launches (compute capability 9.0 and
     /// later), which `fast` queues its launches as.
     dependent_launches: bool,
-    max_smem: usize,
-    tex_align: u64,
-    tex_pitch_align: usize,
+    /// What the backend read of its device once ([`attributes::Attributes`]).
+    attrs: attributes::Attributes,
     d_src: Option<CudaSlice<u8>>,
     d_dst: Option<CudaSlice<u8>>,
     d_tmp: Option<CudaSlice<f32>>,
@@ -197,9 +198,6 @@ pub struct CudaBackend {
     /// `fast`'s launches of the last frame, replayed while they fit ([`fast::Prepared`]).
     fast_launches: Option<fast::Prepared>,
     ceilings: Option<(f64, f64)>,
-    /// The device's peak DRAM bytes per multiprocessor per SM clock cycle, from its attributes
-    /// ([`fast::memory_bytes_per_sm_cycle`]).
-    memory_rate: Option<f64>,
     /// Copy frames straight from/to pageable memory (`--pageable`) instead of staging them
     /// through page-locked buffers.
     pageable: bool,
@@ -262,23 +260,7 @@ impl CudaBackend {
         let (major, minor) = ctx
             .compute_capability()
             .map_err(|e| CudaError::driver("reading compute capability", e))?;
-        let attr = |a| {
-            ctx.attribute(a)
-                .map_err(|e| CudaError::driver("reading device attributes", e))
-        };
-        use sys::CUdevice_attribute_enum as A;
-        let max_smem = attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)? as usize;
-        let tex_align = attr(A::CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT)?.max(1) as u64;
-        let tex_pitch_align = attr(A::CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT)?.max(1) as usize;
-        // Peak DRAM bytes per multiprocessor cycle, for `fast`'s rules measured on fast memory
-        // ([`fast::fast_memory`]); None where the driver lacks an attribute.
-        let int_attr = |a| ctx.attribute(a).map(i64::from).unwrap_or(0);
-        let memory_rate = fast::memory_bytes_per_sm_cycle(
-            int_attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE),
-            int_attr(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH),
-            int_attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
-            int_attr(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE),
-        );
+        let attrs = attributes::Attributes::read(&ctx)?;
         let device = ctx.name().unwrap_or_else(|_| "CUDA device".into());
         // A stream of its own (non-blocking): the pipeline's copy streams run beside it.
         let stream = ctx
@@ -294,10 +276,7 @@ impl CudaBackend {
             block,
             device: format!("{device} (sm_{arch})"),
             dependent_launches: major >= 9,
-            max_smem,
-            memory_rate,
-            tex_align,
-            tex_pitch_align,
+            attrs,
             d_src: None,
             d_dst: None,
             d_tmp: None,
@@ -358,7 +337,7 @@ impl CudaBackend {
     /// H200 18.4), where its attributes give it: `fast` takes the rules measured on fast
     /// memory from [`fast::FAST_MEMORY_MIN_BYTES_PER_SM_CYCLE`].
     pub fn memory_rate(&self) -> Option<f64> {
-        self.memory_rate
+        self.attrs.memory_rate
     }
 
     /// The variant this backend was created with.
@@ -414,7 +393,7 @@ impl CudaBackend {
 
     /// The device's shared memory per block (opt-in maximum).
     fn max_shared(&self) -> usize {
-        self.max_smem
+        self.attrs.max_smem
     }
 
     fn function(&mut self, key: &ModuleKey, name: &str) -> Result<CudaFunction, CudaError> {
@@ -459,12 +438,12 @@ impl CudaBackend {
         block: (u32, u32),
         smem: usize,
     ) -> Result<LaunchConfig, CudaError> {
-        if smem > self.max_smem {
+        if smem > self.attrs.max_smem {
             return Err(CudaError::Unsupported(format!(
                 "this kernel and block {}x{} need {smem} bytes of shared memory, the device \
                 allows {}: \
                  use a smaller --block or another --variant",
-                block.0, block.1, self.max_smem
+                block.0, block.1, self.attrs.max_smem
             )));
         }
         if smem > 48 * 1024 {
@@ -551,15 +530,7 @@ impl CudaBackend {
 
 impl Backend for CudaBackend {
     fn device_details(&self) -> Vec<String> {
-        let rules = if fast::fast_memory(self.memory_rate) {
-            "fast-memory launch rules"
-        } else {
-            "standard launch rules"
-        };
-        vec![match self.memory_rate {
-            Some(r) => format!("memory: {r:.1} bytes per multiprocessor cycle at peak, {rules}"),
-            None => format!("memory: rate unknown, {rules}"),
-        }]
+        self.attrs.details()
     }
 
     fn name(&self) -> String {

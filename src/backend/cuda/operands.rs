@@ -90,14 +90,16 @@ impl CudaBackend {
         p: &PlaneParams,
         l: PlaneLayout,
     ) -> Result<(u64, usize), CudaError> {
-        if p.src.is_multiple_of(self.tex_align) && l.stride.is_multiple_of(self.tex_pitch_align) {
+        if p.src.is_multiple_of(self.attrs.tex_align)
+            && l.stride.is_multiple_of(self.attrs.tex_pitch_align)
+        {
             return Ok((p.src, l.stride));
         }
-        let pitch = l.row_bytes().next_multiple_of(self.tex_pitch_align);
-        let len = pitch * l.height + self.tex_align as usize;
+        let pitch = l.row_bytes().next_multiple_of(self.attrs.tex_pitch_align);
+        let len = pitch * l.height + self.attrs.tex_align as usize;
         grow(&mut self.d_scratch, len, &self.stream, "texture copy")?;
         let base = ptr(self.d_scratch.as_ref().expect("grown"), &self.stream)
-            .next_multiple_of(self.tex_align);
+            .next_multiple_of(self.attrs.tex_align);
         // SAFETY: the plane lies in the frame's device buffer; the scratch buffer holds
         // `height` rows at `pitch` past `base` (grown above); both outlive the stream's work.
         unsafe {

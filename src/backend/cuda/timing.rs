@@ -139,15 +139,12 @@ impl CudaBackend {
             }
         }
         let bw = 2.0 * n as f64 / crate::stats::median(times);
-        use sys::CUdevice_attribute_enum as A;
-        let attr = |a| {
-            self.ctx
-                .attribute(a)
-                .map_err(|e| CudaError::driver("reading device attributes", e))
-        };
-        let sms = attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as f64;
-        let khz = attr(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as f64;
-        Ok((bw, sms * 128.0 * khz * 1e3))
+        let fma = self.attrs.fma_per_s.ok_or_else(|| {
+            CudaError::Unsupported(
+                "the driver does not give the device's SM count and clock".into(),
+            )
+        })?;
+        Ok((bw, fma))
     }
 }
 
@@ -238,11 +235,7 @@ impl Rotation {
             b.d_dst.as_ref().expect("uploaded"),
         );
         let err = |e| CudaError::driver("copying the frame for the timed passes", e);
-        let l2 = b
-            .ctx
-            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
-            .map_err(err)?
-            .max(0) as usize;
+        let l2 = b.attrs.l2_bytes;
         let (free, _) = b.ctx.mem_get_info().map_err(err)?;
         let pair = src_len + dst_len + 2 * DEVICE_SLACK;
         let copies = (if one { 0 } else { ROTATE_L2_TIMES * l2 })
