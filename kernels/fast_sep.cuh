@@ -142,10 +142,42 @@ __device__ __forceinline__ void row_item(const unsigned w[NWRP(PXH)], float* hro
 #endif
 }
 
+// Where a staged row's first window word lies past a 16-byte boundary, in samples, when the
+// block's row is whole 16-byte copies (raw_rows): the same for every block.
+#define SEP_SPQ (16 / SB)  // samples per 16-byte copy
+#define SEP_LEAD (((-(HWL * SPW)) % SEP_SPQ + SEP_SPQ) % SEP_SPQ)
+
+// SEPV: an item's staged window words are read by 16-byte shared loads of the whole units
+// they touch, not word by word. Items start a whole number of units apart and the staged rows
+// are whole units, so the item's first word lies SEP_LEAD / SPW words into its first unit for
+// every item. Word loads of items 16 bytes or more apart fall on 8 of the 32 banks: ncu, H200,
+// 8K gray gaussian:7, 4 wavefronts each, a quarter of the kernel's shared-memory wavefronts.
+// The host picks the staged rows' stride so that each 8 threads of a 16-byte load hit
+// distinct bank groups (FastSpec::staged_units).
+#if SEPV && !(SEPA && SEP_BX > 0 && (SEP_BX * PX * SB) % 16 == 0 && (PXH * SB) % 16 == 0)
+#error "SEPV: staged rows of a compiled-in block, items whole 16-byte units"
+#endif
+
 // The window words of an item whose words start at word w of a raw shared row (SEPA).
 __device__ __forceinline__ void shared_words(const unsigned* w, unsigned words[1][NWRP(PXH)]) {
+#if SEPV
+    constexpr int W0 = SEP_LEAD / SPW, NU = (W0 + NWRP(PXH) + 3) / 4;
+    const uint4* u = (const uint4*)(w - W0);
+    unsigned t[4 * NU];
+#pragma unroll
+    for (int k = 0; k < NU; ++k) {
+        const uint4 q = u[k];
+        t[4 * k] = q.x;
+        t[4 * k + 1] = q.y;
+        t[4 * k + 2] = q.z;
+        t[4 * k + 3] = q.w;
+    }
+#pragma unroll
+    for (int k = 0; k < NWRP(PXH); ++k) words[0][k] = t[W0 + k];
+#else
 #pragma unroll
     for (int k = 0; k < NWRP(PXH); ++k) words[0][k] = w[k];
+#endif
 }
 
 // One 16-byte copy from global to shared memory, asynchronous where the device has cp.async
@@ -179,7 +211,7 @@ __device__ __forceinline__ void async_wait() {
 // last window word: inside the row's stride or the host's CONVFLOW_DEVICE_SLACK.
 __device__ __forceinline__ bool raw_rows(const PlaneParams& p, unsigned* raw, int ts, int e0, int bw, int y0, int th, int& w0) {
 #if SEPA
-    constexpr int SPQ = 16 / SB;  // samples per 16-byte copy
+    constexpr int SPQ = SEP_SPQ;
     const int ws0 = e0 - HWL * SPW, a0 = ws0 & ~(SPQ - 1);
     const unsigned long long a = p.src | (unsigned long long)(unsigned)p.src_stride;
     if ((a & 15) != 0 || a0 < 0 || e0 - AX * CH < 0 || e0 + bw + (KW - 1 - AX) * CH > p.width * CH ||
@@ -192,7 +224,7 @@ __device__ __forceinline__ bool raw_rows(const PlaneParams& p, unsigned* raw, in
     // first window word lies LEAD samples past a 16-byte boundary, so the copies' count and
     // split are constants, each copy's row and column one division by a constant, and the loop
     // unrolled (the last round guarded).
-    constexpr int LEAD = ((-(HWL * SPW)) % SPQ + SPQ) % SPQ, NT = SEP_BX * SEP_BY;
+    constexpr int LEAD = SEP_LEAD, NT = SEP_BX * SEP_BY;
     constexpr int NQ = (LEAD + (HWL + HWR) * SPW + SEP_BX * PX + SPQ - 1) / SPQ;
     constexpr int NC = (SEP_BY * PY + KH - 1) * NQ;
     w0 = LEAD / SPW;

@@ -132,6 +132,11 @@ pub struct FastSpec {
     /// with this block only. Set where the block is chosen (`run::choose`,
     /// [`sep_fixed_block`]); None: read from `blockDim`.
     pub fixed_block: Option<(u32, u32)>,
+    /// With [`FastSpec::fixed_block`] and [`FastSpec::row_staged`], where the block's row and
+    /// the row-pass items are whole 16-byte units: `fast_sep` reads an item's staged words by
+    /// 16-byte shared loads (fast_sep.cuh's `SEPV`), its staged rows
+    /// [`FastSpec::staged_units`] apart.
+    pub staged_vector: bool,
     /// The output rule's clamp never acts for the plan on this plane's samples
     /// ([`Plan::saturation_free`](crate::filter::Plan::saturation_free)): left out (the f32
     /// kernels), or, on integer specializations under a power-of-two divisor up to
@@ -188,6 +193,7 @@ impl FastSpec {
             abs: false,
             zero_offset: false,
             fixed_block: None,
+            staged_vector: false,
             saturation_free: false,
             tiled_bounds: None,
             planes: 1,
@@ -291,6 +297,7 @@ impl FastSpec {
             abs: false,
             zero_offset: true,
             fixed_block: None,
+            staged_vector: false,
             saturation_free: false,
             tiled_bounds: None,
             planes: 1,
@@ -496,6 +503,7 @@ impl FastSpec {
                     .filter(|_| self.row_staged)
                     .map_or(0, |b| self.tile(b).0)
             ),
+            format!("-DSEPV={}", self.staged_vector as u8),
             format!("-DCONV_UNIT={}", self.conv_unit as u8),
             format!("-DSAT_FREE={}", self.saturation_free as u8),
             format!("-DPLANES={}", self.planes),
@@ -601,7 +609,8 @@ impl FastSpec {
                 let halo =
                     (ax * self.ch).div_ceil(spw) + ((self.kw - 1 - ax) * self.ch).div_ceil(spw);
                 let per_q = 16 / self.sb;
-                let words = 4 * ((per_q - 1 + bw + halo * spw).div_ceil(per_q) | 1);
+                let units = (per_q - 1 + bw + halo * spw).div_ceil(per_q);
+                let words = 4 * self.staged_units(bx, by, units);
                 return (words, th * sums * 4 + th * words * 4);
             }
             (true, true) => return (0, th * sums * 4),

@@ -509,6 +509,7 @@ pub(super) struct Tuning {
     pub(super) sep_zoff: Option<bool>,
     pub(super) conv_unit: Option<bool>,
     pub(super) fast_memory: Option<bool>,
+    pub(super) sep_vector: Option<bool>,
 }
 
 pub(super) fn tuning() -> Tuning {
@@ -555,6 +556,7 @@ pub(super) fn tuning() -> Tuning {
             sep_zoff: var("CONVFLOW_FAST_SEP_ZOFF").map(|v: usize| v != 0),
             conv_unit: var("CONVFLOW_FAST_XU").map(|v: usize| v != 0),
             fast_memory: var("CONVFLOW_FAST_MEMORY").map(|v: usize| v != 0),
+            sep_vector: var("CONVFLOW_FAST_SEPV").map(|v: usize| v != 0),
         }
     })
 }

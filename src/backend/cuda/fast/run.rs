@@ -14,10 +14,10 @@ use super::kernel::settle;
 use super::rules::{
     fast_memory, full_rows, full_tiled_first, paired, register_min_blocks, register_thread_shape,
     sep_fixed_block, sep_int_channels, sep_int_first, sep_px, sep_rows_rgb_small, sep_rows_tall,
-    sep_short16, sep_square16, sep_staged, sep_zero_offset, sums_padded, tiled_rows, tiled_threads,
-    tuning, BLOCKS, FULL_TILE_PREFERRED, INT16_FLOAT_FINISH, INT8_FLOAT_FINISH,
-    SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16, SEP_BLOCK_SQUARE16, SEP_ROWS_RGB_SMALL,
-    SEP_TILE_PREFERRED, SPILL_TOLERATED_BYTES, TALL_TILE_PREFERRED,
+    sep_short16, sep_square16, sep_staged, sep_staged_vector, sep_zero_offset, sums_padded,
+    tiled_rows, tiled_threads, tuning, BLOCKS, FULL_TILE_PREFERRED, INT16_FLOAT_FINISH,
+    INT8_FLOAT_FINISH, SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16, SEP_BLOCK_SQUARE16,
+    SEP_ROWS_RGB_SMALL, SEP_TILE_PREFERRED, SPILL_TOLERATED_BYTES, TALL_TILE_PREFERRED,
 };
 use super::FastSpec;
 use crate::backend::cuda::abi::{
@@ -381,13 +381,14 @@ fn choose(
         if let Some(px) = px.filter(|_| spec.mask == super::all_channels(ch)) {
             (spec.px, spec.row_px) = (px, px);
         }
+        let fast_mem = fast_memory(b.memory_rate());
         spec.row_staged = tuning().sep_staged.unwrap_or_else(|| {
-            sep_staged(ch, sb, kh, sized(launch_samples), spec.row_int.is_some())
+            let int = spec.row_int.is_some();
+            sep_staged((ch, sb), kh, sized(launch_samples), int, fast_mem)
         });
         spec.sums_pad = tuning().sums_pad.unwrap_or_else(|| sums_padded(ch, sb, kh));
         // One-channel planes on large launches: more rows per thread (`sep_rows_tall`; from
         // smaller launches on devices of fast memory).
-        let fast_mem = fast_memory(b.memory_rate());
         if let Some(rows) = sep_rows_tall(ch, sb, kh, sized(launch_samples), fast_mem) {
             if b.block_override().is_none() {
                 spec.py = rows;
@@ -484,10 +485,12 @@ fn choose(
                 && spec.row_global
                 && sep_fixed_block(ch, sb, kh, sized(group_pixels));
             let output_in = fixed && sep_zero_offset(ch) && p.offset == 0.0;
+            let vector = fixed && spec.staged_vector_fits(block);
             let spec = FastSpec {
                 fixed_block: fixed.then_some(block),
                 zero_offset: spec.zero_offset || output_in,
                 abs: spec.abs || output_in && p.abs_out != 0,
+                staged_vector: vector && sep_staged_vector(spec.shift),
                 ..spec
             };
             Ok(Choice::Tiled { spec, block, row })

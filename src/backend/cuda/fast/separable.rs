@@ -1,6 +1,7 @@
 //! `fast_sep`'s specialization: the separable [`FastSpec`] and what the plane and the block
-//! change in it (rows per thread, launch bounds, row-pass items), and which of its rolled
-//! passes fit (fast_sep.cuh's `SEPC`, `CROLL`).
+//! change in it (rows per thread, launch bounds, row-pass items, its staged rows' stride),
+//! and which of its rolled passes and 16-byte staged loads fit (fast_sep.cuh's `SEPC`,
+//! `CROLL`, `SEPV`).
 
 use super::rules::tuning;
 use super::*;
@@ -124,6 +125,60 @@ impl FastSpec {
             deinterleave: self.deinterleave && self.px == full_px,
             ..self
         }
+    }
+
+    /// Whether `fast_sep` in `block`, compiled in, can read its staged words by 16-byte loads
+    /// ([`FastSpec::staged_vector`]): its rows are staged, and the block's row and the
+    /// row-pass items are whole 16-byte units.
+    pub fn staged_vector_fits(&self, (bx, _): (u32, u32)) -> bool {
+        let units = |n: usize| (n * self.sb).is_multiple_of(16);
+        self.row_staged && units(bx as usize * self.px) && units(self.row_px)
+    }
+
+    /// The 16-byte units between `fast_sep`'s staged rows ([`FastSpec::row_staged`]) for
+    /// `bx` × `by` threads whose rows need `need` units. With word loads, an odd number (the
+    /// rows of a warp's items on different banks). With [`FastSpec::staged_vector`] the
+    /// smallest stride from `need` that gives each 8 threads of a 16-byte load the fewest
+    /// shared-memory wavefronts: thread (x, y)'s first item column and row as fast_sep.cuh
+    /// deals them (one channel: column x / m, row y·m + x % m, m threads to an item column;
+    /// more: item i of the block's first round, row i / items a row), a unit's bank group its
+    /// index mod 8.
+    pub fn staged_units(&self, bx: u32, by: u32, need: usize) -> usize {
+        if !self.staged_vector {
+            return need | 1;
+        }
+        let (bx, by) = (bx as usize, by as usize);
+        let m = self.row_px / self.px;
+        let items_row = bx * self.px / self.row_px;
+        let item_units = self.row_px * self.sb / 16;
+        let place = |t: usize| -> (usize, usize) {
+            let (x, y) = (t % bx, t / bx);
+            if self.ch == 1 {
+                (x / m, y * m + x % m)
+            } else {
+                (t % items_row, t / items_row)
+            }
+        };
+        let wavefronts = |units: usize| -> usize {
+            let threads: Vec<usize> = (0..bx * by)
+                .map(|t| {
+                    let (item, row) = place(t);
+                    (row * units + item * item_units) % 8
+                })
+                .collect();
+            threads
+                .chunks(8)
+                .map(|q| {
+                    (0..8)
+                        .map(|g| q.iter().filter(|&&b| b == g).count())
+                        .max()
+                        .unwrap_or(0)
+                })
+                .sum()
+        };
+        (need..need + 8)
+            .min_by_key(|&u| (wavefronts(u), u))
+            .unwrap_or(need)
     }
 
     /// Whether `fast_sep`'s row pass can take its items one channel at a time

@@ -122,14 +122,21 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                 // The block compiled in (`sep_fixed_block`): 16 × 8, 8 × 16 or 4 × 32 in turn,
                 // staged or not, the exact integer row pass on 8-bit samples, a zero offset on
                 // one channel (`sep_zero_offset`).
+                // Staged, its words by 16-byte loads (`FastSpec::staged_vector`) where they fit,
+                // every other key.
                 if separable && spec.row_global {
                     let j = i % 3;
-                    keys.push(ModuleKey::Fast(FastSpec {
-                        fixed_block: Some([(16, 8), (8, 16), (4, 32)][j]),
+                    let block = [(16, 8), (8, 16), (4, 32)][j];
+                    let fixed = FastSpec {
+                        fixed_block: Some(block),
                         zero_offset: ch == 1,
                         row_staged: j != 1,
                         row_int: (spec.sb == 1 && j != 2).then_some(1 << (i % 7)),
                         ..spec.clone()
+                    };
+                    keys.push(ModuleKey::Fast(FastSpec {
+                        staged_vector: fixed.staged_vector_fits(block) && i % 2 == 0,
+                        ..fixed
                     }));
                 }
                 keys.push(ModuleKey::Fast(spec));

@@ -8,6 +8,14 @@ use super::separable::SEP_SMALL_PLANE;
 /// Launches of one-channel planes from this many samples stage their input rows
 /// ([`sep_staged`]; a 1080p plane has 2.1 M, a 1080p YUV 4:2:0 frame's three 3.1 M).
 pub const SEP_STAGED_MIN_SAMPLES: usize = 3_000_000;
+/// On devices of fast memory ([`fast_memory`](super::fast_memory)) launches of one 8-bit
+/// channel stage their input rows from this many samples ([`sep_staged`]), so that a 1080p
+/// YUV 4:2:0 frame's three planes (3.1 M) read theirs from global memory: H200, separable
+/// `gaussian:5`–`:9` and `box:5`, staged against not, 1.03–1.07× unstaged (5.8 / 6.2 / 6.6 →
+/// 5.6 / 6.0 / 6.2 µs; docs/PERFORMANCE.md, "sixty-first round"), where the H100 measured
+/// staging faster (1.12×, "twenty-sixth round"). 1440p gray (3.7 M) and YUV 4:2:0 (5.5 M)
+/// keep staging.
+pub const SEP_STAGED_MIN_SAMPLES_FAST_MEMORY: usize = 3_500_000;
 
 /// Whether `fast_sep` (row pass from global memory) on `ch` channels of `sb`-byte samples,
 /// `kh` taps high, in a launch of `launch_samples` samples, its row pass in exact integers
@@ -15,7 +23,14 @@ pub const SEP_STAGED_MIN_SAMPLES: usize = 3_000_000;
 /// memory ([`FastSpec::row_staged`](super::super::FastSpec::row_staged)):
 /// - 8-bit RGB to 9 taps high;
 /// - one channel of 8-bit samples to 7 (to 9 with the integer row pass) and of 16-bit samples
-///   to 9, on launches of [`SEP_STAGED_MIN_SAMPLES`] and more.
+///   to 9, on launches of [`SEP_STAGED_MIN_SAMPLES`] and more (8-bit on devices of fast
+///   memory, `fast_memory`, of [`SEP_STAGED_MIN_SAMPLES_FAST_MEMORY`]);
+/// - two 8-bit channels (NV12's chroma) to 7, on launches of [`SEP_STAGED_MIN_SAMPLES`] and
+///   more: since their staged words are read by 16-byte loads
+///   ([`FastSpec::staged_vector`](super::super::FastSpec::staged_vector)), H200, NV12
+///   separable, the frame's chroma staged against not (docs/PERFORMANCE.md, "sixty-first
+///   round"): 4K / 8K `gaussian:5` 1.06 / 1.07×, `:7` 1.06 / 1.06×, `box:5` 1.03 / 1.04×;
+///   1440p (1.8 M samples of chroma) 0.98×, and 8K `box:9` 0.97×.
 ///
 /// With the integer row pass, one channel at 9 taps (H100, held clock, gaussian:9, staged
 /// against not, best of two passes; docs/PERFORMANCE.md, "twenty-sixth round"): 4K / 8K gray
@@ -30,14 +45,45 @@ pub const SEP_STAGED_MIN_SAMPLES: usize = 3_000_000;
 /// (1080p too). One-channel launches of 1080p planes lost 5–6 %; every format lost from 15
 /// taps (gray 8K :25 0.91×), and 4-channel and 16-bit RGB planes everywhere (RGBA 4K :25
 /// 0.62×, rgb48 8K :7 0.78×).
-pub fn sep_staged(ch: usize, sb: usize, kh: usize, launch_samples: usize, int: bool) -> bool {
+pub fn sep_staged(
+    (ch, sb): (usize, usize),
+    kh: usize,
+    launch_samples: usize,
+    int: bool,
+    fast_memory: bool,
+) -> bool {
     let large = launch_samples >= SEP_STAGED_MIN_SAMPLES;
+    let large8 = launch_samples
+        >= if fast_memory {
+            SEP_STAGED_MIN_SAMPLES_FAST_MEMORY
+        } else {
+            SEP_STAGED_MIN_SAMPLES
+        };
     match (ch, sb) {
         (3, 1) => kh <= 9,
-        (1, 1) => kh <= if int { 9 } else { 7 } && large,
+        (1, 1) => kh <= if int { 9 } else { 7 } && large8,
+        (2, 1) => kh <= 7 && large,
         (1, 2) => kh <= 9 && large,
         _ => false,
     }
+}
+
+/// Whether `fast_sep`, where it can ([`FastSpec::staged_vector_fits`]), reads its staged words
+/// by 16-byte loads ([`FastSpec::staged_vector`]) on a plane whose samples are shifted right
+/// by `shift` (MSB-aligned formats): everywhere but there (`CONVFLOW_FAST_SEPV=0` / `1`: never
+/// / wherever it can). ncu, H200, 8K gray `gaussian:7` separable: the word loads of items 16
+/// bytes apart took 4 wavefronts each, a quarter of the kernel's shared-memory wavefronts,
+/// whose pipe was the busiest unit (89 % against 68 % for issue); with 16-byte loads of the
+/// units an item touches, 80 % (docs/PERFORMANCE.md, "sixty-first round"). Against word loads,
+/// H200, separable `gaussian`, best of three passes: 4K / 8K gray `:5` 1.04 / 1.07×, `:7` 1.02 /
+/// 1.05×; gray16 `:5`–`:9` 1.04–1.06 / 1.07–1.11×; YUV 4:2:0 1.01–1.05× on 4K and 8K, 10-bit
+/// 1.00–1.05×; from 11 taps nothing stages. P010's luma (shifted by 6) lost: 1440p `:5`–`:9`
+/// 0.955–0.963×, 4K `:9` 0.966×.
+///
+/// [`FastSpec::staged_vector_fits`]: super::super::FastSpec::staged_vector_fits
+/// [`FastSpec::staged_vector`]: super::super::FastSpec::staged_vector
+pub fn sep_staged_vector(shift: u32) -> bool {
+    super::tuning().sep_vector.unwrap_or(shift == 0)
 }
 
 /// Whether `fast_sep`'s rows of horizontal sums lie an odd number of float4s apart

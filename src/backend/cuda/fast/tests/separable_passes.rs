@@ -63,32 +63,118 @@ fn staged_row_copies_fit_their_shared_rows() {
 }
 
 #[test]
-fn staged_rows_follow_the_measured_rules() {
-    use super::rules::{sep_staged, SEP_STAGED_MIN_SAMPLES};
-    let large = SEP_STAGED_MIN_SAMPLES;
-    // 8-bit RGB to 9 taps high, on every launch.
-    assert!(sep_staged(3, 1, 7, HD * 3, false));
-    assert!(sep_staged(3, 1, 9, 1000, false));
-    assert!(!sep_staged(3, 1, 11, UHD * 3, false));
-    // One channel: 8-bit to 7, 16-bit to 9, on large launches only.
-    assert!(sep_staged(1, 1, 7, large, false));
-    assert!(!sep_staged(1, 1, 7, large - 1, false));
-    assert!(!sep_staged(1, 1, 9, UHD, false));
-    assert!(sep_staged(1, 2, 9, UHD, false));
-    assert!(!sep_staged(1, 2, 9, HD, false));
-    assert!(!sep_staged(1, 2, 15, UHD, false));
-    // With the integer row pass, one 8-bit channel to 9 taps, on large launches only.
-    assert!(sep_staged(1, 1, 9, large, true));
-    assert!(!sep_staged(1, 1, 9, large - 1, true));
-    assert!(!sep_staged(1, 1, 11, UHD, true));
-    assert!(sep_staged(3, 1, 9, HD * 3, true) && !sep_staged(4, 1, 7, UHD * 4, true));
-    // Never for 2 and 4 channels or 16-bit RGB.
-    for (ch, sb) in [(2, 1), (4, 1), (3, 2), (4, 2), (2, 2)] {
+fn staged_words_by_16_byte_loads_take_a_conflict_free_stride() {
+    // With SEPV each 8 threads of a 16-byte shared load read one unit of their items: thread
+    // (x, y) of one channel takes item column x / m of row y * m + x % m (fast_sep.cuh), more
+    // channels item i of the block's row i / items. Simulated here independently of
+    // FastSpec::staged_units: at the stride it picks, no bank group (unit mod 8) is hit twice
+    // by a quarter warp, the stride holds the row, and it exceeds the odd stride by under 8.
+    for (ch, sb, k, block, items) in [
+        (1, 1, 7, (32, 4), 4),
+        (1, 1, 9, (16, 8), 4),
+        (1, 1, 5, (8, 16), 4),
+        (1, 2, 9, (16, 16), 2),
+        (1, 1, 7, (4, 32), 4),
+        (2, 1, 7, (32, 4), 2),
+        (3, 1, 9, (32, 4), 4),
+    ] {
+        let base = FastSpec {
+            row_staged: true,
+            ..FastSpec::separable(k, k, ch, Border::Clamp).with_sample_bytes(sb)
+        };
+        let spec = FastSpec {
+            row_px: items * base.px,
+            ..base.clone()
+        };
+        let spec = FastSpec {
+            staged_vector: spec.staged_vector_fits(block),
+            ..spec
+        };
+        let what = format!("{ch} ch, {sb} B, k {k}, {block:?}");
+        assert!(spec.staged_vector, "{what}");
+        let odd = FastSpec {
+            staged_vector: false,
+            ..spec.clone()
+        }
+        .tile(block)
+        .0 / 4;
+        let units = spec.tile(block).0 / 4;
         assert!(
-            !sep_staged(ch, sb, 7, UHD * ch, false),
+            units + 1 >= odd && units < odd + 8,
+            "{what}: {units} against {odd}"
+        );
+        let (bx, by) = (block.0 as usize, block.1 as usize);
+        let item_units = spec.row_px * sb / 16;
+        let per_row = bx * spec.px / spec.row_px;
+        let unit = |t: usize| {
+            let (item, row) = if ch == 1 {
+                let (x, y, m) = (t % bx, t / bx, items);
+                (x / m, y * m + x % m)
+            } else {
+                (t % per_row, t / per_row)
+            };
+            (row * units + item * item_units) % 8
+        };
+        for q in 0..bx * by / 8 {
+            let mut groups: Vec<usize> = (8 * q..8 * q + 8).map(unit).collect();
+            groups.sort();
+            groups.dedup();
+            assert_eq!(groups.len(), 8, "{what}: quarter warp {q}");
+        }
+        assert!(spec.defines().contains(&"-DSEPV=1".to_string()), "{what}");
+    }
+    // Items not whole 16-byte units (RGB's 4 pixels, 12 bytes; 8 bytes of gray) keep word
+    // loads.
+    let rgb = FastSpec {
+        row_staged: true,
+        ..FastSpec::separable(9, 9, 3, Border::Clamp)
+    };
+    assert!(!rgb.staged_vector_fits((32, 4)));
+    let gray = FastSpec {
+        row_staged: true,
+        row_px: 8,
+        ..FastSpec::separable(5, 5, 1, Border::Clamp)
+    };
+    assert!(!gray.staged_vector_fits((32, 4)));
+}
+
+#[test]
+fn staged_rows_follow_the_measured_rules() {
+    use super::rules::{sep_staged, SEP_STAGED_MIN_SAMPLES, SEP_STAGED_MIN_SAMPLES_FAST_MEMORY};
+    let large = SEP_STAGED_MIN_SAMPLES;
+    let staged = |ch, sb, kh, n, int| sep_staged((ch, sb), kh, n, int, false);
+    // 8-bit RGB to 9 taps high, on every launch.
+    assert!(staged(3, 1, 7, HD * 3, false));
+    assert!(staged(3, 1, 9, 1000, false));
+    assert!(!staged(3, 1, 11, UHD * 3, false));
+    // One channel: 8-bit to 7, 16-bit to 9, on large launches only.
+    assert!(staged(1, 1, 7, large, false));
+    assert!(!staged(1, 1, 7, large - 1, false));
+    assert!(!staged(1, 1, 9, UHD, false));
+    assert!(staged(1, 2, 9, UHD, false));
+    assert!(!staged(1, 2, 9, HD, false));
+    assert!(!staged(1, 2, 15, UHD, false));
+    // With the integer row pass, one 8-bit channel to 9 taps, on large launches only.
+    assert!(staged(1, 1, 9, large, true));
+    assert!(!staged(1, 1, 9, large - 1, true));
+    assert!(!staged(1, 1, 11, UHD, true));
+    assert!(staged(3, 1, 9, HD * 3, true) && !staged(4, 1, 7, UHD * 4, true));
+    // Two 8-bit channels (NV12's chroma) to 7 taps, on large launches only.
+    assert!(staged(2, 1, 7, large, false) && staged(2, 1, 5, UHD / 2, true));
+    assert!(!staged(2, 1, 7, large - 1, false) && !staged(2, 1, 9, UHD, false));
+    // Never for 4 channels or 16-bit RGB and two 16-bit channels.
+    for (ch, sb) in [(4, 1), (3, 2), (4, 2), (2, 2)] {
+        assert!(
+            !staged(ch, sb, 7, UHD * ch, false),
             "{ch} channels of {sb} bytes"
         );
     }
+    // On devices of fast memory one 8-bit channel (only) stages from larger launches: a 1080p
+    // YUV 4:2:0 frame's three planes do not.
+    let fast = |ch, sb, n| sep_staged((ch, sb), 7, n, false, true);
+    let yuv420p_1080p = HD + HD / 2;
+    assert!(!fast(1, 1, yuv420p_1080p) && fast(1, 2, yuv420p_1080p));
+    assert!(fast(1, 1, SEP_STAGED_MIN_SAMPLES_FAST_MEMORY) && fast(2, 1, large));
 }
 
 #[test]
