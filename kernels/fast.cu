@@ -28,7 +28,8 @@
 // words; word_value), ABS (--abs) and ZERO_OFFSET (the kernel's offset is 0: nothing to add;
 // both for the register kernels and for fast_sep where the host says so), SEP_BX and SEP_BY
 // (fast_sep's block compiled in, 0: read from blockDim; fast_sep.cuh), SEP_TS (fast_sep's staged
-// rows' stride compiled in with them, 0: the ts parameter),
+// rows' stride compiled in with them, 0: the ts parameter), SEPV (fast_sep reads its staged
+// words by 16-byte loads, shared_words),
 // SAT_FREE (the output rule's clamp never acts for this plan and depth: left out, finish_bits;
 // fast_int then finishes in floating point where its divisor allows, INT_FFIN), PLANES (planes
 // per launch, below), TILED_TB and TILED_MINB (the tiled kernels' launch bounds, TILED_BOUNDS).

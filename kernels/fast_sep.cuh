@@ -201,10 +201,9 @@ __device__ __forceinline__ void async_wait() {
 // on 16-byte aligned rows, copies its th input rows' bytes from its first window word
 // (rounded down to 16 bytes) in 16-byte asynchronous copies spread over its threads (with
 // the block compiled in, whole rows a round where that takes as many rounds: the threads past
-// the last whole row idle), ts words a shared row (the host's FastSpec::tile: an odd number
-// of 16-byte units, so that the rows of a warp's items fall on different banks), and returns
-// the word of its first
-// window word in the row (w0). The copies are in flight together and hold no registers (in
+// the last whole row idle), ts words a shared row (the host's FastSpec::tile: whole 16-byte
+// units, FastSpec::staged_units apart), and returns the word of its first window word in the
+// row (w0). The copies are in flight together and hold no registers (in
 // two groups, the row pass starting on the first while the second came, they were slower), and
 // the row pass then maps no row through the border rule; other blocks (the plane's edges)
 // read global memory as window_words does. The last copy may end up to 15 bytes past the

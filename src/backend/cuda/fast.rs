@@ -132,10 +132,11 @@ pub struct FastSpec {
     /// with this block only. Set where the block is chosen (`run::choose`,
     /// [`sep_fixed_block`]); None: read from `blockDim`.
     pub fixed_block: Option<(u32, u32)>,
-    /// With [`FastSpec::fixed_block`] and [`FastSpec::row_staged`], where the block's row and
-    /// the row-pass items are whole 16-byte units: `fast_sep` reads an item's staged words by
-    /// 16-byte shared loads (fast_sep.cuh's `SEPV`), its staged rows
-    /// [`FastSpec::staged_units`] apart.
+    /// `fast_sep` reads an item's staged words by 16-byte shared loads (fast_sep.cuh's `SEPV`),
+    /// its staged rows [`FastSpec::staged_units`] apart, where that fits
+    /// ([`FastSpec::staged_vector_fits`]: the block compiled in, the rows staged, the block's
+    /// row and the row-pass items whole 16-byte units; elsewhere word loads). Set where the
+    /// launch is chosen, by [`sep_staged_vector`].
     pub staged_vector: bool,
     /// The output rule's clamp never acts for the plan on this plane's samples
     /// ([`Plan::saturation_free`](crate::filter::Plan::saturation_free)): left out (the f32
@@ -503,7 +504,7 @@ impl FastSpec {
                     .filter(|_| self.row_staged)
                     .map_or(0, |b| self.tile(b).0)
             ),
-            format!("-DSEPV={}", self.staged_vector as u8),
+            format!("-DSEPV={}", self.staged_vector_on() as u8),
             format!("-DCONV_UNIT={}", self.conv_unit as u8),
             format!("-DSAT_FREE={}", self.saturation_free as u8),
             format!("-DPLANES={}", self.planes),
@@ -603,7 +604,7 @@ impl FastSpec {
         let floats = match (self.separable, self.row_global) {
             (true, true) if self.row_staged => {
                 // fast_sep.cuh's raw_rows: from the first window word rounded down to 16 bytes to
-                // past the last, in an odd number of 16-byte units.
+                // past the last, in whole 16-byte units, `staged_units` apart.
                 let spw = 4 / self.sb;
                 let ax = self.kw / 2;
                 let halo =

@@ -30,10 +30,11 @@ pub fn memory_bytes_per_sm_cycle(
 }
 /// Devices whose memory moves at least this many bytes per multiprocessor cycle
 /// ([`memory_bytes_per_sm_cycle`]) take the rules measured faster on the H200 only
-/// ([`SEP_ROWS_MID_MIN_SAMPLES_FAST_MEMORY`]); the others, the H100 among them, the rules
-/// measured on the H100. Devices above the H200's rate (a B200's reads about 27) were not
-/// measured and take the H200's. `CONVFLOW_FAST_MEMORY=0` / `1` overrides it (for a MIG
-/// instance whose rate reads high, see [`memory_bytes_per_sm_cycle`]).
+/// ([`SEP_ROWS_MID_MIN_SAMPLES_FAST_MEMORY`], [`SEP_STAGED_MIN_SAMPLES_FAST_MEMORY`]); the
+/// others, the H100 among them, the rules measured on the H100. Devices above the H200's rate
+/// (a B200's reads about 27) were not measured and take the H200's. `CONVFLOW_FAST_MEMORY=0` /
+/// `1` overrides it (for a MIG instance whose rate reads high, see
+/// [`memory_bytes_per_sm_cycle`]).
 pub const FAST_MEMORY_MIN_BYTES_PER_SM_CYCLE: f64 = 16.0;
 /// Whether a device of `rate` bytes per multiprocessor cycle takes the fast-memory rules.
 pub fn fast_memory(rate: Option<f64>) -> bool {
@@ -437,7 +438,9 @@ pub const SPILL_TOLERATED_BYTES: usize = 64;
 /// `CONVFLOW_FAST_INT_FFIN8` the same for 8-bit samples),
 /// `CONVFLOW_FAST_SEPG` (1: the tiled separable kernel's row pass reads global memory; 0: an
 /// input tile), `CONVFLOW_FAST_SEPA` (1 / 0: inner blocks of that kernel stage their input
-/// rows everywhere / nowhere, [`sep_staged`]), `CONVFLOW_FAST_SEPI` (0: its row pass never in
+/// rows everywhere / nowhere, [`sep_staged`]), `CONVFLOW_FAST_SEPV` (0 / 1: those blocks read
+/// their staged words by 16-byte loads never / wherever that fits, [`sep_staged_vector`]),
+/// `CONVFLOW_FAST_SEPI` (0: its row pass never in
 /// exact integers, which it is by default wherever proven), `CONVFLOW_FAST_SEP_TILED_MIN`
 /// (least side of the separable plans the tiled kernel takes first, on every plane),
 /// `CONVFLOW_FAST_SEP_MINB` (blocks of 128 threads of the tiled separable kernel resident per

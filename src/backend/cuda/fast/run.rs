@@ -485,12 +485,15 @@ fn choose(
                 && spec.row_global
                 && sep_fixed_block(ch, sb, kh, sized(group_pixels));
             let output_in = fixed && sep_zero_offset(ch) && p.offset == 0.0;
-            let vector = fixed && spec.staged_vector_fits(block);
             let spec = FastSpec {
                 fixed_block: fixed.then_some(block),
                 zero_offset: spec.zero_offset || output_in,
                 abs: spec.abs || output_in && p.abs_out != 0,
-                staged_vector: vector && sep_staged_vector(spec.shift),
+                ..spec
+            };
+            // Its staged words by 16-byte loads where they fit (`sep_staged_vector`).
+            let spec = FastSpec {
+                staged_vector: spec.staged_vector_fits() && sep_staged_vector(spec.shift),
                 ..spec
             };
             Ok(Choice::Tiled { spec, block, row })

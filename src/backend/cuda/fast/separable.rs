@@ -127,24 +127,35 @@ impl FastSpec {
         }
     }
 
-    /// Whether `fast_sep` in `block`, compiled in, can read its staged words by 16-byte loads
-    /// ([`FastSpec::staged_vector`]): its rows are staged, and the block's row and the
-    /// row-pass items are whole 16-byte units.
-    pub fn staged_vector_fits(&self, (bx, _): (u32, u32)) -> bool {
+    /// Whether `fast_sep` can read its staged words by 16-byte loads
+    /// ([`FastSpec::staged_vector`]): its block is compiled in ([`FastSpec::fixed_block`]),
+    /// its rows are staged, and the block's row and the row-pass items are whole 16-byte units
+    /// (fast_sep.cuh's `SEPV` checks the same).
+    pub fn staged_vector_fits(&self) -> bool {
         let units = |n: usize| (n * self.sb).is_multiple_of(16);
-        self.row_staged && units(bx as usize * self.px) && units(self.row_px)
+        self.row_staged
+            && units(self.row_px)
+            && self
+                .fixed_block
+                .is_some_and(|(bx, _)| units(bx as usize * self.px))
+    }
+
+    /// Whether `fast_sep` reads its staged words by 16-byte loads: asked for
+    /// ([`FastSpec::staged_vector`]) where it fits ([`FastSpec::staged_vector_fits`]).
+    pub fn staged_vector_on(&self) -> bool {
+        self.staged_vector && self.staged_vector_fits()
     }
 
     /// The 16-byte units between `fast_sep`'s staged rows ([`FastSpec::row_staged`]) for
-    /// `bx` × `by` threads whose rows need `need` units. With word loads, an odd number (the
-    /// rows of a warp's items on different banks). With [`FastSpec::staged_vector`] the
+    /// `bx` × `by` threads whose rows need `need` units. With word loads, an odd number. With
+    /// 16-byte loads ([`FastSpec::staged_vector_on`]) the
     /// smallest stride from `need` that gives each 8 threads of a 16-byte load the fewest
     /// shared-memory wavefronts: thread (x, y)'s first item column and row as fast_sep.cuh
     /// deals them (one channel: column x / m, row y·m + x % m, m threads to an item column;
     /// more: item i of the block's first round, row i / items a row), a unit's bank group its
     /// index mod 8.
     pub fn staged_units(&self, bx: u32, by: u32, need: usize) -> usize {
-        if !self.staged_vector {
+        if !self.staged_vector_on() {
             return need | 1;
         }
         let (bx, by) = (bx as usize, by as usize);

@@ -122,21 +122,14 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                 // The block compiled in (`sep_fixed_block`): 16 × 8, 8 × 16 or 4 × 32 in turn,
                 // staged or not, the exact integer row pass on 8-bit samples, a zero offset on
                 // one channel (`sep_zero_offset`).
-                // Staged, its words by 16-byte loads (`FastSpec::staged_vector`) where they fit,
-                // every other key.
                 if separable && spec.row_global {
                     let j = i % 3;
-                    let block = [(16, 8), (8, 16), (4, 32)][j];
-                    let fixed = FastSpec {
-                        fixed_block: Some(block),
+                    keys.push(ModuleKey::Fast(FastSpec {
+                        fixed_block: Some([(16, 8), (8, 16), (4, 32)][j]),
                         zero_offset: ch == 1,
                         row_staged: j != 1,
                         row_int: (spec.sb == 1 && j != 2).then_some(1 << (i % 7)),
                         ..spec.clone()
-                    };
-                    keys.push(ModuleKey::Fast(FastSpec {
-                        staged_vector: fixed.staged_vector_fits(block) && i % 2 == 0,
-                        ..fixed
                     }));
                 }
                 keys.push(ModuleKey::Fast(spec));
@@ -291,6 +284,43 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
             .with_sample_bytes(2)
             .for_block(SEP_BLOCK_SQUARE16, uhd, uhd)
     }));
+    // `fast_sep` staged with its block compiled in, reading its staged words by 16-byte loads
+    // (`FastSpec::staged_vector`), as the launch builds it: one 8-bit channel 7 taps high in
+    // 4-thread items with the integer row pass, and 5 taps high with the f32 one under wrap;
+    // gray16 9 taps high in 16 × 16 blocks; NV12's chroma 5 taps high; P010's shifted luma.
+    for (spec, block) in [
+        (
+            FastSpec {
+                py: SEP_ROWS_MID,
+                row_int: Some(64),
+                ..FastSpec::separable(7, 7, 1, Border::Clamp)
+            },
+            SEP_BLOCK,
+        ),
+        (FastSpec::separable(5, 5, 1, Border::Wrap), (32, 4)),
+        (
+            FastSpec::separable(9, 9, 1, Border::Reflect).with_sample_bytes(2),
+            SEP_BLOCK_SQUARE16,
+        ),
+        (FastSpec::separable(5, 5, 2, Border::Zero), SEP_BLOCK),
+        (
+            FastSpec {
+                shift: 6,
+                ..FastSpec::separable(7, 7, 1, Border::Clamp).with_sample_bytes(2)
+            },
+            SEP_BLOCK,
+        ),
+    ] {
+        let spec = FastSpec {
+            row_staged: true,
+            sums_pad: true,
+            fixed_block: Some(block),
+            zero_offset: spec.ch == 1,
+            staged_vector: true,
+            ..spec.for_block(block, uhd, uhd)
+        };
+        keys.push(ModuleKey::Fast(spec));
+    }
     keys.push(ModuleKey::Fast(
         FastSpec {
             row_int: Some(256),

@@ -534,8 +534,9 @@ pub const SEP_RGB_NARROW_PLANAR_MAX_PLANE: usize = 1_000_000;
 ///
 /// One channel on large launches (`launch_samples`, all the launch's planes) takes four from 5 taps
 /// wide for 8-bit samples on launches of [`SEP_STAGED_MIN_SAMPLES`] and more (the line of
-/// [`sep_staged`](super::separable_code::sep_staged), which the square kernels measured stage under
-/// 8 taps high and, in integers, under 10) and from 11 taps for 16-bit ones on launches of
+/// [`sep_staged`](super::separable_code::sep_staged) off fast memory, which the square kernels
+/// measured stage under 8 taps high and, in integers, under 10; on fast memory launches of 3 to
+/// 3.5 M samples take four items unstaged) and from 11 taps for 16-bit ones on launches of
 /// [`SEP_WIDE_ITEMS_MIN_SAMPLES_16`]: four against two, gaussian:4–9 (8-bit) and :11–:25 (16-bit),
 /// 720p to 8K, two passes alternating (docs/PERFORMANCE.md, "forty-seventh round"): YUV 4:2:0
 /// `:5`–`:9` 1.03–1.13× on 1080p to 4K (its three planes, 3.1 M samples on 1080p; 4K `:8` 24.3 →

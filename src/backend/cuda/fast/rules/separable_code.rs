@@ -5,13 +5,14 @@
 
 use super::separable::SEP_SMALL_PLANE;
 
-/// Launches of one-channel planes from this many samples stage their input rows
-/// ([`sep_staged`]; a 1080p plane has 2.1 M, a 1080p YUV 4:2:0 frame's three 3.1 M).
+/// Launches of one-channel planes (of one 8-bit channel off fast memory) and of NV12's chroma
+/// from this many samples stage their input rows ([`sep_staged`]; a 1080p plane has 2.1 M, a
+/// 1080p YUV 4:2:0 frame's three 3.1 M, 4K NV12's chroma 4.1 M).
 pub const SEP_STAGED_MIN_SAMPLES: usize = 3_000_000;
 /// On devices of fast memory ([`fast_memory`](super::fast_memory)) launches of one 8-bit
 /// channel stage their input rows from this many samples ([`sep_staged`]), so that a 1080p
 /// YUV 4:2:0 frame's three planes (3.1 M) read theirs from global memory: H200, separable
-/// `gaussian:5`–`:9` and `box:5`, staged against not, 1.03–1.07× unstaged (5.8 / 6.2 / 6.6 →
+/// `gaussian:5`–`:9` and `box:5`, staged against not, 1.04–1.07× unstaged (5.8 / 6.2 / 6.6 →
 /// 5.6 / 6.0 / 6.2 µs; docs/PERFORMANCE.md, "sixty-first round"), where the H100 measured
 /// staging faster (1.12×, "twenty-sixth round"). 1440p gray (3.7 M) and YUV 4:2:0 (5.5 M)
 /// keep staging.
@@ -30,7 +31,9 @@ pub const SEP_STAGED_MIN_SAMPLES_FAST_MEMORY: usize = 3_500_000;
 ///   ([`FastSpec::staged_vector`](super::super::FastSpec::staged_vector)), H200, NV12
 ///   separable, the frame's chroma staged against not (docs/PERFORMANCE.md, "sixty-first
 ///   round"): 4K / 8K `gaussian:5` 1.06 / 1.07×, `:7` 1.06 / 1.06×, `box:5` 1.03 / 1.04×;
-///   1440p (1.8 M samples of chroma) 0.98×, and 8K `box:9` 0.97×.
+///   1440p (1.8 M samples of chroma) 0.98×, and 8K `box:9` 0.97×. (Measured with those loads;
+///   where an override turns them off, `CONVFLOW_FAST_SEPV=0` or `CONVFLOW_FAST_SEP_FIXED=0`,
+///   the chroma still stages, by word loads, unmeasured.)
 ///
 /// With the integer row pass, one channel at 9 taps (H100, held clock, gaussian:9, staged
 /// against not, best of two passes; docs/PERFORMANCE.md, "twenty-sixth round"): 4K / 8K gray

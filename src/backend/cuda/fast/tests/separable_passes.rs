@@ -68,7 +68,8 @@ fn staged_words_by_16_byte_loads_take_a_conflict_free_stride() {
     // (x, y) of one channel takes item column x / m of row y * m + x % m (fast_sep.cuh), more
     // channels item i of the block's row i / items. Simulated here independently of
     // FastSpec::staged_units: at the stride it picks, no bank group (unit mod 8) is hit twice
-    // by a quarter warp, the stride holds the row, and it exceeds the odd stride by under 8.
+    // by a quarter warp (an odd stride, the one for word loads, hits one twice for one 8-bit
+    // channel in 32 × 4 blocks), and the stride holds the row.
     for (ch, sb, k, block, items) in [
         (1, 1, 7, (32, 4), 4),
         (1, 1, 9, (16, 8), 4),
@@ -80,62 +81,85 @@ fn staged_words_by_16_byte_loads_take_a_conflict_free_stride() {
     ] {
         let base = FastSpec {
             row_staged: true,
+            fixed_block: Some(block),
             ..FastSpec::separable(k, k, ch, Border::Clamp).with_sample_bytes(sb)
         };
         let spec = FastSpec {
             row_px: items * base.px,
-            ..base.clone()
-        };
-        let spec = FastSpec {
-            staged_vector: spec.staged_vector_fits(block),
-            ..spec
+            staged_vector: true,
+            ..base
         };
         let what = format!("{ch} ch, {sb} B, k {k}, {block:?}");
-        assert!(spec.staged_vector, "{what}");
-        let odd = FastSpec {
-            staged_vector: false,
-            ..spec.clone()
-        }
-        .tile(block)
-        .0 / 4;
+        assert!(spec.staged_vector_on(), "{what}");
+        let (bx, by) = (block.0 as usize, block.1 as usize);
+        let (spw, ax) = (4 / sb, k / 2);
+        let halo = (ax * ch).div_ceil(spw) + ((k - 1 - ax) * ch).div_ceil(spw);
+        let need = (16 / sb - 1 + bx * spec.px + halo * spw).div_ceil(16 / sb);
         let units = spec.tile(block).0 / 4;
         assert!(
-            units + 1 >= odd && units < odd + 8,
-            "{what}: {units} against {odd}"
+            units >= need && units < need + 8,
+            "{what}: {units} for {need}"
         );
-        let (bx, by) = (block.0 as usize, block.1 as usize);
         let item_units = spec.row_px * sb / 16;
         let per_row = bx * spec.px / spec.row_px;
-        let unit = |t: usize| {
-            let (item, row) = if ch == 1 {
-                let (x, y, m) = (t % bx, t / bx, items);
-                (x / m, y * m + x % m)
-            } else {
-                (t % per_row, t / per_row)
-            };
-            (row * units + item * item_units) % 8
+        let groups = |stride: usize, q: usize| {
+            let mut g: Vec<usize> = (8 * q..8 * q + 8)
+                .map(|t| {
+                    let (item, row) = if ch == 1 {
+                        let (x, y) = (t % bx, t / bx);
+                        (x / items, y * items + x % items)
+                    } else {
+                        (t % per_row, t / per_row)
+                    };
+                    (row * stride + item * item_units) % 8
+                })
+                .collect();
+            g.sort();
+            g.dedup();
+            g.len()
         };
         for q in 0..bx * by / 8 {
-            let mut groups: Vec<usize> = (8 * q..8 * q + 8).map(unit).collect();
-            groups.sort();
-            groups.dedup();
-            assert_eq!(groups.len(), 8, "{what}: quarter warp {q}");
+            assert_eq!(groups(units, q), 8, "{what}: quarter warp {q}");
+        }
+        if (ch, sb, block) == (1, 1, (32, 4)) {
+            assert!((0..bx * by / 8).any(|q| groups(need | 1, q) < 8), "{what}");
         }
         assert!(spec.defines().contains(&"-DSEPV=1".to_string()), "{what}");
+        // Asked for where it does not fit (no block compiled in), it stays off.
+        let loose = FastSpec {
+            fixed_block: None,
+            ..spec.clone()
+        };
+        assert!(!loose.staged_vector_on() && loose.defines().contains(&"-DSEPV=0".to_string()));
     }
     // Items not whole 16-byte units (RGB's 4 pixels, 12 bytes; 8 bytes of gray) keep word
     // loads.
-    let rgb = FastSpec {
-        row_staged: true,
-        ..FastSpec::separable(9, 9, 3, Border::Clamp)
-    };
-    assert!(!rgb.staged_vector_fits((32, 4)));
-    let gray = FastSpec {
-        row_staged: true,
-        row_px: 8,
-        ..FastSpec::separable(5, 5, 1, Border::Clamp)
-    };
-    assert!(!gray.staged_vector_fits((32, 4)));
+    for (ch, row_px) in [(3, 12), (1, 8)] {
+        let spec = FastSpec {
+            row_staged: true,
+            row_px,
+            fixed_block: Some((32, 4)),
+            staged_vector: true,
+            ..FastSpec::separable(5, 5, ch, Border::Clamp)
+        };
+        assert!(
+            !spec.staged_vector_fits() && !spec.staged_vector_on(),
+            "{ch} ch"
+        );
+    }
+    // CI compiles the 16-byte loads (tests/gpu.rs) for one 8-bit channel, one 16-bit channel
+    // from bit 0 and shifted (P010's luma), and two 8-bit channels (NV12's chroma).
+    let keys = crate::backend::cuda::registry::all_check_keys();
+    for (ch, sb, shift) in [(1, 1, 0), (1, 2, 0), (1, 2, 6), (2, 1, 0)] {
+        let compiled = keys.iter().any(|key| match key {
+            crate::backend::cuda::registry::ModuleKey::Fast(s) => {
+                (s.ch, s.sb, s.shift) == (ch, sb, shift)
+                    && s.defines().contains(&"-DSEPV=1".to_string())
+            }
+            _ => false,
+        });
+        assert!(compiled, "{ch} ch, {sb} B, shift {shift}");
+    }
 }
 
 #[test]
