@@ -170,20 +170,17 @@ impl FastSpec {
                 (t % items_row, t / items_row)
             }
         };
+        // A quarter warp's wavefronts: the most of its threads on one bank group.
         let wavefronts = |units: usize| -> usize {
-            let threads: Vec<usize> = (0..bx * by)
-                .map(|t| {
-                    let (item, row) = place(t);
-                    (row * units + item * item_units) % 8
-                })
-                .collect();
-            threads
-                .chunks(8)
+            (0..bx * by)
+                .step_by(8)
                 .map(|q| {
-                    (0..8)
-                        .map(|g| q.iter().filter(|&&b| b == g).count())
-                        .max()
-                        .unwrap_or(0)
+                    let mut on = [0usize; 8];
+                    for t in q..(q + 8).min(bx * by) {
+                        let (item, row) = place(t);
+                        on[(row * units + item * item_units) % 8] += 1;
+                    }
+                    on.into_iter().max().unwrap_or(0)
                 })
                 .sum()
         };
