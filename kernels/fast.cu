@@ -29,7 +29,8 @@
 // both for the register kernels and for fast_sep where the host says so), SEP_BX and SEP_BY
 // (fast_sep's block compiled in, 0: read from blockDim; fast_sep.cuh), SEP_TS (fast_sep's staged
 // rows' stride compiled in with them, 0: the ts parameter), SEPV (fast_sep reads its staged
-// words by 16-byte loads, shared_words),
+// words by 16-byte loads, shared_words), SEPK (fast_sep keeps no horizontal sums for 4
+// channels' unfiltered alpha, SUMS_COL),
 // SAT_FREE (the output rule's clamp never acts for this plan and depth: left out, finish_bits;
 // fast_int then finishes in floating point where its divisor allows, INT_FFIN), PLANES (planes
 // per launch, below), TILED_TB and TILED_MINB (the tiled kernels' launch bounds, TILED_BOUNDS).

@@ -18,6 +18,23 @@
 #define SEP_BDX ((int)blockDim.x)
 #define SEP_BDY ((int)blockDim.y)
 #endif
+// SEPK: 4 channels whose alpha is not filtered (CMASK 7, --alpha keep) keep no horizontal sums
+// for it: each group of 4 pixels holds only its 12 filtered sums, 3 float4s (pixel after
+// pixel; with SEPC channel after channel), so that the row pass stores and the column pass
+// loads a quarter fewer floats. ncu, H200, 8K RGBA gaussian:7 separable: the L1 at 97 %, the
+// column pass's 16-byte loads of the sums 63 % of the shared-memory wavefronts, a quarter of
+// them alpha's. The logical sums column c (a multiple of 16) lies at SUMS_COL(c); a group
+// has SUMS_CH channels' sums.
+#if SEPK && !(SEPG && CH == 4 && CMASK == 7 && PX % 16 == 0 && PXH % 16 == 0)
+#error "SEPK: 4 channels, alpha unfiltered, threads and items of whole groups of 4 pixels"
+#endif
+#if SEPK
+#define SUMS_COL(c) ((c) / 4 * 3)
+#define SUMS_CH 3
+#else
+#define SUMS_COL(c) (c)
+#define SUMS_CH CH
+#endif
 #if SEPG
 #if SEPI
 // SEPI, the exact integer row pass (8-bit samples): the host proved the row factor n / RDIV
@@ -50,10 +67,11 @@ __constant__ int c_wr[4 * RWIN];
 #endif
 
 // A row-pass item of fast_sep: the PXH horizontal sums of the window words w (NWRP(PXH) of
-// them, the first HWL words left of the item's first sample) into columns c.. of the shared
-// row hrow: sum i at column c + i, or with SEPC each group of 4 pixels' sums channel after
-// channel in the group's own columns (sums_segment). Output i's tap kx is sample i + kx * CH of
-// the window, at lane (i + OFF + kx * CH) of the words.
+// them, the first HWL words left of the item's first sample) into logical columns c.. of the
+// shared row hrow: sum i at column c + i, or with SEPC each group of 4 pixels' sums channel
+// after channel in the group's own columns, and with SEPK each group's 12 filtered sums from
+// column SUMS_COL of its first (sums_segment reads them back). Output i's tap kx is sample i +
+// kx * CH of the window, at lane (i + OFF + kx * CH) of the words.
 __device__ __forceinline__ void row_item(const unsigned w[NWRP(PXH)], float* hrow, int c) {
 #if !SEPC
     float acc[PXH];
@@ -94,9 +112,10 @@ __device__ __forceinline__ void row_item(const unsigned w[NWRP(PXH)], float* hro
     // channel k's NP sums take the samples k + CH * t of the window, which after k shifts of
     // the words by one sample lie at the compile-time lanes CH * t + OFF. Each sum sees its
     // taps in order, so the sums are the unrolled pass's bits. Each group of 4 pixels keeps
-    // its 4 * CH columns, its sums stored channel after channel there (channel k of pixels
-    // 4g.. at columns c + (g * CH + k) * 4..), so a column-pass thread reads its PX columns
-    // as it would unrolled and puts them back in pixel order (sums_segment).
+    // its 4 * CH columns (with SEPK 4 * 3), its sums stored channel after channel there
+    // (channel k of pixels 4g.. at columns SUMS_COL(c) + (g * SUMS_CH + k) * 4..), so a
+    // column-pass thread reads its columns as it would unrolled and puts them back in pixel
+    // order (sums_segment).
     constexpr int NP = PXH / CH, T = NP + KW - 1;  // pixels of the item, samples of a channel
     const float* roww = c_w + KH;
     unsigned s[NWRP(PXH)];
@@ -116,7 +135,7 @@ __device__ __forceinline__ void row_item(const unsigned w[NWRP(PXH)], float* hro
                 for (int m = 0; m < NP; ++m) acc[m] = fmaf(roww[kx], v[m + kx], acc[m]);
 #pragma unroll
             for (int m = 0; m < NP; m += 4)
-                *(float4*)(hrow + tcol(c + (m / 4 * CH + k) * 4)) = make_float4(acc[m], acc[m + 1], acc[m + 2], acc[m + 3]);
+                *(float4*)(hrow + tcol(SUMS_COL(c) + (m / 4 * SUMS_CH + k) * 4)) = make_float4(acc[m], acc[m + 1], acc[m + 2], acc[m + 3]);
         }
 #pragma unroll
         for (int q = 0; q + 1 < NWRP(PXH); ++q) s[q] = __funnelshift_r(s[q], s[q + 1], 8 * SB);
@@ -135,7 +154,18 @@ __device__ __forceinline__ void row_item(const unsigned w[NWRP(PXH)], float* hro
         for (int i = 0; i < PXH; ++i)
             if (FILTERED(i)) acc[i] = fmaf(roww[kx], v[i + kx * CH], acc[i]);
 #endif
-#if !SEPC
+#if !SEPC && SEPK
+    // Each group of 4 pixels' 12 filtered sums, pixel after pixel.
+#pragma unroll
+    for (int g = 0; g < PXH; g += 16) {
+        float f[12];
+#pragma unroll
+        for (int j = 0; j < 12; ++j) f[j] = acc[g + j / 3 * 4 + j % 3];
+#pragma unroll
+        for (int j = 0; j < 12; j += 4)
+            *(float4*)(hrow + tcol(SUMS_COL(c + g) + j)) = make_float4(f[j], f[j + 1], f[j + 2], f[j + 3]);
+    }
+#elif !SEPC
 #pragma unroll
     for (int i = 0; i < PXH; i += 4)
         *(float4*)(hrow + tcol(c + i)) = make_float4(acc[i], acc[i + 1], acc[i + 2], acc[i + 3]);
@@ -297,11 +327,19 @@ __device__ __forceinline__ bool raw_rows(const PlaneParams& p, unsigned* raw, in
 }
 #endif  // SEPG
 
-// A thread's PX horizontal sums of the shared row t from column col, in the order of its
-// output samples: with SEPC (each group of 4 pixels stored channel after channel, row_item)
-// put back in pixel order.
+// A thread's PX horizontal sums of the shared row t from logical column col, in the order of
+// its output samples: with SEPC (each group of 4 pixels stored channel after channel, row_item)
+// put back in pixel order; with SEPK alpha's, which no output uses, 0.
 __device__ __forceinline__ void sums_segment(const float* t, int col, float v[PX]) {
-#if SEPC
+#if SEPK
+    float u[PX / 4 * 3];
+    load_segment<PX / 4 * 3>(t, SUMS_COL(col), u);
+#pragma unroll
+    for (int i = 0; i < PX; ++i) {
+        const int g = i / 16, px = i / 4 % 4, k = i % 4;  // group, its pixel, channel
+        v[i] = k == 3 ? 0.0f : u[SEPC ? (g * 3 + k) * 4 + px : g * 12 + px * 3 + k];
+    }
+#elif SEPC
     float u[PX];
     load_segment<PX>(t, col, u);
 #pragma unroll
@@ -368,7 +406,7 @@ FAST_ENTRY(TILED_BOUNDS) fast_sep(FAST_PLANES_PARAM, int ts_param) {
 #endif
     const int bw = SEP_BDX * PX;
     const int rows = SEP_BDY * PY, th = rows + KH - 1;
-    const int hsw = sums_row(bw);
+    const int hsw = sums_row(SUMS_COL(bw));
     const int e0 = bx * bw, y0 = by * rows;
     const int ex = threadIdx.x * PX;
 #if SEPG
@@ -380,7 +418,7 @@ FAST_ENTRY(TILED_BOUNDS) fast_sep(FAST_PLANES_PARAM, int ts_param) {
     // is loaded and converted once per item, so wider items convert fewer samples per sum. An
     // item's sums feed only its own columns of the vertical pass, so items past the row end
     // have nothing to compute.
-    float* hs = smem;  // th rows of bw columns, hsw floats apart
+    float* hs = smem;  // th rows of SUMS_COL(bw) columns, hsw floats apart
     unsigned* raw = (unsigned*)(smem + th * hsw);
     int w0 = 0;
     const bool staged = raw_rows(p, raw, ts, e0, bw, y0, th, w0);

@@ -84,7 +84,8 @@ pub struct FastSpec {
     pub row_staged: bool,
     /// `fast_sep`'s rows of horizontal sums lie an odd number of float4s apart (fast.cu's
     /// `HS_PAD`, [`FastSpec::sums_row`]). Set where the launch is chosen, by [`sums_padded`]
-    /// (`CONVFLOW_FAST_HS_PAD=0` / `1`: never / always).
+    /// (again once [`FastSpec::compact_sums`] is known; `CONVFLOW_FAST_HS_PAD=0` / `1`: never
+    /// / always).
     pub sums_pad: bool,
     /// `fast_sep`'s f32 row pass on 2–4 channels takes one channel at a time in a loop that is
     /// not unrolled, and stores each group of 4 pixels' sums channel after channel in the
@@ -138,6 +139,12 @@ pub struct FastSpec {
     /// row and the row-pass items whole 16-byte units; elsewhere word loads). Set where the
     /// launch is chosen, by [`sep_staged_vector`].
     pub staged_vector: bool,
+    /// `fast_sep` keeps no horizontal sums for an unfiltered alpha (fast_sep.cuh's `SEPK`):
+    /// each group of 4 pixels holds its 12 filtered sums only, so that the row pass stores and
+    /// the column pass loads a quarter fewer floats, where that fits
+    /// ([`FastSpec::compact_sums_fits`]). Set where the launch is chosen, by
+    /// [`sep_compact_sums`].
+    pub compact_sums: bool,
     /// The output rule's clamp never acts for the plan on this plane's samples
     /// ([`Plan::saturation_free`](crate::filter::Plan::saturation_free)): left out (the f32
     /// kernels), or, on integer specializations under a power-of-two divisor up to
@@ -195,6 +202,7 @@ impl FastSpec {
             zero_offset: false,
             fixed_block: None,
             staged_vector: false,
+            compact_sums: false,
             saturation_free: false,
             tiled_bounds: None,
             planes: 1,
@@ -299,6 +307,7 @@ impl FastSpec {
             zero_offset: true,
             fixed_block: None,
             staged_vector: false,
+            compact_sums: false,
             saturation_free: false,
             tiled_bounds: None,
             planes: 1,
@@ -505,6 +514,7 @@ impl FastSpec {
                     .map_or(0, |b| self.tile(b).0)
             ),
             format!("-DSEPV={}", self.staged_vector_on() as u8),
+            format!("-DSEPK={}", self.compact_sums_on() as u8),
             format!("-DCONV_UNIT={}", self.conv_unit as u8),
             format!("-DSAT_FREE={}", self.saturation_free as u8),
             format!("-DPLANES={}", self.planes),
@@ -563,9 +573,20 @@ impl FastSpec {
     /// own 8 or 16 floats, so that neighbours' float4 reads start 32 or 64 bytes apart and the 8
     /// threads of a shared-memory wavefront would hit only 4 or 2 of the 8 four-bank groups
     /// (4K RGBA gaussian:15 took 3.7× RGB's time). 1 and 3 channels (16 and 48 bytes apart) are
-    /// conflict-free as they are.
+    /// conflict-free as they are, and so are 4 channels' sums without alpha's
+    /// ([`FastSpec::compact_sums`]: 12 floats a thread's 4 pixels).
     pub fn tile_pad(&self) -> bool {
-        self.ch == 2 || self.ch == 4
+        self.ch == 2 || self.ch == 4 && !self.compact_sums_on()
+    }
+
+    /// Logical columns of `fast_sep`'s horizontal sums for a block row of `bw` samples: 3 of
+    /// each 4 without alpha's ([`FastSpec::compact_sums`], fast_sep.cuh's `SUMS_COL`).
+    fn sums_cols(&self, bw: usize) -> usize {
+        if self.compact_sums_on() {
+            bw / 4 * 3
+        } else {
+            bw
+        }
     }
 
     /// Floats between `fast_sep`'s rows of `bw` horizontal sums (fast.cu's `sums_row`): the
@@ -599,7 +620,7 @@ impl FastSpec {
         let bw = bx as usize * self.px;
         let tw = bw + (self.kw - 1) * self.ch;
         let ts = self.padded_row((tw + 3 + 3) & !3);
-        let sums = self.sums_row(bw);
+        let sums = self.sums_row(self.sums_cols(bw));
         let th = by as usize * self.py + self.kh - 1;
         let floats = match (self.separable, self.row_global) {
             (true, true) if self.row_staged => {

@@ -440,6 +440,8 @@ pub const SPILL_TOLERATED_BYTES: usize = 64;
 /// input tile), `CONVFLOW_FAST_SEPA` (1 / 0: inner blocks of that kernel stage their input
 /// rows everywhere / nowhere, [`sep_staged`]), `CONVFLOW_FAST_SEPV` (0 / 1: those blocks read
 /// their staged words by 16-byte loads never / wherever that fits, [`sep_staged_vector`]),
+/// `CONVFLOW_FAST_SEPK` (0 / 1: that kernel keeps sums for an unfiltered alpha / none
+/// wherever that fits, [`sep_compact_sums`]),
 /// `CONVFLOW_FAST_SEPI` (0: its row pass never in
 /// exact integers, which it is by default wherever proven), `CONVFLOW_FAST_SEP_TILED_MIN`
 /// (least side of the separable plans the tiled kernel takes first, on every plane),
@@ -513,6 +515,7 @@ pub(super) struct Tuning {
     pub(super) conv_unit: Option<bool>,
     pub(super) fast_memory: Option<bool>,
     pub(super) sep_vector: Option<bool>,
+    pub(super) sep_compact: Option<bool>,
 }
 
 pub(super) fn tuning() -> Tuning {
@@ -560,6 +563,7 @@ pub(super) fn tuning() -> Tuning {
             conv_unit: var("CONVFLOW_FAST_XU").map(|v: usize| v != 0),
             fast_memory: var("CONVFLOW_FAST_MEMORY").map(|v: usize| v != 0),
             sep_vector: var("CONVFLOW_FAST_SEPV").map(|v: usize| v != 0),
+            sep_compact: var("CONVFLOW_FAST_SEPK").map(|v: usize| v != 0),
         }
     })
 }

@@ -13,11 +13,12 @@ use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
 use super::kernel::settle;
 use super::rules::{
     fast_memory, full_rows, full_tiled_first, paired, register_min_blocks, register_thread_shape,
-    sep_fixed_block, sep_int_channels, sep_int_first, sep_px, sep_rows_rgb_small, sep_rows_tall,
-    sep_short16, sep_square16, sep_staged, sep_staged_vector, sep_zero_offset, sums_padded,
-    tiled_rows, tiled_threads, tuning, BLOCKS, FULL_TILE_PREFERRED, INT16_FLOAT_FINISH,
-    INT8_FLOAT_FINISH, SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16, SEP_BLOCK_SQUARE16,
-    SEP_ROWS_RGB_SMALL, SEP_TILE_PREFERRED, SPILL_TOLERATED_BYTES, TALL_TILE_PREFERRED,
+    sep_compact_sums, sep_fixed_block, sep_int_channels, sep_int_first, sep_px, sep_rows_rgb_small,
+    sep_rows_tall, sep_short16, sep_square16, sep_staged, sep_staged_vector, sep_zero_offset,
+    sums_padded, tiled_rows, tiled_threads, tuning, BLOCKS, FULL_TILE_PREFERRED,
+    INT16_FLOAT_FINISH, INT8_FLOAT_FINISH, SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16,
+    SEP_BLOCK_SQUARE16, SEP_ROWS_RGB_SMALL, SEP_TILE_PREFERRED, SPILL_TOLERATED_BYTES,
+    TALL_TILE_PREFERRED,
 };
 use super::FastSpec;
 use crate::backend::cuda::abi::{
@@ -386,7 +387,9 @@ fn choose(
             let int = spec.row_int.is_some();
             sep_staged((ch, sb), kh, sized(launch_samples), int, fast_mem)
         });
-        spec.sums_pad = tuning().sums_pad.unwrap_or_else(|| sums_padded(ch, sb, kh));
+        spec.sums_pad = tuning()
+            .sums_pad
+            .unwrap_or_else(|| sums_padded(ch, sb, kh, false));
         // One-channel planes on large launches: more rows per thread (`sep_rows_tall`; from
         // smaller launches on devices of fast memory).
         if let Some(rows) = sep_rows_tall(ch, sb, kh, sized(launch_samples), fast_mem) {
@@ -491,9 +494,17 @@ fn choose(
                 abs: spec.abs || output_in && p.abs_out != 0,
                 ..spec
             };
-            // Its staged words by 16-byte loads where they fit (`sep_staged_vector`).
+            // Its staged words by 16-byte loads where they fit (`sep_staged_vector`); no sums
+            // for an unfiltered alpha where that fits, their rows then padded
+            // (`sep_compact_sums`, `sums_padded`: a quarter fewer columns, one float4 more a
+            // row at most, so the block chosen on alpha's sums still fits).
+            let compact = spec.compact_sums_fits() && sep_compact_sums(block.0);
             let spec = FastSpec {
                 staged_vector: spec.staged_vector_fits() && sep_staged_vector(spec.shift),
+                compact_sums: compact,
+                sums_pad: tuning()
+                    .sums_pad
+                    .unwrap_or_else(|| sums_padded(ch, sb, kh, compact)),
                 ..spec
             };
             Ok(Choice::Tiled { spec, block, row })

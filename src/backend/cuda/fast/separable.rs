@@ -1,7 +1,7 @@
 //! `fast_sep`'s specialization: the separable [`FastSpec`] and what the plane and the block
 //! change in it (rows per thread, launch bounds, row-pass items, its staged rows' stride),
-//! and which of its rolled passes and 16-byte staged loads fit (fast_sep.cuh's `SEPC`,
-//! `CROLL`, `SEPV`).
+//! and which of its rolled passes, 16-byte staged loads and alpha-free sums fit (fast_sep.cuh's
+//! `SEPC`, `CROLL`, `SEPV`, `SEPK`).
 
 use super::rules::tuning;
 use super::*;
@@ -187,6 +187,26 @@ impl FastSpec {
         (need..need + 8)
             .min_by_key(|&u| (wavefronts(u), u))
             .unwrap_or(need)
+    }
+
+    /// Whether `fast_sep` can keep no horizontal sums for an unfiltered alpha
+    /// ([`FastSpec::compact_sums`]): its row pass from global memory on 4 channels whose
+    /// fourth is not filtered (`--alpha keep`), threads and row-pass items of whole groups of 4
+    /// pixels (fast_sep.cuh's `SEPK` checks the same).
+    pub fn compact_sums_fits(&self) -> bool {
+        self.separable
+            && !self.reg
+            && self.row_global
+            && self.ch == 4
+            && self.mask == 0b0111
+            && self.px.is_multiple_of(16)
+            && self.row_px.is_multiple_of(16)
+    }
+
+    /// Whether `fast_sep` keeps no sums for alpha: asked for ([`FastSpec::compact_sums`])
+    /// where it fits ([`FastSpec::compact_sums_fits`]).
+    pub fn compact_sums_on(&self) -> bool {
+        self.compact_sums && self.compact_sums_fits()
     }
 
     /// Whether `fast_sep`'s row pass can take its items one channel at a time

@@ -287,7 +287,8 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
     // `fast_sep` staged with its block compiled in, reading its staged words by 16-byte loads
     // (`FastSpec::staged_vector`), as the launch builds it: one 8-bit channel 7 taps high in
     // 4-thread items with the integer row pass, and 5 taps high with the f32 one under wrap;
-    // gray16 9 taps high in 16 × 16 blocks; NV12's chroma 5 taps high; P010's shifted luma.
+    // gray16 9 taps high in 16 × 16 blocks; NV12's chroma 5 taps high; P010's shifted luma;
+    // RGBA 7 taps high with no sums for its alpha.
     for (spec, block) in [
         (
             FastSpec {
@@ -307,6 +308,16 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
             FastSpec {
                 shift: 6,
                 ..FastSpec::separable(7, 7, 1, Border::Clamp).with_sample_bytes(2)
+            },
+            SEP_BLOCK,
+        ),
+        // RGBA with alpha kept and no sums for it (`CONVFLOW_FAST_SEPA=1`: RGBA never stages
+        // by the rules).
+        (
+            FastSpec {
+                mask: 0b0111,
+                compact_sums: true,
+                ..FastSpec::separable(7, 7, 4, Border::Reflect)
             },
             SEP_BLOCK,
         ),
@@ -356,9 +367,9 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
     // Variants of those: samples by the conversion unit (16-bit ones, and 8-bit bytes 0 and 3 in
     // the f32 register kernel, also with RGBA's alpha kept); RGBA with its alpha kept (every
     // kernel of four channels, so every way an unfiltered channel is skipped and passed
-    // through); MSB-aligned 16-bit samples (P010) with --abs and an offset; one launch over the
-    // three planes of a YUV frame (every one-channel kernel); the tiled separable kernel with
-    // launch bounds and with wider row-pass items.
+    // through; `fast_sep` with no sums for it); MSB-aligned 16-bit samples (P010) with --abs
+    // and an offset; one launch over the three planes of a YUV frame (every one-channel
+    // kernel); the tiled separable kernel with launch bounds and with wider row-pass items.
     let variants: Vec<_> = keys
         .iter()
         .enumerate()
@@ -391,9 +402,18 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                 v.push(converted);
             }
             if s.ch == 4 {
-                v.push(FastSpec {
+                // With alpha kept `fast_sep` keeps no sums for it where that fits (blocks 8
+                // wide, `sep_compact_sums`), and keeps them in blocks 4 wide: both.
+                let kept = FastSpec {
                     mask: 0b0111,
                     ..s.clone()
+                };
+                if kept.compact_sums_fits() {
+                    v.push(kept.clone());
+                }
+                v.push(FastSpec {
+                    compact_sums: true,
+                    ..kept
                 });
             }
             if s.sb == 2 && s.ch <= 2 {

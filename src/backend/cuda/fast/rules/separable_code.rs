@@ -1,7 +1,7 @@
 //! The measured rules of what `fast_sep`'s code compiles in beyond its launch shape (which
-//! [`separable`](super::separable) rules): its input rows staged in shared memory, its rows of
-//! sums padded, its integer row pass regrouped per channel, its passes rolled, its block and a
-//! zero offset compiled in.
+//! [`separable`](super::separable) rules): its input rows staged in shared memory and read by
+//! 16-byte loads, its rows of sums padded, no sums for an unfiltered alpha, its integer row
+//! pass regrouped per channel, its passes rolled, its block and a zero offset compiled in.
 
 use super::separable::SEP_SMALL_PLANE;
 
@@ -89,6 +89,27 @@ pub fn sep_staged_vector(shift: u32) -> bool {
     super::tuning().sep_vector.unwrap_or(shift == 0)
 }
 
+/// Whether `fast_sep`, where it can ([`FastSpec::compact_sums_fits`]: 4 channels, alpha not
+/// filtered), keeps no horizontal sums for alpha ([`FastSpec::compact_sums`]) in blocks
+/// `block_width` threads wide: from 8 (`CONVFLOW_FAST_SEPK=0` / `1`: never / wherever it
+/// fits), its sums' rows then padded ([`sums_padded`]). ncu, H200, 8K RGBA `gaussian:7`
+/// separable with alpha kept: the L1 at 97 % of its peak, the column pass's 16-byte loads of the
+/// sums 63 % of the shared-memory wavefronts and the row pass's stores 37 %, a quarter of both
+/// alpha's. Against alpha's sums kept, H200, separable, best of two passes alternating
+/// (docs/PERFORMANCE.md, "sixty-second round"): RGBA `gaussian:5`–`:9` 1.12–1.13× on 720p,
+/// 1.16–1.19× on 1080p, 1.19–1.22× on 1440p, `:7` / `:9` 1.24× on 4K and 1.27 / 1.29× on 8K
+/// (`:7` 162.1 → 127.2 µs; `:5` runs another kernel there); `:11`–`:25` 1.09–1.12× on 4K and
+/// 8K; RGBA64 `:5`–`:9` 1.02–1.10×. In blocks 4 threads wide (4 channels taller than 9 on
+/// smaller planes, RGBA64 taller than 9) a quarter warp's column-pass loads span two rows of
+/// threads whose 12-float columns share bank groups: compacted there (padded), 0.81–0.90×
+/// but for RGBA64 at 720p `:11` / `:15` (1.04 / 1.02×).
+///
+/// [`FastSpec::compact_sums_fits`]: super::super::FastSpec::compact_sums_fits
+/// [`FastSpec::compact_sums`]: super::super::FastSpec::compact_sums
+pub fn sep_compact_sums(block_width: u32) -> bool {
+    super::tuning().sep_compact.unwrap_or(block_width >= 8)
+}
+
 /// Whether `fast_sep`'s rows of horizontal sums lie an odd number of float4s apart
 /// ([`FastSpec::sums_pad`](super::super::FastSpec::sums_pad)) for a plane of `ch` channels of
 /// `sb`-byte samples and a kernel `kh` taps high: one or two channels and 8-bit RGB always, 8-bit
@@ -104,9 +125,14 @@ pub fn sep_staged_vector(shift: u32) -> bool {
 /// (4K `:7` 39.3 → 40.2 µs), gains with it since its integer row pass regroups its windows per
 /// channel (thirtieth round): padded against unpadded, `gaussian:4`–`:10`, 720p to 8K, two passes
 /// alternating (docs/PERFORMANCE.md, "forty-seventh round"), 1.007–1.086× from 1080p (4K `:5` 35.0
-/// → 32.6 µs, `:10` 53.7 → 49.7; 8K `:5` 106.2 → 98.9), 720p 0.97–1.04× by pass.
-pub fn sums_padded(ch: usize, sb: usize, kh: usize) -> bool {
-    ch <= 2 || sb == 1 && (ch == 3 || kh >= 11)
+/// → 32.6 µs, `:10` 53.7 → 49.7; 8K `:5` 106.2 → 98.9), 720p 0.97–1.04× by pass. And
+/// wherever 4 channels keep no sums for alpha (`compact`, [`sep_compact_sums`]): their 12-float
+/// columns a multiple of 32 floats apart put the row pass's stores on shared bank groups (ncu,
+/// 8K RGBA `gaussian:7`: 12.7 wavefronts a store where 3.3 carry the bytes), and compacted
+/// without the padding RGBA `gaussian:5`–`:9` ran 0.99–1.02× against alpha's sums kept, with it
+/// up to 1.29× (docs/PERFORMANCE.md, "sixty-second round").
+pub fn sums_padded(ch: usize, sb: usize, kh: usize, compact: bool) -> bool {
+    ch <= 2 || sb == 1 && (ch == 3 || kh >= 11) || compact
 }
 
 /// Whether `fast_sep`'s exact integer row pass

@@ -1,6 +1,6 @@
 //! Unit tests of how the separable tiled kernel's passes run: staged input rows, exact integer
-//! row passes, padded rows of sums, the row pass one channel at a time and the rolled column
-//! pass.
+//! row passes, padded rows of sums, the row pass one channel at a time, the rolled column
+//! pass and sums without an unfiltered alpha's.
 
 use super::*;
 
@@ -240,17 +240,22 @@ fn integer_row_passes_follow_the_measured_rules() {
 fn padded_sums_follow_the_measured_rules() {
     use super::rules::sums_padded;
     // One and two channels and 8-bit RGB always; 8-bit RGBA from 11 taps; 16-bit RGB and
-    // RGBA never.
+    // RGBA never, but 4 channels always where they keep no sums for alpha.
     for (ch, sb) in [(1, 1), (1, 2), (2, 1), (2, 2), (3, 1)] {
         assert!(
-            sums_padded(ch, sb, 4) && sums_padded(ch, sb, 9) && sums_padded(ch, sb, 25),
+            sums_padded(ch, sb, 4, false)
+                && sums_padded(ch, sb, 9, false)
+                && sums_padded(ch, sb, 25, false),
             "{ch} ch, {sb} B"
         );
     }
-    assert!(!sums_padded(4, 1, 4) && !sums_padded(4, 1, 10) && sums_padded(4, 1, 11));
+    assert!(!sums_padded(4, 1, 4, false) && !sums_padded(4, 1, 10, false));
+    assert!(
+        sums_padded(4, 1, 11, false) && sums_padded(4, 1, 4, true) && sums_padded(4, 2, 7, true)
+    );
     for ch in [3, 4] {
         assert!(
-            !sums_padded(ch, 2, 7) && !sums_padded(ch, 2, 25),
+            !sums_padded(ch, 2, 7, false) && !sums_padded(ch, 2, 25, false),
             "{ch} channels"
         );
     }
@@ -411,4 +416,109 @@ fn rolled_passes_where_measured_faster_and_only_where_they_fit() {
         rolled(FastSpec::new(15, 15, 3, Border::Clamp)),
         (false, false)
     );
+}
+
+#[test]
+fn alpha_free_sums_take_three_columns_of_four_without_conflicts() {
+    use super::rules::{sep_compact_sums, sums_padded};
+    // With alpha kept, fast_sep keeps 12 sums per group of 4 pixels (SEPK): the shared rows
+    // shrink to 3/4 of the columns, unpadded by tcol (TILE_PAD 0) and, as the launch pads
+    // them, an odd number of float4s apart. Simulated as fast_sep.cuh deals the work, each 8
+    // threads of a 16-byte shared access (a quarter warp) should hit 8 distinct bank groups
+    // (float4 index mod 8):
+    // - the column pass: thread (x, y) reads float4 j of its 3 from float 12·x of sums row
+    //   y·py. Where a quarter warp spans two rows of threads (blocks 4 wide) it cannot, and
+    //   the rule keeps alpha's sums there;
+    // - the row pass (more than one channel), where the rule compacts, on padded rows: thread
+    //   t stores item t of the block's first round, row t / items a row, float4 j of group g
+    //   at float SUMS_COL(c + 16·g) + 4·j.
+    let worst = |ids: &mut dyn Iterator<Item = usize>| {
+        let mut on = [0; 8];
+        ids.for_each(|unit| on[unit % 8] += 1);
+        on.into_iter().max().unwrap_or(0)
+    };
+    // As the rules build them (block, rows, items) on 4K and on 1080p planes.
+    for (sb, k, block, row_threads, pixels) in [
+        (1, 7, SEP_BLOCK, 4, 8_294_400),
+        (1, 25, SEP_BLOCK_RGBA_LARGE, 2, 8_294_400),
+        (2, 9, SEP_BLOCK, 1, 8_294_400),
+        (2, 15, SEP_BLOCK_TALL_RGBA, 1, 8_294_400),
+        (1, 15, SEP_BLOCK_TALL_RGBA, 2, 2_073_600),
+    ] {
+        let all = FastSpec {
+            compact_sums: true,
+            ..FastSpec::separable(k, k, 4, Border::Clamp)
+                .with_sample_bytes(sb)
+                .for_pixels(pixels)
+        };
+        assert!(!all.compact_sums_fits() && all.tile_pad(), "alpha filtered");
+        assert!(all.defines().contains(&"-DSEPK=0".to_string()));
+        let kept = FastSpec {
+            mask: 0b0111,
+            row_px: row_threads * all.px,
+            ..all.clone()
+        };
+        assert!(kept.compact_sums_on() && !kept.tile_pad(), "{sb} B, k {k}");
+        assert!(kept.defines().contains(&"-DSEPK=1".to_string()));
+        assert!(kept.defines().contains(&"-DTILE_PAD=0".to_string()));
+        let with_alpha = FastSpec {
+            compact_sums: false,
+            ..kept.clone()
+        };
+        assert!(with_alpha.defines().contains(&"-DSEPK=0".to_string()) && with_alpha.tile_pad());
+        let (bx, by) = (block.0 as usize, block.1 as usize);
+        let bw = bx * kept.px;
+        let th = by * kept.py + k - 1;
+        for sums_pad in [false, true] {
+            let spec = FastSpec {
+                sums_pad,
+                ..kept.clone()
+            };
+            let hsw = spec.sums_row(bw / 4 * 3);
+            assert!(hsw >= bw / 4 * 3 && hsw < bw / 4 * 3 + 8);
+            assert_eq!(spec.tile(block), (0, th * hsw * 4));
+            assert!(spec.tile(block).1 < with_alpha.tile(block).1);
+            let u = hsw / 4;
+            let column = (0..bx * by).step_by(8).all(|q| {
+                (0..3).all(|j| {
+                    let mut ids = (q..q + 8).map(|t| (t / bx) * kept.py * u + 3 * (t % bx) + j);
+                    worst(&mut ids) == 1
+                })
+            });
+            // Conflict-free where the rule compacts, not where it keeps alpha's sums.
+            assert_eq!(
+                column,
+                sep_compact_sums(block.0),
+                "{sb} B, k {k}, pad {sums_pad}"
+            );
+            let items_row = bw / kept.row_px;
+            let row = (0..bx * by).step_by(8).all(|q| {
+                (0..kept.row_px / 16).all(|g| {
+                    (0..3).all(|j| {
+                        let mut ids = (q..q + 8).map(|t| {
+                            let c = t % items_row * kept.row_px + 16 * g;
+                            t / items_row * u + c / 16 * 3 + j
+                        });
+                        worst(&mut ids) == 1
+                    })
+                })
+            });
+            if sums_pad && sep_compact_sums(block.0) {
+                assert!(row, "{sb} B, k {k}: padded rows store without conflicts");
+            } else if (sb, row_threads) == (1, 4) {
+                // ncu, 8K RGBA gaussian:7 unpadded: 12.7 wavefronts a store, not 3.3.
+                assert!(!row, "{sb} B, k {k}: unpadded rows of 8-bit RGBA conflict");
+            }
+        }
+        assert!(sums_padded(4, sb, k, true));
+    }
+    // Threads owning other than whole groups of 4 pixels keep alpha's sums.
+    let narrow = FastSpec {
+        mask: 0b0111,
+        compact_sums: true,
+        px: 8,
+        row_px: 8,
+        ..FastSpec::separable(7, 7, 4, Border::Zero)
+    };
+    assert!(!narrow.compact_sums_fits());
 }
