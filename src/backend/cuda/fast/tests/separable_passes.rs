@@ -4,6 +4,14 @@
 
 use super::*;
 
+/// The distinct bank groups (16-byte unit mod 8) that one quarter warp's 16-byte shared
+/// accesses, at these unit indices, hit: 8 for 8 threads means no conflict.
+fn bank_groups(units: impl IntoIterator<Item = usize>) -> usize {
+    let mut on = [false; 8];
+    units.into_iter().for_each(|u| on[u % 8] = true);
+    on.into_iter().filter(|&hit| hit).count()
+}
+
 #[test]
 fn staged_row_copies_fit_their_shared_rows() {
     // fast_sep.cuh's raw_rows copies, per row, the 16-byte units from the block's first window
@@ -103,20 +111,15 @@ fn staged_words_by_16_byte_loads_take_a_conflict_free_stride() {
         let item_units = spec.row_px * sb / 16;
         let per_row = bx * spec.px / spec.row_px;
         let groups = |stride: usize, q: usize| {
-            let mut g: Vec<usize> = (8 * q..8 * q + 8)
-                .map(|t| {
-                    let (item, row) = if ch == 1 {
-                        let (x, y) = (t % bx, t / bx);
-                        (x / items, y * items + x % items)
-                    } else {
-                        (t % per_row, t / per_row)
-                    };
-                    (row * stride + item * item_units) % 8
-                })
-                .collect();
-            g.sort();
-            g.dedup();
-            g.len()
+            bank_groups((8 * q..8 * q + 8).map(|t| {
+                let (item, row) = if ch == 1 {
+                    let (x, y) = (t % bx, t / bx);
+                    (x / items, y * items + x % items)
+                } else {
+                    (t % per_row, t / per_row)
+                };
+                row * stride + item * item_units
+            }))
         };
         for q in 0..bx * by / 8 {
             assert_eq!(groups(units, q), 8, "{what}: quarter warp {q}");
@@ -425,18 +428,13 @@ fn alpha_free_sums_take_three_columns_of_four_without_conflicts() {
     // shrink to 3/4 of the columns, unpadded by tcol (TILE_PAD 0) and, as the launch pads
     // them, an odd number of float4s apart. Simulated as fast_sep.cuh deals the work, each 8
     // threads of a 16-byte shared access (a quarter warp) should hit 8 distinct bank groups
-    // (float4 index mod 8):
+    // (`bank_groups`):
     // - the column pass: thread (x, y) reads float4 j of its 3 from float 12·x of sums row
     //   y·py. Where a quarter warp spans two rows of threads (blocks 4 wide) it cannot, and
     //   the rule keeps alpha's sums there;
     // - the row pass (more than one channel), where the rule compacts, on padded rows: thread
     //   t stores item t of the block's first round, row t / items a row, float4 j of group g
     //   at float SUMS_COL(c + 16·g) + 4·j.
-    let worst = |ids: &mut dyn Iterator<Item = usize>| {
-        let mut on = [0; 8];
-        ids.for_each(|unit| on[unit % 8] += 1);
-        on.into_iter().max().unwrap_or(0)
-    };
     // As the rules build them (block, rows, items) on 4K and on 1080p planes.
     for (sb, k, block, row_threads, pixels) in [
         (1, 7, SEP_BLOCK, 4, 8_294_400),
@@ -481,8 +479,7 @@ fn alpha_free_sums_take_three_columns_of_four_without_conflicts() {
             let u = hsw / 4;
             let column = (0..bx * by).step_by(8).all(|q| {
                 (0..3).all(|j| {
-                    let mut ids = (q..q + 8).map(|t| (t / bx) * kept.py * u + 3 * (t % bx) + j);
-                    worst(&mut ids) == 1
+                    bank_groups((q..q + 8).map(|t| (t / bx) * kept.py * u + 3 * (t % bx) + j)) == 8
                 })
             });
             // Conflict-free where the rule compacts, not where it keeps alpha's sums.
@@ -495,11 +492,11 @@ fn alpha_free_sums_take_three_columns_of_four_without_conflicts() {
             let row = (0..bx * by).step_by(8).all(|q| {
                 (0..kept.row_px / 16).all(|g| {
                     (0..3).all(|j| {
-                        let mut ids = (q..q + 8).map(|t| {
+                        let units = (q..q + 8).map(|t| {
                             let c = t % items_row * kept.row_px + 16 * g;
                             t / items_row * u + c / 16 * 3 + j
                         });
-                        worst(&mut ids) == 1
+                        bank_groups(units) == 8
                     })
                 })
             });
