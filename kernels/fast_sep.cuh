@@ -327,6 +327,25 @@ __device__ __forceinline__ bool raw_rows(const PlaneParams& p, unsigned* raw, in
 }
 #endif  // SEPG
 
+// Floats between fast_sep's rows of horizontal sums for a block row of bw samples: sums_row of
+// its sums' columns, but with SEPK in blocks 4 threads wide of 4-pixel threads the fewest
+// float4s u from there with PY * u = 4 (mod 8). A quarter warp's 16-byte loads there span two
+// rows of threads PY rows of sums apart, whose 3-float4 columns start at bank groups
+// {0, 3, 6, 1} + j of their rows: the second row's are disjoint from those only 4 groups
+// further on (the host's FastSpec::sep_sums_row computes the same, and a unit test counts the
+// groups). In blocks 8 wide and more a quarter warp is one row of threads: 8 distinct groups
+// as it is.
+__device__ __forceinline__ int sep_sums_row(int bw) {
+#if SEPK && PX == 16 && PY % 8 != 0
+    if (SEP_BDX == 4) {
+        int u = SUMS_COL(bw) / 4;
+        while (PY * u % 8 != 4) ++u;
+        return 4 * u;
+    }
+#endif
+    return sums_row(SUMS_COL(bw));
+}
+
 // A thread's PX horizontal sums of the shared row t from logical column col, in the order of
 // its output samples: with SEPC (each group of 4 pixels stored channel after channel, row_item)
 // put back in pixel order; with SEPK alpha's, which no output uses, 0.
@@ -406,7 +425,7 @@ FAST_ENTRY(TILED_BOUNDS) fast_sep(FAST_PLANES_PARAM, int ts_param) {
 #endif
     const int bw = SEP_BDX * PX;
     const int rows = SEP_BDY * PY, th = rows + KH - 1;
-    const int hsw = sums_row(SUMS_COL(bw));
+    const int hsw = sep_sums_row(bw);
     const int e0 = bx * bw, y0 = by * rows;
     const int ex = threadIdx.x * PX;
 #if SEPG

@@ -620,7 +620,7 @@ impl FastSpec {
         let bw = bx as usize * self.px;
         let tw = bw + (self.kw - 1) * self.ch;
         let ts = self.padded_row((tw + 3 + 3) & !3);
-        let sums = self.sums_row(self.sums_cols(bw));
+        let sums = self.sep_sums_row(bx);
         let th = by as usize * self.py + self.kh - 1;
         let floats = match (self.separable, self.row_global) {
             (true, true) if self.row_staged => {

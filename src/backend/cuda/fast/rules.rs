@@ -312,14 +312,36 @@ pub const REG_ROWS_16BIT_7: usize = 3;
 /// [`REG_MIN_BLOCKS`] for 3–4 (with 8, rgb48 171.5 µs on 8K: spills).
 pub const REG_MIN_BLOCKS_GRAY16_5: usize = 8;
 
-/// Most interleaved channels of the planes whose f32 kernels leave the output rule's clamp out
-/// where the plan proves it idle ([`Plan::saturation_free`](crate::filter::Plan::saturation_free);
-/// fast.cu's `SAT_FREE`). H100, held clock, gaussian:3…25, full and separable, kept against left
-/// out (docs/PERFORMANCE.md, "twenty-third round"): 1080p gray 5 / 7 7.1 / 7.3 µs against 6.8 /
-/// 7.0, gray16 25 14.1 against 13.4, NV12 5 12.6 against 12.1, 4K gray 25 30.5 against 30.0; on
-/// 3–4 channels it won or lost a few per cent (4K RGBA 9 separable 76.4 against 74.6, rgb48 7
-/// separable 59.4 against 62.5, rgb48 5×5 67.3 against 69.4), so those keep the clamp.
-pub const SAT_FREE_MAX_CHANNELS: usize = 2;
+/// Whether the f32 kernels on a plane of `ch` interleaved channels of `sb`-byte samples leave
+/// the output rule's clamp out where the plan proves it idle
+/// ([`Plan::saturation_free`](crate::filter::Plan::saturation_free); fast.cu's `SAT_FREE`), the
+/// plan separable or not, `side` taps on its larger side: one and two channels everywhere;
+/// three and four in separable plans but rgb48's up to [`SAT_CLAMP_RGB48_MAX_SIDE`], and in
+/// full ones up to [`SAT_FREE_FULL_MAX_SIDE`].
+///
+/// H200, left out against kept on 3–4 channels (the rule before, from H100's twenty-third
+/// round: kept there), two passes alternating, best of each, `gaussian:3`–`:25` and `box:5` /
+/// `:9`, full and separable, 1080p / 4K / 8K (docs/PERFORMANCE.md, "sixty-third round"):
+/// - separable: RGB 1.00–1.045× (geomean 1.02; 8K `:15` / `:25` 186.2 / 303.9 → 179.5 / 294.0
+///   µs, `box:9` 1.045×), RGBA 1.00–1.03×, RGBA64 1.00–1.02×; rgb48 5–9 taps 0.94–0.98× on 4K
+///   and 8K (8K `:9` 182.3 → 194.0), 1.00–1.01× on 1080p, 3 taps 1.01–1.03×, 15 / 25 level;
+/// - full: `:7`–`:15` 1.00–1.03× (8K rgb48 `:7` 295.0 → 288.3; rgb48 `:9` 0.996×), but
+///   `:25` 0.99× on RGBA, RGBA64 and rgb48 and 0.96–0.98× on RGB on 4K and 8K (8K 3051.9 →
+///   3187.4): full kernels taller than 15 keep it (17–23 were not measured).
+///
+/// One and two channels had left it out since the twenty-third round (H100: 1080p gray 5 / 7
+/// 7.1 / 7.3 µs kept against 6.8 / 7.0 left out).
+pub fn sat_free(ch: usize, sb: usize, separable: bool, side: usize) -> bool {
+    tuning().sat_free.unwrap_or(match (ch, separable) {
+        (1 | 2, _) => true,
+        (_, true) => (ch, sb) != (3, 2) || side > SAT_CLAMP_RGB48_MAX_SIDE,
+        (_, false) => side <= SAT_FREE_FULL_MAX_SIDE,
+    })
+}
+/// See [`sat_free`].
+pub const SAT_CLAMP_RGB48_MAX_SIDE: usize = 9;
+/// See [`sat_free`].
+pub const SAT_FREE_FULL_MAX_SIDE: usize = 15;
 
 /// Whether a plane's samples become floats through the conversion unit (16-bit ones: one `I2F.U16`
 /// a sample, either half of a word, on a pipe of its own at an eighth of FFMA's rate) rather than
@@ -454,8 +476,8 @@ pub const SPILL_TOLERATED_BYTES: usize = 64;
 /// `CONVFLOW_FAST_HS_PAD` (1 / 0: its rows of horizontal sums padded everywhere / nowhere,
 /// [`sums_padded`]),
 /// `CONVFLOW_FAST_SAT_FREE` (0: the f32 kernels keep the output rule's clamp where the plan
-/// proves it idle; 1: they leave it out on planes of any channel count,
-/// [`SAT_FREE_MAX_CHANNELS`]), `CONVFLOW_FAST_SIDE_STREAMS` (0: a frame's launches one after the
+/// proves it idle; 1: they leave it out on planes of any channel count and kernel,
+/// [`sat_free`]), `CONVFLOW_FAST_SIDE_STREAMS` (0: a frame's launches one after the
 /// other on the backend's stream, not side by side), `CONVFLOW_FAST_SEP_BLOCK` (WxH: the block
 /// of `fast_sep` in place of [`SEP_BLOCK`] and of [`SEP_BLOCK_SQUARE16`] where no other rule
 /// sets it), `CONVFLOW_FAST_SEPD`

@@ -13,12 +13,11 @@ use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
 use super::kernel::settle;
 use super::rules::{
     fast_memory, full_rows, full_tiled_first, paired, register_min_blocks, register_thread_shape,
-    sep_compact_sums, sep_fixed_block, sep_int_channels, sep_int_first, sep_px, sep_rows_rgb_small,
-    sep_rows_tall, sep_short16, sep_square16, sep_staged, sep_staged_vector, sep_zero_offset,
-    sums_padded, tiled_rows, tiled_threads, tuning, BLOCKS, FULL_TILE_PREFERRED,
-    INT16_FLOAT_FINISH, INT8_FLOAT_FINISH, SAT_FREE_MAX_CHANNELS, SEP_BLOCK_SHORT16,
-    SEP_BLOCK_SQUARE16, SEP_ROWS_RGB_SMALL, SEP_TILE_PREFERRED, SPILL_TOLERATED_BYTES,
-    TALL_TILE_PREFERRED,
+    sat_free, sep_compact_sums, sep_fixed_block, sep_int_channels, sep_int_first, sep_px,
+    sep_rows_rgb_small, sep_rows_tall, sep_short16, sep_square16, sep_staged, sep_staged_vector,
+    sep_zero_offset, sums_padded, tiled_rows, tiled_threads, tuning, BLOCKS, FULL_TILE_PREFERRED,
+    INT16_FLOAT_FINISH, INT8_FLOAT_FINISH, SEP_BLOCK_SHORT16, SEP_BLOCK_SQUARE16,
+    SEP_ROWS_RGB_SMALL, SEP_TILE_PREFERRED, SPILL_TOLERATED_BYTES, TALL_TILE_PREFERRED,
 };
 use super::FastSpec;
 use crate::backend::cuda::abi::{
@@ -271,11 +270,11 @@ fn choose(
 ) -> Result<Choice, CudaError> {
     let (kw, kh, ch) = (plan.kernel.width(), plan.kernel.height(), l.channels);
     let separable = plan.is_separable();
-    // Where the plan's sums never leave the output range, the f32 kernels of narrow planes
-    // leave the clamp out (`SAT_FREE_MAX_CHANNELS`), and the integer kernel finishes in floating
+    // Where the plan's sums never leave the output range, the f32 kernels leave the clamp out
+    // where that measured faster (`sat_free`), and the integer kernel finishes in floating
     // point (fast_int.cuh's `INT_FFIN`, `INT16_FLOAT_FINISH`, `INT8_FLOAT_FINISH`).
     let proven_free = plan.saturation_free(l.depth.largest_stored(), l.depth.max());
-    let saturation_free = tuning().sat_free.unwrap_or(ch <= SAT_FREE_MAX_CHANNELS) && proven_free;
+    let saturation_free = sat_free(ch, l.depth.bytes(), separable, kw.max(kh)) && proven_free;
     let int_free = proven_free && tuning().int_ffin.unwrap_or(INT16_FLOAT_FINISH);
     let plane = |spec: FastSpec| FastSpec {
         saturation_free: match spec.int {
@@ -487,7 +486,7 @@ fn choose(
             let fixed = spec.separable
                 && spec.row_global
                 && sep_fixed_block(ch, sb, kh, sized(group_pixels));
-            let output_in = fixed && sep_zero_offset(ch) && p.offset == 0.0;
+            let output_in = fixed && sep_zero_offset(ch, kh) && p.offset == 0.0;
             let spec = FastSpec {
                 fixed_block: fixed.then_some(block),
                 zero_offset: spec.zero_offset || output_in,
@@ -496,9 +495,10 @@ fn choose(
             };
             // Its staged words by 16-byte loads where they fit (`sep_staged_vector`); no sums
             // for an unfiltered alpha where that fits, their rows then padded
-            // (`sep_compact_sums`, `sums_padded`: a quarter fewer columns, one float4 more a
-            // row at most, so the block chosen on alpha's sums still fits).
-            let compact = spec.compact_sums_fits() && sep_compact_sums(block.0);
+            // (`sep_compact_sums`, `sums_padded`, `FastSpec::sep_sums_row`: a quarter fewer
+            // columns, one float4 more a row at most, two in blocks 4 wide, 14 where alpha's
+            // sums took 16, so the block chosen on alpha's sums still fits).
+            let compact = spec.compact_sums_fits() && sep_compact_sums(block.0, spec.py);
             let spec = FastSpec {
                 staged_vector: spec.staged_vector_fits() && sep_staged_vector(spec.shift),
                 compact_sums: compact,

@@ -203,6 +203,23 @@ impl FastSpec {
             && self.row_px.is_multiple_of(16)
     }
 
+    /// Floats between `fast_sep`'s rows of horizontal sums in blocks `bx` threads wide
+    /// (fast_sep.cuh's `sep_sums_row`): [`FastSpec::sums_row`] of the block row's sums, but
+    /// with no sums for alpha ([`FastSpec::compact_sums`]) in blocks 4 threads wide of 4-pixel
+    /// threads the fewest float4s `u` from there with `py · u ≡ 4 (mod 8)`, so that a quarter
+    /// warp's two rows of threads load from disjoint bank groups.
+    pub fn sep_sums_row(&self, bx: u32) -> usize {
+        let cols = self.sums_cols(bx as usize * self.px);
+        if self.compact_sums_on() && bx == 4 && self.px == 16 && !self.py.is_multiple_of(8) {
+            let mut u = cols / 4;
+            while self.py * u % 8 != 4 {
+                u += 1;
+            }
+            return 4 * u;
+        }
+        self.sums_row(cols)
+    }
+
     /// Whether `fast_sep` keeps no sums for alpha: asked for ([`FastSpec::compact_sums`])
     /// where it fits ([`FastSpec::compact_sums_fits`]).
     pub fn compact_sums_on(&self) -> bool {

@@ -121,12 +121,12 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                 }
                 // The block compiled in (`sep_fixed_block`): 16 × 8, 8 × 16 or 4 × 32 in turn,
                 // staged or not, the exact integer row pass on 8-bit samples, a zero offset on
-                // one channel (`sep_zero_offset`).
+                // one channel and from 10 taps high on more (`sep_zero_offset`).
                 if separable && spec.row_global {
                     let j = i % 3;
                     keys.push(ModuleKey::Fast(FastSpec {
                         fixed_block: Some([(16, 8), (8, 16), (4, 32)][j]),
-                        zero_offset: ch == 1,
+                        zero_offset: ch == 1 || kh >= 10,
                         row_staged: j != 1,
                         row_int: (spec.sb == 1 && j != 2).then_some(1 << (i % 7)),
                         ..spec.clone()
@@ -402,8 +402,9 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                 v.push(converted);
             }
             if s.ch == 4 {
-                // With alpha kept `fast_sep` keeps no sums for it where that fits (blocks 8
-                // wide, `sep_compact_sums`), and keeps them in blocks 4 wide: both.
+                // With alpha kept `fast_sep` keeps no sums for it where that fits
+                // (`sep_compact_sums`; in blocks 4 wide its rows `sep_sums_row` apart), and
+                // keeps them under `CONVFLOW_FAST_SEPK=0`: both.
                 let kept = FastSpec {
                     mask: 0b0111,
                     ..s.clone()

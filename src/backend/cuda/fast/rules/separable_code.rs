@@ -91,23 +91,34 @@ pub fn sep_staged_vector(shift: u32) -> bool {
 
 /// Whether `fast_sep`, where it can ([`FastSpec::compact_sums_fits`]: 4 channels, alpha not
 /// filtered), keeps no horizontal sums for alpha ([`FastSpec::compact_sums`]) in blocks
-/// `block_width` threads wide: from 8 (`CONVFLOW_FAST_SEPK=0` / `1`: never / wherever it
-/// fits), its sums' rows then padded ([`sums_padded`]). ncu, H200, 8K RGBA `gaussian:7`
-/// separable with alpha kept: the L1 at 97 % of its peak, the column pass's 16-byte loads of the
-/// sums 63 % of the shared-memory wavefronts and the row pass's stores 37 %, a quarter of both
-/// alpha's. Against alpha's sums kept, H200, separable, best of two passes alternating
-/// (docs/PERFORMANCE.md, "sixty-second round"): RGBA `gaussian:5`–`:9` 1.12–1.13× on 720p,
-/// 1.16–1.19× on 1080p, 1.19–1.22× on 1440p, `:7` / `:9` 1.24× on 4K and 1.27 / 1.29× on 8K
-/// (`:7` 162.1 → 127.2 µs; `:5` runs another kernel there); `:11`–`:25` 1.09–1.12× on 4K and
-/// 8K; RGBA64 `:5`–`:9` 1.02–1.10×. In blocks 4 threads wide (4 channels taller than 9 on
-/// smaller planes, RGBA64 taller than 9) a quarter warp's column-pass loads span two rows of
-/// threads whose 12-float columns share bank groups: compacted there (padded), 0.81–0.90×
-/// but for RGBA64 at 720p `:11` / `:15` (1.04 / 1.02×).
+/// `block_width` threads wide of threads owning `py` rows: everywhere but in blocks 4 wide of
+/// a multiple of 8 rows a thread (none of the rules' shapes), where no stride of the sums' rows
+/// keeps a quarter warp's loads apart (`CONVFLOW_FAST_SEPK=0` / `1`: never / wherever it
+/// fits). Its sums' rows are then padded ([`sums_padded`]), in blocks 4 wide to `py · u ≡ 4`
+/// float4s mod 8 ([`FastSpec::sep_sums_row`]).
+///
+/// ncu, H200, 8K RGBA `gaussian:7` separable with alpha kept: the L1 at 97 % of its peak, the
+/// column pass's 16-byte loads of the sums 63 % of the shared-memory wavefronts and the row
+/// pass's stores 37 %, a quarter of both alpha's. Against alpha's sums kept, H200, separable,
+/// best of two or three passes alternating:
+/// - blocks 8 wide and more (docs/PERFORMANCE.md, "sixty-second round"): RGBA
+///   `gaussian:5`–`:9` 1.12–1.13× on 720p, 1.16–1.19× on 1080p, 1.19–1.22× on 1440p, `:7` /
+///   `:9` 1.24× on 4K and 1.27 / 1.29× on 8K (`:7` 162.1 → 127.2 µs; `:5` runs another kernel
+///   there); `:11`–`:25` 1.09–1.12× on 4K and 8K; RGBA64 `:5`–`:9` 1.02–1.10×;
+/// - blocks 4 wide (RGBA taller than 9 on planes under 4 M pixels, RGBA64 taller than 9), a
+///   quarter warp's column-pass loads on two rows of threads: with the rows an odd number of
+///   float4s apart their 12-float columns shared bank groups and compaction ran 0.81–0.90×
+///   (sixty-second round); with `sep_sums_row`'s stride ("sixty-third round") RGBA64 `:11` /
+///   `:15` / `:25` 1.11 / 1.13 / 1.13× on 4K and 1.12 / 1.14 / 1.14× on 8K (8K `:15` 355.1 →
+///   311.1 µs), 1.00–1.015× on 720p and 1080p; RGBA 1.02–1.04× on 720p, 1.00–1.02× on 1080p.
 ///
 /// [`FastSpec::compact_sums_fits`]: super::super::FastSpec::compact_sums_fits
 /// [`FastSpec::compact_sums`]: super::super::FastSpec::compact_sums
-pub fn sep_compact_sums(block_width: u32) -> bool {
-    super::tuning().sep_compact.unwrap_or(block_width >= 8)
+/// [`FastSpec::sep_sums_row`]: super::super::FastSpec::sep_sums_row
+pub fn sep_compact_sums(block_width: u32, py: usize) -> bool {
+    super::tuning()
+        .sep_compact
+        .unwrap_or(block_width >= 8 || !py.is_multiple_of(8))
 }
 
 /// Whether `fast_sep`'s rows of horizontal sums lie an odd number of float4s apart
@@ -329,17 +340,30 @@ pub fn sep_fixed_block(ch: usize, sb: usize, kh: usize, pixels: usize) -> bool {
 
 /// Whether `fast_sep` with its block compiled in also compiles a zero offset in (nothing added
 /// to its sums, [`FastSpec::zero_offset`](super::super::FastSpec::zero_offset)), and with it
-/// `--abs` ([`FastSpec::abs`](super::super::FastSpec::abs)), on planes of `ch` channels: one
-/// channel, where ptxas keeps 40 registers (three channels with the offset compiled in spilled
-/// before the block was, fast.cu's `finish_bits`). `--abs` compiled in, H200, against it read
-/// at run time (round 53): YUV 4:2:0 1.015×, 10-bit 1.013×, gray and NV12 1.002× geomean;
-/// gray16 0.975–1.03× (`:7` / `:9` lose: ptxas allocates 40 registers, not 48). H100, with
-/// the block compiled in, against the offset added (`CONVFLOW_FAST_SEP_ZOFF=0`), one pass
-/// (docs/PERFORMANCE.md, "fifty-first round"): gray and gray16 1.00–1.04×, YUV 4:2:0
-/// 1.00–1.03×, NV12 0.99–1.02× (its luma plane only). On every plane (`=1`) against this rule,
-/// 4K / 8K, 11–25 taps, best of two passes ("fifty-second round"): 8-bit RGB / RGBA
-/// 1.005–1.016×, NV12 0.997–1.018×, rgb48 0.978–1.008×: not taken. `CONVFLOW_FAST_SEP_ZOFF`: 0
-/// never, 1 on every plane.
-pub fn sep_zero_offset(ch: usize) -> bool {
-    super::tuning().sep_zoff.unwrap_or(ch == 1)
+/// `--abs` ([`FastSpec::abs`](super::super::FastSpec::abs)), on planes of `ch` channels under
+/// kernels `kh` taps high: one channel at every height, where ptxas keeps 40 registers (three
+/// channels with the offset compiled in spilled before the block was, fast.cu's
+/// `finish_bits`), and more channels from [`SEP_ZERO_OFFSET_MIN_HEIGHT`] taps high.
+/// - `--abs` compiled in, H200, against it read at run time (round 53): YUV 4:2:0 1.015×,
+///   10-bit 1.013×, gray and NV12 1.002× geomean; gray16 0.975–1.03× (`:7` / `:9` lose: ptxas
+///   allocates 40 registers, not 48).
+/// - H100, with the block compiled in, against the offset added (`CONVFLOW_FAST_SEP_ZOFF=0`),
+///   one pass (docs/PERFORMANCE.md, "fifty-first round"): gray and gray16 1.00–1.04×, YUV 4:2:0
+///   1.00–1.03×, NV12 0.99–1.02× (its luma plane only). On every plane (`=1`), 4K / 8K, 11–25
+///   taps, best of two passes ("fifty-second round"): 8-bit RGB / RGBA 1.005–1.016×, NV12
+///   0.997–1.018×, rgb48 0.978–1.008×.
+/// - H200, with the output clamp left out on 3–4 channels too ([`sat_free`](super::sat_free)),
+///   on every plane against one channel only, two passes alternating, best of each, separable
+///   `gaussian:7` / `:9` / `:15` / `:25`, 1080p / 4K / 8K ("sixty-third round"): from 15 taps
+///   RGB 1.00–1.02× (8K `:25` 294.1 → 290.1 µs), rgb48 1.00–1.035× (8K `:25` 348.9 → 337.0),
+///   NV12 1.00–1.01×; at 7 / 9 RGB 0.79–1.01× (8K `:9` 108.4 → 137.5) and rgb48 0.85–1.00×,
+///   so two to four channels take it only taller than 9.
+///
+/// `CONVFLOW_FAST_SEP_ZOFF`: 0 never, 1 on every plane.
+pub fn sep_zero_offset(ch: usize, kh: usize) -> bool {
+    super::tuning()
+        .sep_zoff
+        .unwrap_or(ch == 1 || kh >= SEP_ZERO_OFFSET_MIN_HEIGHT)
 }
+/// See [`sep_zero_offset`].
+pub const SEP_ZERO_OFFSET_MIN_HEIGHT: usize = 10;

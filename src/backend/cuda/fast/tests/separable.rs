@@ -502,6 +502,28 @@ fn rgb_threads_own_four_samples_where_measured_faster() {
 }
 
 #[test]
+fn output_clamp_is_left_out_where_measured_faster() {
+    use super::rules::{sat_free, SAT_CLAMP_RGB48_MAX_SIDE, SAT_FREE_FULL_MAX_SIDE};
+    if std::env::var_os("CONVFLOW_FAST_SAT_FREE").is_some() {
+        return; // the override decides
+    }
+    for ch in 1..=4 {
+        for sb in [1, 2] {
+            for side in [3, 5, 9, 15, 25] {
+                // One and two channels everywhere; separable plans of 3–4 but rgb48's up to
+                // 9 taps; full ones of 3–4 up to 15.
+                let separable = ch <= 2 || (ch, sb) != (3, 2) || side > SAT_CLAMP_RGB48_MAX_SIDE;
+                assert_eq!(sat_free(ch, sb, true, side), separable, "{ch} {sb} {side}");
+                let full = ch <= 2 || side <= SAT_FREE_FULL_MAX_SIDE;
+                assert_eq!(sat_free(ch, sb, false, side), full, "{ch} {sb} {side}");
+            }
+        }
+    }
+    assert!(!sat_free(3, 2, true, 5) && !sat_free(3, 2, true, 9) && sat_free(3, 2, true, 10));
+    assert!(sat_free(3, 1, false, 15) && !sat_free(3, 1, false, 17) && sat_free(2, 1, false, 25));
+}
+
+#[test]
 fn separable_blocks_are_compiled_in_where_measured_faster() {
     use super::rules::{sep_fixed_block, sep_zero_offset, SEP_SMALL_PLANE};
     if std::env::var_os("CONVFLOW_FAST_SEP_FIXED").is_some()
@@ -546,8 +568,9 @@ fn separable_blocks_are_compiled_in_where_measured_faster() {
     }
     assert!(sep_fixed_block(3, 2, 7, UHD) && sep_fixed_block(3, 2, 15, UHD));
     assert!(sep_fixed_block(3, 1, 9, UHD) && sep_fixed_block(4, 2, 9, UHD));
-    // The offset compiled in on one channel only.
-    assert!(sep_zero_offset(1) && !sep_zero_offset(2) && !sep_zero_offset(3));
+    // The offset compiled in on one channel, on more from 10 taps high.
+    assert!(sep_zero_offset(1, 3) && !sep_zero_offset(2, 9) && !sep_zero_offset(3, 7));
+    assert!(sep_zero_offset(3, 15) && sep_zero_offset(4, 25) && sep_zero_offset(2, 10));
     // The block reaches the kernel's defines (0 where it is read from blockDim).
     let spec = FastSpec::separable(7, 7, 1, Border::Clamp);
     assert!(spec.defines().contains(&"-DSEP_BX=0".to_string()));

@@ -430,9 +430,9 @@ fn alpha_free_sums_take_three_columns_of_four_without_conflicts() {
     // threads of a 16-byte shared access (a quarter warp) should hit 8 distinct bank groups
     // (`bank_groups`):
     // - the column pass: thread (x, y) reads float4 j of its 3 from float 12·x of sums row
-    //   y·py. Where a quarter warp spans two rows of threads (blocks 4 wide) it cannot, and
-    //   the rule keeps alpha's sums there;
-    // - the row pass (more than one channel), where the rule compacts, on padded rows: thread
+    //   y·py. Where a quarter warp spans two rows of threads (blocks 4 wide) only by the rows'
+    //   stride (`sep_sums_row`: py · u ≡ 4 float4s mod 8), which the padded one is not;
+    // - the row pass (more than one channel), in blocks 8 wide and more on padded rows: thread
     //   t stores item t of the block's first round, row t / items a row, float4 j of group g
     //   at float SUMS_COL(c + 16·g) + 4·j.
     // As the rules build them (block, rows, items) on 4K and on 1080p planes.
@@ -472,22 +472,29 @@ fn alpha_free_sums_take_three_columns_of_four_without_conflicts() {
                 sums_pad,
                 ..kept.clone()
             };
-            let hsw = spec.sums_row(bw / 4 * 3);
-            assert!(hsw >= bw / 4 * 3 && hsw < bw / 4 * 3 + 8);
+            let cols = bw / 4 * 3;
+            let hsw = spec.sep_sums_row(block.0);
+            assert!(hsw >= cols && hsw < cols + 32);
             assert_eq!(spec.tile(block), (0, th * hsw * 4));
             assert!(spec.tile(block).1 < with_alpha.tile(block).1);
             let u = hsw / 4;
-            let column = (0..bx * by).step_by(8).all(|q| {
-                (0..3).all(|j| {
-                    bank_groups((q..q + 8).map(|t| (t / bx) * kept.py * u + 3 * (t % bx) + j)) == 8
+            let column_free = |u: usize| {
+                (0..bx * by).step_by(8).all(|q| {
+                    (0..3).all(|j| {
+                        let units = (q..q + 8).map(|t| (t / bx) * kept.py * u + 3 * (t % bx) + j);
+                        bank_groups(units) == 8
+                    })
                 })
-            });
-            // Conflict-free where the rule compacts, not where it keeps alpha's sums.
-            assert_eq!(
-                column,
-                sep_compact_sums(block.0),
-                "{sb} B, k {k}, pad {sums_pad}"
-            );
+            };
+            assert!(column_free(u), "{sb} B, k {k}, pad {sums_pad}");
+            if bx == 4 {
+                assert!(
+                    !column_free(spec.sums_row(cols) / 4),
+                    "{sb} B, k {k}: padded only"
+                );
+            } else {
+                assert_eq!(hsw, spec.sums_row(cols));
+            }
             let items_row = bw / kept.row_px;
             let row = (0..bx * by).step_by(8).all(|q| {
                 (0..kept.row_px / 16).all(|g| {
@@ -500,7 +507,7 @@ fn alpha_free_sums_take_three_columns_of_four_without_conflicts() {
                     })
                 })
             });
-            if sums_pad && sep_compact_sums(block.0) {
+            if sums_pad && bx >= 8 {
                 assert!(row, "{sb} B, k {k}: padded rows store without conflicts");
             } else if (sb, row_threads) == (1, 4) {
                 // ncu, 8K RGBA gaussian:7 unpadded: 12.7 wavefronts a store, not 3.3.
@@ -508,6 +515,16 @@ fn alpha_free_sums_take_three_columns_of_four_without_conflicts() {
             }
         }
         assert!(sums_padded(4, sb, k, true));
+        if std::env::var_os("CONVFLOW_FAST_SEPK").is_none() {
+            assert!(
+                sep_compact_sums(block.0, kept.py),
+                "{sb} B, k {k}: the rule compacts"
+            );
+        }
+    }
+    // Blocks 4 wide of 8 rows a thread have no such stride (8 · u ≡ 0 mod 8): not compacted.
+    if std::env::var_os("CONVFLOW_FAST_SEPK").is_none() {
+        assert!(!sep_compact_sums(4, 8) && sep_compact_sums(8, 8) && sep_compact_sums(4, 6));
     }
     // Threads owning other than whole groups of 4 pixels keep alpha's sums.
     let narrow = FastSpec {
