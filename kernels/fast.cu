@@ -280,7 +280,7 @@ __device__ __forceinline__ int padded_row(int n) {
 // a multiple of 32 floats apart put them all on the same four-bank groups (ncu, 4K gray
 // gaussian:7: 8.5 wavefronts per store where 4 carry its bytes); an odd number of float4s
 // apart, consecutive rows start on different groups. The host's FastSpec::sums_row computes
-// the same.
+// the same. (fast_sep.cuh's sep_sums_row takes another stride for SEPK in blocks 4 wide.)
 __device__ __forceinline__ int sums_row(int bw) {
     const int n = padded_row(bw);
     return HS_PAD && (n / 4) % 2 == 0 ? n + 4 : n;

@@ -83,7 +83,8 @@ pub struct FastSpec {
     /// chosen, by [`sep_staged`] (`CONVFLOW_FAST_SEPA=0` / `1`: never / always).
     pub row_staged: bool,
     /// `fast_sep`'s rows of horizontal sums lie an odd number of float4s apart (fast.cu's
-    /// `HS_PAD`, [`FastSpec::sums_row`]). Set where the launch is chosen, by [`sums_padded`]
+    /// `HS_PAD`, [`FastSpec::sums_row`]; with [`FastSpec::compact_sums`] in blocks 4 wide
+    /// another stride, [`FastSpec::sep_sums_row`]). Set where the launch is chosen, by [`sums_padded`]
     /// (again once [`FastSpec::compact_sums`] is known; `CONVFLOW_FAST_HS_PAD=0` / `1`: never
     /// / always).
     pub sums_pad: bool,
@@ -125,7 +126,8 @@ pub struct FastSpec {
     /// false for them).
     pub abs: bool,
     /// The kernel's offset is 0, nothing to add to the sums (register kernels, as `abs`; and
-    /// `fast_sep` where [`FastSpec::fixed_block`] is set on one channel, `run::choose`).
+    /// `fast_sep` where [`FastSpec::fixed_block`] is set, on one channel and on more from
+    /// [`SEP_ZERO_OFFSET_MIN_HEIGHT`] taps high, `run::choose`, [`sep_zero_offset`]).
     pub zero_offset: bool,
     /// `fast_sep`'s block compiled in (fast_sep.cuh's `SEP_BX` × `SEP_BY`), so that its row
     /// width, rows, rows of sums, staged copies and, where the row pass is staged, the staged

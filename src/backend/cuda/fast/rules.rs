@@ -316,18 +316,20 @@ pub const REG_MIN_BLOCKS_GRAY16_5: usize = 8;
 /// the output rule's clamp out where the plan proves it idle
 /// ([`Plan::saturation_free`](crate::filter::Plan::saturation_free); fast.cu's `SAT_FREE`), the
 /// plan separable or not, `side` taps on its larger side: one and two channels everywhere;
-/// three and four in separable plans but rgb48's up to [`SAT_CLAMP_RGB48_MAX_SIDE`], and in
-/// full ones up to [`SAT_FREE_FULL_MAX_SIDE`].
+/// three and four in separable plans but rgb48's up to [`SAT_CLAMP_RGB48_MAX_SIDE`], and in full
+/// ones up to [`SAT_FREE_FULL_MAX_SIDE`].
 ///
 /// H200, left out against kept on 3–4 channels (the rule before, from H100's twenty-third
 /// round: kept there), two passes alternating, best of each, `gaussian:3`–`:25` and `box:5` /
 /// `:9`, full and separable, 1080p / 4K / 8K (docs/PERFORMANCE.md, "sixty-third round"):
 /// - separable: RGB 1.00–1.045× (geomean 1.02; 8K `:15` / `:25` 186.2 / 303.9 → 179.5 / 294.0
 ///   µs, `box:9` 1.045×), RGBA 1.00–1.03×, RGBA64 1.00–1.02×; rgb48 5–9 taps 0.94–0.98× on 4K
-///   and 8K (8K `:9` 182.3 → 194.0), 1.00–1.01× on 1080p, 3 taps 1.01–1.03×, 15 / 25 level;
-/// - full: `:7`–`:15` 1.00–1.03× (8K rgb48 `:7` 295.0 → 288.3; rgb48 `:9` 0.996×), but
-///   `:25` 0.99× on RGBA, RGBA64 and rgb48 and 0.96–0.98× on RGB on 4K and 8K (8K 3051.9 →
-///   3187.4): full kernels taller than 15 keep it (17–23 were not measured).
+///   and 8K (8K `:9` 182.3 → 194.0), 1.00–1.01× on 1080p, 15 / 25 level; at 3 taps it gained
+///   1.01–1.03×, but that plan, left as it was, was not run through the GPU tests this round;
+/// - full: `:7`–`:15` 1.00–1.03× (8K rgb48 `:7` 295.0 → 288.3) but rgb48 `:9` and `box:9`
+///   0.994–0.997×; `:25` 0.99× on RGBA and RGBA64, 1.00× on rgb48, 0.96 / 0.98× on RGB on 8K
+///   / 4K (8K 3051.9 → 3187.4; 1.01× on 1080p): full kernels over 15 taps keep it (17–23
+///   were not measured).
 ///
 /// One and two channels had left it out since the twenty-third round (H100: 1080p gray 5 / 7
 /// 7.1 / 7.3 µs kept against 6.8 / 7.0 left out).

@@ -498,7 +498,7 @@ fn choose(
             // (`sep_compact_sums`, `sums_padded`, `FastSpec::sep_sums_row`: a quarter fewer
             // columns, one float4 more a row at most, two in blocks 4 wide, 14 where alpha's
             // sums took 16, so the block chosen on alpha's sums still fits).
-            let compact = spec.compact_sums_fits() && sep_compact_sums(block.0, spec.py);
+            let compact = spec.compact_sums_fits() && sep_compact_sums(block.0, spec.px, spec.py);
             let spec = FastSpec {
                 staged_vector: spec.staged_vector_fits() && sep_staged_vector(spec.shift),
                 compact_sums: compact,

@@ -6,7 +6,7 @@ use super::{ModuleKey, PairKey};
 use crate::backend::cuda::abi;
 use crate::backend::cuda::fast::{
     FastSpec, SEP_BLOCK, SEP_BLOCK_SQUARE16, SEP_ROWS_MID, SEP_ROWS_RGB_SMALL, SEP_ROWS_TALL,
-    SEP_ROWS_TALL_16, SEP_SHAPE_SHORT_RGB48,
+    SEP_ROWS_TALL_16, SEP_SHAPE_SHORT_RGB48, SEP_ZERO_OFFSET_MIN_HEIGHT,
 };
 use crate::border::Border;
 use crate::filter::IntegerForm;
@@ -126,7 +126,7 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
                     let j = i % 3;
                     keys.push(ModuleKey::Fast(FastSpec {
                         fixed_block: Some([(16, 8), (8, 16), (4, 32)][j]),
-                        zero_offset: ch == 1 || kh >= 10,
+                        zero_offset: ch == 1 || kh >= SEP_ZERO_OFFSET_MIN_HEIGHT,
                         row_staged: j != 1,
                         row_int: (spec.sb == 1 && j != 2).then_some(1 << (i % 7)),
                         ..spec.clone()

@@ -91,11 +91,14 @@ pub fn sep_staged_vector(shift: u32) -> bool {
 
 /// Whether `fast_sep`, where it can ([`FastSpec::compact_sums_fits`]: 4 channels, alpha not
 /// filtered), keeps no horizontal sums for alpha ([`FastSpec::compact_sums`]) in blocks
-/// `block_width` threads wide of threads owning `py` rows: everywhere but in blocks 4 wide of
-/// a multiple of 8 rows a thread (none of the rules' shapes), where no stride of the sums' rows
-/// keeps a quarter warp's loads apart (`CONVFLOW_FAST_SEPK=0` / `1`: never / wherever it
-/// fits). Its sums' rows are then padded ([`sums_padded`]), in blocks 4 wide to `py · u ≡ 4`
-/// float4s mod 8 ([`FastSpec::sep_sums_row`]).
+/// `block_width` threads wide of threads owning `px` samples and `py` rows: in blocks 8 wide
+/// and more, and in blocks 4 wide of 4-pixel threads (`px` 16) but for a multiple of 8 rows
+/// a thread (none of the rules' shapes), where no stride of the sums' rows keeps a quarter
+/// warp's loads apart; not in narrower blocks (`CONVFLOW_FAST_SEPK=0` / `1`: never / wherever
+/// it fits). Its sums' rows are then padded ([`sums_padded`]), in blocks 4 wide to
+/// `py · u ≡ 4` float4s mod 8 ([`FastSpec::sep_sums_row`]; the row pass's stores there are
+/// not all conflict-free: with 2 rows a thread no stride serves both passes, and the column
+/// pass's loads are the more).
 ///
 /// ncu, H200, 8K RGBA `gaussian:7` separable with alpha kept: the L1 at 97 % of its peak, the
 /// column pass's 16-byte loads of the sums 63 % of the shared-memory wavefronts and the row
@@ -105,20 +108,22 @@ pub fn sep_staged_vector(shift: u32) -> bool {
 ///   `gaussian:5`–`:9` 1.12–1.13× on 720p, 1.16–1.19× on 1080p, 1.19–1.22× on 1440p, `:7` /
 ///   `:9` 1.24× on 4K and 1.27 / 1.29× on 8K (`:7` 162.1 → 127.2 µs; `:5` runs another kernel
 ///   there); `:11`–`:25` 1.09–1.12× on 4K and 8K; RGBA64 `:5`–`:9` 1.02–1.10×;
-/// - blocks 4 wide (RGBA taller than 9 on planes under 4 M pixels, RGBA64 taller than 9), a
-///   quarter warp's column-pass loads on two rows of threads: with the rows an odd number of
-///   float4s apart their 12-float columns shared bank groups and compaction ran 0.81–0.90×
-///   (sixty-second round); with `sep_sums_row`'s stride ("sixty-third round") RGBA64 `:11` /
-///   `:15` / `:25` 1.11 / 1.13 / 1.13× on 4K and 1.12 / 1.14 / 1.14× on 8K (8K `:15` 355.1 →
-///   311.1 µs), 1.00–1.015× on 720p and 1080p; RGBA 1.02–1.04× on 720p, 1.00–1.02× on 1080p.
+/// - blocks 4 wide (8-bit RGBA taller than 9 on planes under 4 M pixels; RGBA64 taller than 9,
+///   but up to 15 on planes under 1 M), a quarter warp's column-pass loads on two rows of
+///   threads: with the rows an odd number of float4s apart their 12-float columns shared bank
+///   groups and compaction ran 0.81–0.90× (sixty-second round); with `sep_sums_row`'s stride
+///   ("sixty-third round") RGBA64 `:11` / `:15` / `:25` 1.11 / 1.13 / 1.13× on 4K and 1.12 /
+///   1.14 / 1.14× on 8K (8K `:15` 355.1 → 311.1 µs), 1.00–1.015× on 1080p, `:25` 1.01× on
+///   720p; RGBA 1.02–1.04× on 720p, 1.00–1.02× on 1080p.
 ///
 /// [`FastSpec::compact_sums_fits`]: super::super::FastSpec::compact_sums_fits
 /// [`FastSpec::compact_sums`]: super::super::FastSpec::compact_sums
 /// [`FastSpec::sep_sums_row`]: super::super::FastSpec::sep_sums_row
-pub fn sep_compact_sums(block_width: u32, py: usize) -> bool {
+pub fn sep_compact_sums(block_width: u32, px: usize, py: usize) -> bool {
+    let narrow = block_width == 4 && px == 16 && !py.is_multiple_of(8);
     super::tuning()
         .sep_compact
-        .unwrap_or(block_width >= 8 || !py.is_multiple_of(8))
+        .unwrap_or(block_width >= 8 || narrow)
 }
 
 /// Whether `fast_sep`'s rows of horizontal sums lie an odd number of float4s apart
@@ -357,7 +362,10 @@ pub fn sep_fixed_block(ch: usize, sb: usize, kh: usize, pixels: usize) -> bool {
 ///   `gaussian:7` / `:9` / `:15` / `:25`, 1080p / 4K / 8K ("sixty-third round"): from 15 taps
 ///   RGB 1.00–1.02× (8K `:25` 294.1 → 290.1 µs), rgb48 1.00–1.035× (8K `:25` 348.9 → 337.0),
 ///   NV12 1.00–1.01×; at 7 / 9 RGB 0.79–1.01× (8K `:9` 108.4 → 137.5) and rgb48 0.85–1.00×,
-///   so two to four channels take it only taller than 9.
+///   so two to four channels take it only taller than 9 (10–14 not measured). RGBA and RGBA64
+///   were not in that sweep: with the clamp left out too, this round's build against HEAD's
+///   ran RGBA `:11`–`:25` 1.01–1.04× and RGBA64 1.00–1.015× (section 3 of the round's
+///   results).
 ///
 /// `CONVFLOW_FAST_SEP_ZOFF`: 0 never, 1 on every plane.
 pub fn sep_zero_offset(ch: usize, kh: usize) -> bool {

@@ -510,16 +510,17 @@ fn output_clamp_is_left_out_where_measured_faster() {
     for ch in 1..=4 {
         for sb in [1, 2] {
             for side in [3, 5, 9, 15, 25] {
-                // One and two channels everywhere; separable plans of 3–4 but rgb48's up to
-                // 9 taps; full ones of 3–4 up to 15.
-                let separable = ch <= 2 || (ch, sb) != (3, 2) || side > SAT_CLAMP_RGB48_MAX_SIDE;
-                assert_eq!(sat_free(ch, sb, true, side), separable, "{ch} {sb} {side}");
+                // One and two channels everywhere; separable plans of 3–4 but rgb48's up to 9
+                // taps; full ones of 3–4 up to 15.
+                let rgb48 = (ch, sb) == (3, 2) && side <= SAT_CLAMP_RGB48_MAX_SIDE;
+                assert_eq!(sat_free(ch, sb, true, side), !rgb48, "{ch} {sb} {side}");
                 let full = ch <= 2 || side <= SAT_FREE_FULL_MAX_SIDE;
                 assert_eq!(sat_free(ch, sb, false, side), full, "{ch} {sb} {side}");
             }
         }
     }
-    assert!(!sat_free(3, 2, true, 5) && !sat_free(3, 2, true, 9) && sat_free(3, 2, true, 10));
+    assert!(!sat_free(3, 2, true, 3) && !sat_free(3, 2, true, 5) && !sat_free(3, 2, true, 9));
+    assert!(sat_free(3, 2, true, 10) && sat_free(3, 1, true, 7) && sat_free(4, 2, true, 7));
     assert!(sat_free(3, 1, false, 15) && !sat_free(3, 1, false, 17) && sat_free(2, 1, false, 25));
 }
 

@@ -434,7 +434,8 @@ fn alpha_free_sums_take_three_columns_of_four_without_conflicts() {
     //   stride (`sep_sums_row`: py · u ≡ 4 float4s mod 8), which the padded one is not;
     // - the row pass (more than one channel), in blocks 8 wide and more on padded rows: thread
     //   t stores item t of the block's first round, row t / items a row, float4 j of group g
-    //   at float SUMS_COL(c + 16·g) + 4·j.
+    //   at float SUMS_COL(c + 16·g) + 4·j. (In blocks 4 wide the stride serves the column
+    //   pass's loads, the more: with 2 rows a thread no stride serves both.)
     // As the rules build them (block, rows, items) on 4K and on 1080p planes.
     for (sb, k, block, row_threads, pixels) in [
         (1, 7, SEP_BLOCK, 4, 8_294_400),
@@ -516,15 +517,16 @@ fn alpha_free_sums_take_three_columns_of_four_without_conflicts() {
         }
         assert!(sums_padded(4, sb, k, true));
         if std::env::var_os("CONVFLOW_FAST_SEPK").is_none() {
-            assert!(
-                sep_compact_sums(block.0, kept.py),
-                "{sb} B, k {k}: the rule compacts"
-            );
+            let rule = sep_compact_sums(block.0, kept.px, kept.py);
+            assert!(rule, "{sb} B, k {k}: the rule compacts");
         }
     }
-    // Blocks 4 wide of 8 rows a thread have no such stride (8 · u ≡ 0 mod 8): not compacted.
+    // Blocks 4 wide of 8 rows a thread have no such stride (8 · u ≡ 0 mod 8), nor blocks
+    // narrower than 4 or threads of 8 pixels (`sep_sums_row` has none for them): not compacted.
     if std::env::var_os("CONVFLOW_FAST_SEPK").is_none() {
-        assert!(!sep_compact_sums(4, 8) && sep_compact_sums(8, 8) && sep_compact_sums(4, 6));
+        assert!(sep_compact_sums(8, 16, 8) && sep_compact_sums(4, 16, 6));
+        assert!(!sep_compact_sums(4, 16, 8) && !sep_compact_sums(4, 32, 2));
+        assert!(!sep_compact_sums(2, 16, 2) && !sep_compact_sums(1, 16, 1));
     }
     // Threads owning other than whole groups of 4 pixels keep alpha's sums.
     let narrow = FastSpec {
