@@ -84,9 +84,9 @@ pub struct FastSpec {
     pub row_staged: bool,
     /// `fast_sep`'s rows of horizontal sums lie an odd number of float4s apart (fast.cu's
     /// `HS_PAD`, [`FastSpec::sums_row`]; with [`FastSpec::compact_sums`] in blocks 4 wide
-    /// another stride, [`FastSpec::sep_sums_row`]). Set where the launch is chosen, by [`sums_padded`]
-    /// (again once [`FastSpec::compact_sums`] is known; `CONVFLOW_FAST_HS_PAD=0` / `1`: never
-    /// / always).
+    /// another stride, [`FastSpec::sep_sums_row`]). Set where the launch is chosen, by
+    /// [`sums_padded`] (again once [`FastSpec::compact_sums`] is known;
+    /// `CONVFLOW_FAST_HS_PAD=0` / `1`: never / always).
     pub sums_pad: bool,
     /// `fast_sep`'s f32 row pass on 2–4 channels takes one channel at a time in a loop that is
     /// not unrolled, and stores each group of 4 pixels' sums channel after channel in the
