@@ -3,7 +3,7 @@
 //! and which of its rolled passes, 16-byte staged loads and alpha-free sums fit (fast_sep.cuh's
 //! `SEPC`, `CROLL`, `SEPV`, `SEPK`).
 
-use super::rules::tuning;
+use super::rules::{narrow_sums_stride, tuning};
 use super::*;
 
 impl FastSpec {
@@ -210,7 +210,7 @@ impl FastSpec {
     /// warp's two rows of threads load from disjoint bank groups.
     pub fn sep_sums_row(&self, bx: u32) -> usize {
         let cols = self.sums_cols(bx as usize * self.px);
-        if self.compact_sums_on() && bx == 4 && self.px == 16 && !self.py.is_multiple_of(8) {
+        if self.compact_sums_on() && narrow_sums_stride(bx, self.px, self.py) {
             let mut u = cols / 4;
             while self.py * u % 8 != 4 {
                 u += 1;

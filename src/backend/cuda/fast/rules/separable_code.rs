@@ -120,10 +120,21 @@ pub fn sep_staged_vector(shift: u32) -> bool {
 /// [`FastSpec::compact_sums`]: super::super::FastSpec::compact_sums
 /// [`FastSpec::sep_sums_row`]: super::super::FastSpec::sep_sums_row
 pub fn sep_compact_sums(block_width: u32, px: usize, py: usize) -> bool {
-    let narrow = block_width == 4 && px == 16 && !py.is_multiple_of(8);
     super::tuning()
         .sep_compact
-        .unwrap_or(block_width >= 8 || narrow)
+        .unwrap_or(block_width >= 8 || narrow_sums_stride(block_width, px, py))
+}
+
+/// Whether alpha-free sums ([`FastSpec::compact_sums`]) in blocks `block_width` threads wide
+/// of threads owning `px` samples and `py` rows take the stride that keeps a quarter warp's
+/// two rows of threads on disjoint bank groups (`py · u ≡ 4` float4s mod 8,
+/// [`FastSpec::sep_sums_row`], fast_sep.cuh's `sep_sums_row`): blocks 4 wide of 4-pixel
+/// threads, `py` not a multiple of 8 (for which no such `u` exists).
+///
+/// [`FastSpec::compact_sums`]: super::super::FastSpec::compact_sums
+/// [`FastSpec::sep_sums_row`]: super::super::FastSpec::sep_sums_row
+pub fn narrow_sums_stride(block_width: u32, px: usize, py: usize) -> bool {
+    block_width == 4 && px == 16 && !py.is_multiple_of(8)
 }
 
 /// Whether `fast_sep`'s rows of horizontal sums lie an odd number of float4s apart
