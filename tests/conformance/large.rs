@@ -39,7 +39,7 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
     // large planes' rules) at 6-10 with alpha kept, 6-9 and from 19 with alpha filtered,
     // RGBA64 from 7 under 1 M and with alpha filtered from 17; RGBA64 5 taps high. Where its
     // launch bounds are eased (RGBA64 10 taps high on 1 M pixels, `unspilled`) and 8-bit RGBA
-    // 10 high takes one row (large rules). 8-bit RGBA's integer row pass with its windows
+    // 10 high takes two rows (large rules). 8-bit RGBA's integer row pass with its windows
     // regrouped per channel (`sep_int_channels`: `gaussian:9`'s row factor is integer), on
     // small and large planes; one channel's 6 rows a thread (`sep_rows_tall`; large rules) at
     // 7 taps high under a 9-wide integer row pass, staged, and at 10 (8-bit and 16-bit). A
@@ -50,7 +50,11 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
     // 16-bit plane 7 × 8 in 16 × 16 blocks (`sep_square16`; large rules), and one 8-bit
     // channel 6 taps high on a 1440p-sized launch, which takes 6 rows a thread on devices of
     // fast memory (`SEP_ROWS_MID_MIN_SAMPLES_FAST_MEMORY`) and 4 elsewhere (6 everywhere
-    // under the large rules).
+    // under the large rules). Where the large planes' rules take other shapes (sixty-fourth
+    // round, large rules): 8-bit RGBA 15 high with alpha kept in 8 × 16, RGBA64 25 high in
+    // 4 × 32 of 4 rows and 15 high in 8 × 16 of 4, rgb48 11 in 16 × 8; the one 8-bit channel
+    // 7 and 9 high above in 8 rows (`sep_rows_tall` on fast memory) and 8-bit RGBA 10 high
+    // with alpha kept in two.
     let separable = [
         (PixelFormat::Rgb8, 1283, 643, 15, 15, AlphaMode::Keep),
         (PixelFormat::Rgb8, 1283, 721, 13, 13, AlphaMode::Keep),
@@ -80,6 +84,10 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
         (PixelFormat::Rgb8, 1921, 1081, 8, 6, AlphaMode::Keep),
         (PixelFormat::Gray16, 1283, 723, 7, 8, AlphaMode::Keep),
         (PixelFormat::Gray8, 2561, 1441, 6, 6, AlphaMode::Keep),
+        (PixelFormat::Rgba8, 1029, 263, 15, 15, AlphaMode::Keep),
+        (PixelFormat::Rgba16, 645, 263, 11, 25, AlphaMode::Keep),
+        (PixelFormat::Rgba16, 517, 391, 13, 15, AlphaMode::Keep),
+        (PixelFormat::Rgb16, 1029, 393, 11, 11, AlphaMode::Keep),
     ];
     for (i, (format, w, h, kw, kh, alpha)) in separable.into_iter().enumerate() {
         let mode = match runs {

@@ -526,9 +526,10 @@ impl FastSpec {
     }
 
     /// The block tried first for the tiled kernels on a plane of `pixels` pixels. Separable:
-    /// with the row pass from global memory [`sep_small_shape`]'s where it has a shape, else
+    /// with the row pass from global memory [`sep_small_shape`]'s or [`sep_large16_shape`]'s
+    /// where it has a shape, else
     /// [`SEP_BLOCK`] ([`SEP_BLOCK_TALL_RGBA`] for 4
-    /// channels taller than 9, [`SEP_BLOCK_RGBA_LARGE`] where the large planes' RGBA rules apply,
+    /// channels taller than 9, [`sep_rgba_large_block`]'s where the large planes' RGBA rules apply,
     /// [`SEP_BLOCK_WIDE_RGB48`] where [`sep_rgb48_wide`] says, [`SEP_BLOCK_WIDE_GRAY`] where
     /// [`sep_wide`] says; the launch puts [`SEP_BLOCK_SHORT16`] and [`SEP_BLOCK_SQUARE16`] first
     /// where [`sep_short16`] and [`sep_square16`] say, which need the frame's planes); with an
@@ -537,7 +538,8 @@ impl FastSpec {
     /// tile, gaussian:15 / :25 on 1080p and 4K: 43.1 / 62.5 and 127.2 / 202.3 µs against 50.6 /
     /// 83.4 and 162.4 / 266.9 for 16 × 8 blocks). Else None. For full kernels:
     /// [`FULL_BLOCK_RGBA`] for 4 channels from a side of 9, [`FULL_BLOCK_RGB48`] for 3 channels
-    /// of 16-bit samples at [`FULL_RGB48_BLOCK_SIDES`].
+    /// of 16-bit samples at [`FULL_RGB48_BLOCK_SIDES`] (the launch puts [`FULL_BLOCK_ONE16`]
+    /// first where [`full_one16_block`] says).
     fn first_block(&self, pixels: usize) -> Option<(u32, u32)> {
         if self.reg {
             return None;
@@ -552,9 +554,12 @@ impl FastSpec {
         if let Some(shape) = self.small_shape(pixels) {
             return Some(shape.block);
         }
+        if let Some((block, _)) = self.large16_shape(pixels) {
+            return Some(block);
+        }
         if self.row_global {
             return Some(match self.ch {
-                4 if self.rgba_large(pixels) => SEP_BLOCK_RGBA_LARGE,
+                4 if self.rgba_large(pixels) => sep_rgba_large_block(self.kh),
                 4 if self.kh > 9 => SEP_BLOCK_TALL_RGBA,
                 _ if sep_rgb48_wide(self.ch, self.sb, self.kh) => SEP_BLOCK_WIDE_RGB48,
                 _ => tuning().sep_block.unwrap_or(

@@ -12,12 +12,13 @@ use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
 
 use super::kernel::settle;
 use super::rules::{
-    fast_memory, full_rows, full_tiled_first, paired, register_min_blocks, register_thread_shape,
-    sat_free, sep_compact_sums, sep_fixed_block, sep_int_channels, sep_int_first, sep_px,
-    sep_rows_rgb_small, sep_rows_tall, sep_short16, sep_square16, sep_staged, sep_staged_vector,
-    sep_zero_offset, sums_padded, tiled_rows, tiled_threads, tuning, BLOCKS, FULL_TILE_PREFERRED,
-    INT16_FLOAT_FINISH, INT8_FLOAT_FINISH, SEP_BLOCK_SHORT16, SEP_BLOCK_SQUARE16,
-    SEP_ROWS_RGB_SMALL, SEP_TILE_PREFERRED, SPILL_TOLERATED_BYTES, TALL_TILE_PREFERRED,
+    fast_memory, full_one16_block, full_rows, full_tiled_first, paired, register_min_blocks,
+    register_thread_shape, sat_free, sep_compact_sums, sep_fixed_block, sep_int_channels,
+    sep_int_first, sep_px, sep_rows_rgb_small, sep_rows_tall, sep_short16, sep_square16,
+    sep_staged, sep_staged_vector, sep_zero_offset, sums_padded, tiled_rows, tiled_threads, tuning,
+    BLOCKS, FULL_BLOCK_ONE16, FULL_TILE_PREFERRED, INT16_FLOAT_FINISH, INT8_FLOAT_FINISH,
+    SEP_BLOCK_SHORT16, SEP_BLOCK_SQUARE16, SEP_ROWS_RGB_SMALL, SEP_TILE_PREFERRED,
+    SPILL_TOLERATED_BYTES, TALL_TILE_PREFERRED,
 };
 use super::FastSpec;
 use crate::backend::cuda::abi::{
@@ -428,10 +429,13 @@ fn choose(
     }
     // 16-bit planes 4–5 taps high take 16 × 8 blocks, all of a frame's planes of one kind alike;
     // a frame's one filtered plane of one 16-bit channel stored from bit 0, 6–9 taps high,
-    // 16 × 16 (`sep_square16`).
+    // 16 × 16 (`sep_square16`); full plans of one 16-bit channel 8–9 a side on large frames
+    // 16 × 8 (`full_one16_block`), all of a frame's planes alike.
     let one_plane = filtered_planes == 1 && l.depth.shift() == 0;
     let first = if spec.row_global && sep_short16(ch, sb, side, sized(group_pixels)) {
         Some(SEP_BLOCK_SHORT16)
+    } else if !separable && full_one16_block(ch, sb, side, sized(group_pixels)) {
+        Some(FULL_BLOCK_ONE16)
     } else if spec.row_global
         && tuning().sep_block.is_none()
         && spec.small_shape(pixels).is_none()

@@ -52,16 +52,30 @@ impl FastSpec {
 
     /// The same separable specialization for a plane of `pixels` pixels: the rows of
     /// [`sep_small_shape`] where it has a shape; 8-bit RGBA taller than 9 on large planes takes
-    /// [`sep_rows_rgba_large`]'s ([`sep_rgba_large`]; by its mask, set first).
+    /// [`sep_rows_rgba_large`]'s ([`sep_rgba_large`]; by its mask, set first), 16-bit RGBA and
+    /// rgb48 there [`sep_large16_shape`]'s where it has a shape.
     pub fn for_pixels(self, pixels: usize) -> FastSpec {
+        let global = self.separable && self.row_global;
         let py = match self.small_shape(pixels) {
             Some(shape) => shape.rows,
-            None if self.separable && self.row_global && self.rgba_large(pixels) => {
+            None if global && self.rgba_large(pixels) => {
                 sep_rows_rgba_large(self.kh, self.mask == all_channels(self.ch))
             }
-            None => self.py,
+            None => match self.large16_shape(pixels) {
+                Some((_, rows)) => rows,
+                None => self.py,
+            },
         };
         FastSpec { py, ..self }
+    }
+
+    /// [`sep_large16_shape`]'s block and rows for this separable specialization with its row
+    /// pass from global memory on a plane of `pixels` pixels.
+    pub(super) fn large16_shape(&self, pixels: usize) -> Option<((u32, u32), usize)> {
+        if !self.separable || !self.row_global {
+            return None;
+        }
+        sep_large16_shape(self.ch, self.sb, self.kh, pixels)
     }
 
     /// [`sep_small_shape`]'s shape for this separable specialization with its row pass from

@@ -5,8 +5,9 @@
 use super::{ModuleKey, PairKey};
 use crate::backend::cuda::abi;
 use crate::backend::cuda::fast::{
-    FastSpec, SEP_BLOCK, SEP_BLOCK_SQUARE16, SEP_ROWS_MID, SEP_ROWS_RGB_SMALL, SEP_ROWS_TALL,
-    SEP_ROWS_TALL_16, SEP_SHAPE_SHORT_RGB48, SEP_ZERO_OFFSET_MIN_HEIGHT,
+    FastSpec, SEP_BLOCK, SEP_BLOCK_SQUARE16, SEP_BLOCK_TALL_RGBA, SEP_BLOCK_WIDE_GRAY,
+    SEP_ROWS_MID, SEP_ROWS_RGB_SMALL, SEP_ROWS_TALL, SEP_ROWS_TALL_16, SEP_SHAPE_SHORT_RGB48,
+    SEP_ZERO_OFFSET_MIN_HEIGHT,
 };
 use crate::border::Border;
 use crate::filter::IntegerForm;
@@ -332,6 +333,37 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
         };
         keys.push(ModuleKey::Fast(spec));
     }
+    // The large planes' shapes of the sixty-fourth round, compiled in as the launch builds
+    // them (`sep_rgba_large_block`, `sep_large16_shape`, `sep_rows_tall`): 8-bit RGBA 15 taps
+    // high with alpha kept in 8 × 16, RGBA64 15 in 8 × 16 and 25 in 4 × 32 of 4 rows (alpha
+    // kept), rgb48 11 in 16 × 8, one 8-bit channel 7 high in 8 rows (integer row pass, staged).
+    for (k, ch, sb, mask, block) in [
+        (15, 4, 1, 0b0111, SEP_BLOCK),
+        (15, 4, 2, 0b0111, SEP_BLOCK),
+        (25, 4, 2, 0b0111, SEP_BLOCK_TALL_RGBA),
+        (11, 3, 2, 0b0111, SEP_BLOCK_WIDE_GRAY),
+    ] {
+        let spec = FastSpec {
+            mask,
+            compact_sums: ch == 4,
+            sums_pad: true,
+            fixed_block: Some(block),
+            ..FastSpec::separable(k, k, ch, Border::ALL[k % 4])
+                .with_sample_bytes(sb)
+                .for_pixels(uhd)
+        };
+        keys.push(ModuleKey::Fast(spec.for_block(block, uhd, uhd)));
+    }
+    keys.push(ModuleKey::Fast(
+        FastSpec {
+            py: SEP_ROWS_TALL,
+            row_int: Some(64),
+            row_staged: true,
+            fixed_block: Some(SEP_BLOCK_WIDE_GRAY),
+            ..FastSpec::separable(7, 7, 1, Border::Reflect)
+        }
+        .for_block(SEP_BLOCK_WIDE_GRAY, uhd, 6 * uhd),
+    ));
     keys.push(ModuleKey::Fast(
         FastSpec {
             row_int: Some(256),

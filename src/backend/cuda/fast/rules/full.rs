@@ -287,3 +287,27 @@ pub const FULL_BLOCK_RGBA: (u32, u32) = (8, 32);
 pub const FULL_BLOCK_RGB48: (u32, u32) = (32, 4);
 /// … at these sides.
 pub const FULL_RGB48_BLOCK_SIDES: std::ops::RangeInclusive<usize> = 6..=8;
+
+/// The block `fast_full` tries first for one channel of 16-bit samples (gray16, the planes of
+/// YUV 10-bit) at [`FULL_ONE16_BLOCK_SIDES`] where the frame's largest such plane has at least
+/// [`FULL_ONE16_BLOCK_MIN_PIXELS`] pixels ([`full_one16_block`]): half as wide as the 32 × 8
+/// chosen by size, its 4 rows a thread as before. H200, gaussian:8 / 9 full, µs, 32 × 8 against
+/// 16 × 8, two passes alternating, best of each (docs/PERFORMANCE.md, "sixty-fourth round"): 4K
+/// gray16 39.4 / 43.4 → 37.4 / 41.4, YUV 4:2:0 10-bit 56.5 / 63.5 → 54.6 / 60.9; 8K 1.02–1.03×
+/// (gray16 `:9` 141.3 → 138.4, YUV 4:2:0 10-bit 218.0 → 212.3); on 1080p 0.99–1.05×, so it
+/// keeps the block chosen by size. (r64b.sh, 4K `:9`: of 21 shapes of 1–4 rows, 16 × 8 of 4 was
+/// the fastest; `:7` takes the register kernel there.)
+pub const FULL_BLOCK_ONE16: (u32, u32) = (16, 8);
+/// See [`FULL_BLOCK_ONE16`].
+pub const FULL_ONE16_BLOCK_SIDES: std::ops::RangeInclusive<usize> = 8..=9;
+/// See [`FULL_BLOCK_ONE16`] (a 4K plane has 8.3 M pixels, 1080p 2.1 M).
+pub const FULL_ONE16_BLOCK_MIN_PIXELS: usize = 4_000_000;
+
+/// Whether a full plan `side` taps a side on planes of `ch` channels of `sb`-byte samples,
+/// the frame's largest of them `group_pixels` pixels, tries [`FULL_BLOCK_ONE16`] first (all of
+/// a frame's planes of one kind alike, so that a YUV frame's three stay in one launch).
+pub fn full_one16_block(ch: usize, sb: usize, side: usize, group_pixels: usize) -> bool {
+    (ch, sb) == (1, 2)
+        && FULL_ONE16_BLOCK_SIDES.contains(&side)
+        && group_pixels >= FULL_ONE16_BLOCK_MIN_PIXELS
+}

@@ -70,21 +70,61 @@ pub const SEP_ROWS_RGBA: usize = 2;
 /// 3 blocks: 186.7 / 673.3). On 1080p the rule before stays best (25: 58.6 µs; 4 rows 61.5).
 /// Only square kernels were measured; the rule goes by the height, as the block does.
 pub const SEP_ROWS_RGBA_LARGE: usize = 4;
-/// … but one row at this height with alpha kept, where ptxas 13.0 keeps about 200 registers a
-/// thread with 4 rows (93 at 11 taps, 96 at 10 with alpha filtered: its schedule, not the
-/// code, differs), so that one block of 256 threads is resident. H100, gaussian:10, µs, 4 / 2 /
-/// 1 rows (docs/PERFORMANCE.md, "forty-second round"): 4K 99.5 / 119.5 / 81.7, 8K 363.7 /
-/// 447.5 / 302.0 (`:9` 66.1 / 234.3, `:11` 72.4 / 255.5 with the rules).
-pub const SEP_RGBA_LARGE_ONE_ROW_HEIGHT: usize = 10;
+/// … but [`SEP_ROWS_RGBA`] (2) at this height with alpha kept, where ptxas 13.0 keeps about
+/// 200 registers a thread with 4 rows (93 at 11 taps, 96 at 10 with alpha filtered: its
+/// schedule, not the code, differs). On the H100, before `fast_sep` left a kept alpha's sums
+/// out, one row won there (gaussian:10, µs, 4 / 2 / 1 rows, docs/PERFORMANCE.md, "forty-second
+/// round": 4K 99.5 / 119.5 / 81.7, 8K 363.7 / 447.5 / 302.0); on the H200 without them two
+/// rows win (8 × 32, 4 / 2 / 1 rows, one pass, "sixty-fourth round": 4K 90.6 / 50.8 / 64.4, 8K
+/// 344.9 / 187.3 / 246.7; 8 × 16 of 2 rows 52.3 / 192.7).
+pub const SEP_RGBA_LARGE_TWO_ROW_HEIGHT: usize = 10;
 
 /// Rows per thread of 8-bit RGBA on large planes ([`sep_rgba_large`]) `kh` taps high, all of
-/// its channels filtered or not: [`SEP_ROWS_RGBA_LARGE`], or one
-/// ([`SEP_RGBA_LARGE_ONE_ROW_HEIGHT`]).
+/// its channels filtered or not: [`SEP_ROWS_RGBA_LARGE`], or two
+/// ([`SEP_RGBA_LARGE_TWO_ROW_HEIGHT`]).
 pub fn sep_rows_rgba_large(kh: usize, all_filtered: bool) -> usize {
-    if kh == SEP_RGBA_LARGE_ONE_ROW_HEIGHT && !all_filtered {
-        1
+    if kh == SEP_RGBA_LARGE_TWO_ROW_HEIGHT && !all_filtered {
+        SEP_ROWS_RGBA
     } else {
         SEP_ROWS_RGBA_LARGE
+    }
+}
+
+/// 16-bit RGBA (RGBA64) on planes of at least [`SEP_SMALL_PLANE`] pixels (where
+/// [`sep_small_shape`] has no shape) at this height takes [`SEP_BLOCK`] and [`SEP_ROWS`] (4)
+/// rows a thread, not [`SEP_BLOCK_TALL_RGBA`] and [`SEP_ROWS_RGBA`] (2) …
+pub const SEP_RGBA64_LARGE_MID_HEIGHT: usize = 15;
+/// … and at these 4 × 32 with 4 rows; rgb48 there at [`SEP_RGB48_LARGE_MID`] 16 × 8
+/// ([`SEP_BLOCK_WIDE_GRAY`]), rows as before (4). H200, gaussian separable, µs, the rules
+/// before against these (docs/PERFORMANCE.md, "sixty-fourth round"; first found in one pass
+/// over 4 × 32 / 8 × 16 / 8 × 32 / 16 × 8 / 16 × 16 / 8 × 8 threads of 1 / 2 / 4 / 6 rows, then
+/// two passes alternating, best of each), 4K / 8K: RGBA64 `:15` 83.7 / 310.2 → 80.2 / 281.7,
+/// `:20` 101.4 / 378.6 → 88.2 / 309.9, `:25` 118.9 / 443.2 → 101.3 / 355.0; rgb48 `:10` /
+/// `:11` / `:12` 1.02–1.03 / 1.10–1.11 / 1.04–1.05× (`:11` 62.4 / 205.6 → 56.3 / 187.2).
+/// Left as they were: RGBA64 at 13 (8 × 16 of 4 rows 0.96× on 4K, 1.02× on 8K; 14 not
+/// measured), 11, 12 and 19 (the sweep's best or level), rgb48 from 13 (13 level, 15 and 25
+/// best as they were). 21–24 lie between two measured gains and were not measured.
+pub const SEP_RGBA64_LARGE_TALL: std::ops::RangeInclusive<usize> = 20..=25;
+/// See [`SEP_RGBA64_LARGE_TALL`].
+pub const SEP_RGB48_LARGE_MID: std::ops::RangeInclusive<usize> = 10..=12;
+
+/// The block and rows per thread of a separable plan `kh` taps high on a plane of `pixels`
+/// pixels of `ch` channels of 16-bit samples (`sb`) where [`SEP_RGBA64_LARGE_TALL`]'s rules
+/// say; None elsewhere.
+pub fn sep_large16_shape(
+    ch: usize,
+    sb: usize,
+    kh: usize,
+    pixels: usize,
+) -> Option<((u32, u32), usize)> {
+    if sb != 2 || pixels < SEP_SMALL_PLANE {
+        return None;
+    }
+    match ch {
+        4 if kh == SEP_RGBA64_LARGE_MID_HEIGHT => Some((SEP_BLOCK, SEP_ROWS)),
+        4 if SEP_RGBA64_LARGE_TALL.contains(&kh) => Some((SEP_BLOCK_TALL_RGBA, SEP_ROWS)),
+        3 if SEP_RGB48_LARGE_MID.contains(&kh) => Some((SEP_BLOCK_WIDE_GRAY, SEP_ROWS)),
+        _ => None,
     }
 }
 
@@ -141,6 +181,13 @@ pub const SEP_ROWS_MID_MIN_SAMPLES: usize = 12_000_000;
 /// H100 (about 12.8 bytes) measured 0.93–1.02× on 4K gray (forty-third round), so it keeps the
 /// rule before.
 pub const SEP_ROWS_MID_MIN_SAMPLES_FAST_MEMORY: usize = 3_000_000;
+/// 8-bit one-channel launches [`SEP_ROWS_MID_MIN_SIDE`]–9 taps high of at least this many
+/// samples take [`SEP_ROWS_TALL`] (8) rows on devices of fast memory, not [`SEP_ROWS_MID`]'s 6:
+/// H200, gaussian:5–9 separable, µs, 6 rows against 8, two passes alternating, best of each
+/// (docs/PERFORMANCE.md, "sixty-fourth round"): 8K YUV 4:2:0 (one launch of 49.8 M samples)
+/// 1.026–1.042× (`:7` 48.8 → 47.0, `:9` 53.4 → 51.3); 8K gray (33.2 M) 0.99–1.03×, 5K YUV
+/// 4:2:0 (22.1 M) 1.00–1.02×, 4K gray and YUV 4:2:0 0.96–1.02×, so those keep 6.
+pub const SEP_ROWS_EIGHT_MIN_SAMPLES_FAST_MEMORY: usize = 40_000_000;
 
 /// The rows per thread [`SEP_ROWS_TALL`], [`SEP_ROWS_TALL_16`] and [`SEP_ROWS_MID`] give a
 /// separable launch of `samples` samples on planes of `ch` channels of `sb`-byte samples, `kh`
@@ -163,9 +210,13 @@ pub fn sep_rows_tall(
         } else {
             SEP_ROWS_MID_MIN_SAMPLES
         };
+    let eight = fast_memory && samples >= SEP_ROWS_EIGHT_MIN_SAMPLES_FAST_MEMORY;
     match sb {
         1 if tall && kh >= SEP_ROWS_TALL_8_MIN_SIDE => Some(SEP_ROWS_TALL),
         1 if tall && kh >= SEP_ROWS_TALL_MIN_SIDE => Some(SEP_ROWS_MID),
+        1 if eight && (SEP_ROWS_MID_MIN_SIDE..SEP_ROWS_TALL_MIN_SIDE).contains(&kh) => {
+            Some(SEP_ROWS_TALL)
+        }
         1 if mid && (SEP_ROWS_MID_MIN_SIDE..SEP_ROWS_TALL_MIN_SIDE).contains(&kh) => {
             Some(SEP_ROWS_MID)
         }
@@ -192,6 +243,25 @@ pub const SEP_BLOCK_TALL_RGBA: (u32, u32) = (4, 32);
 /// round"): 4K 69.1 / 74.5 / 92.7 / 113.4 against 76.6 / 82.5 / 110.3 / 135.8, 8K 250.4 / 265.4
 /// / 320.2 / 381.6 against 265.2 / 284.5 / 390.5 / 482.3. On 1080p and 1440p it lost 1–7 %.
 pub const SEP_BLOCK_RGBA_LARGE: (u32, u32) = (8, 32);
+/// … but [`SEP_BLOCK`] there at these heights, since `fast_sep` keeps no sums for a kept alpha
+/// (sixty-second round on): H200, gaussian separable, µs, 8 × 32 against 8 × 16, two passes
+/// alternating, best of each (docs/PERFORMANCE.md, "sixty-fourth round"): `:11` / `:13` / `:15` /
+/// `:19` on 4K 54.8 / 59.3 / 63.1 / 74.0 → 47.7 / 52.1 / 54.9 / 67.1, 5K 1.13–1.18×, 8K 204.5 /
+/// 222.1 / 232.6 / 273.0 → 171.3 / 187.2 / 198.5 / 243.4; at 25 8 × 16 lost 1–3 % (8K 317.7
+/// against 326.4), and at 10 ([`SEP_RGBA_LARGE_TWO_ROW_HEIGHT`]) 8 × 32 of two rows was the
+/// fastest, so 10 and 20–25 keep 8 × 32 (20–24 not measured).
+pub const SEP_RGBA_LARGE_BLOCK16_HEIGHTS: std::ops::RangeInclusive<usize> = 11..=19;
+
+/// The block of a separable plan `kh` taps high under the large planes' RGBA rules
+/// ([`sep_rgba_large`], taller than 9): [`SEP_BLOCK_RGBA_LARGE`] or, at
+/// [`SEP_RGBA_LARGE_BLOCK16_HEIGHTS`], [`SEP_BLOCK`].
+pub fn sep_rgba_large_block(kh: usize) -> (u32, u32) {
+    if SEP_RGBA_LARGE_BLOCK16_HEIGHTS.contains(&kh) {
+        SEP_BLOCK
+    } else {
+        SEP_BLOCK_RGBA_LARGE
+    }
+}
 /// … and 16 × 8 for one to three channels of 16-bit samples under kernels of 4–5 taps a side
 /// (measured square) where the frame's
 /// largest plane of that many channels has at least [`SEP_SMALL_PLANE`] pixels, its smaller

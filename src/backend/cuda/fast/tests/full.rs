@@ -223,5 +223,18 @@ fn full_blocks_follow_the_measured_rules() {
         assert_eq!(full(side, side, 3, 2).first_block(UHD), None, "{side}");
     }
     assert_eq!(full(9, 9, 4, 2).first_block(UHD), Some(FULL_BLOCK_RGBA));
+    // One 16-bit channel 8–9 a side: 16 × 8 where the frame's largest plane has 4 M pixels
+    // (the launch's rule, by the frame's planes, not `first_block`'s).
+    use super::rules::{full_one16_block, FULL_ONE16_BLOCK_MIN_PIXELS as MIN};
+    for side in [8, 9] {
+        assert!(full_one16_block(1, 2, side, MIN), "{side}");
+        assert!(!full_one16_block(1, 2, side, MIN - 1), "{side}");
+        assert!(!full_one16_block(1, 1, side, UHD) && !full_one16_block(3, 2, side, UHD));
+        assert_eq!(full(side, side, 1, 2).first_block(UHD), None, "{side}");
+    }
+    for side in [7, 10] {
+        assert!(!full_one16_block(1, 2, side, UHD), "{side}");
+    }
+    const { assert!(MIN > 1920 * 1080 && MIN <= 3840 * 2160) };
     assert_eq!(full(7, 7, 4, 2).first_block(UHD), None);
 }

@@ -49,9 +49,34 @@ fn separable_blocks_follow_the_measured_rules() {
     assert_eq!(chroma((11, 11), 1, 960 * 540), Some(SEP_BLOCK));
     assert_eq!(block(25, 1, 1, true), Some(SEP_BLOCK));
     assert_eq!(block(9, 4, 1, true), Some(SEP_BLOCK));
-    assert_eq!(block(15, 4, 2, true), Some(SEP_BLOCK_TALL_RGBA));
-    // Large planes' 8-bit RGBA taller than 9: 8 × 32; below 4 M pixels 4 × 32.
-    assert_eq!(block(15, 4, 1, true), Some(SEP_BLOCK_RGBA_LARGE));
+    // Large planes' RGBA64: 8 × 16 at 15 taps high, 4 × 32 elsewhere from 10
+    // (`sep_large16_shape`).
+    for (k, b) in [
+        (10, SEP_BLOCK_TALL_RGBA),
+        (13, SEP_BLOCK_TALL_RGBA),
+        (14, SEP_BLOCK_TALL_RGBA),
+    ] {
+        assert_eq!(block(k, 4, 2, true), Some(b), "{k}");
+    }
+    for (k, b) in [
+        (15, SEP_BLOCK),
+        (16, SEP_BLOCK_TALL_RGBA),
+        (25, SEP_BLOCK_TALL_RGBA),
+    ] {
+        assert_eq!(block(k, 4, 2, true), Some(b), "{k}");
+    }
+    // Large planes' 8-bit RGBA taller than 9: 8 × 16 at 11–19 taps high, 8 × 32 at 10 and
+    // from 20 (`sep_rgba_large_block`); below 4 M pixels 4 × 32.
+    for (k, b) in [(10, SEP_BLOCK_RGBA_LARGE), (11, SEP_BLOCK), (15, SEP_BLOCK)] {
+        assert_eq!(block(k, 4, 1, true), Some(b), "{k}");
+    }
+    for (k, b) in [
+        (19, SEP_BLOCK),
+        (20, SEP_BLOCK_RGBA_LARGE),
+        (25, SEP_BLOCK_RGBA_LARGE),
+    ] {
+        assert_eq!(block(k, 4, 1, true), Some(b), "{k}");
+    }
     let rgba = FastSpec::separable(25, 25, 4, Border::Clamp);
     assert_eq!(rgba.clone().first_block(HD), Some(SEP_BLOCK_TALL_RGBA));
     let large = rgba.for_pixels(UHD);
@@ -63,6 +88,17 @@ fn separable_blocks_follow_the_measured_rules() {
     assert_eq!(block(7, 3, 2, true), Some(SEP_BLOCK_WIDE_RGB48));
     assert_eq!(block(9, 3, 2, true), Some(SEP_BLOCK_WIDE_RGB48));
     assert_eq!(block(25, 3, 2, true), Some(SEP_BLOCK));
+    // … and 16 × 8 at 10–12 (`sep_large16_shape`), not on smaller planes.
+    for (k, b) in [
+        (10, SEP_BLOCK_WIDE_GRAY),
+        (12, SEP_BLOCK_WIDE_GRAY),
+        (13, SEP_BLOCK),
+    ] {
+        assert_eq!(block(k, 3, 2, true), Some(b), "{k}");
+    }
+    let rgb48 = FastSpec::separable(11, 11, 3, Border::Clamp).with_sample_bytes(2);
+    assert_eq!(rgb48.first_block(SEP_SMALL_PLANE - 1), Some(SEP_BLOCK));
+    assert_eq!(rgb48.for_pixels(SEP_SMALL_PLANE).py, SEP_ROWS);
     let rgb48 = FastSpec::separable(25, 25, 3, Border::Clamp).with_sample_bytes(2);
     assert_eq!(rgb48.first_block(HD), Some(SEP_BLOCK));
     // Its tile exceeds the 48 KB of full kernels' preferred size, not the tall one.
@@ -208,7 +244,7 @@ fn large_rgba_planes_take_more_separable_rows_and_blocks() {
     assert_eq!(spec(25, 4, 1, small).py, 2);
     assert_eq!(spec(25, 4, 1, large).py, SEP_ROWS_RGBA_LARGE);
     assert_eq!(spec(11, 4, 1, large).py, SEP_ROWS_RGBA_LARGE);
-    // 10 taps high: one row with alpha kept, the rule's with every channel filtered.
+    // 10 taps high: two rows with alpha kept, the rule's with every channel filtered.
     assert_eq!(spec(10, 4, 1, large).py, SEP_ROWS_RGBA_LARGE);
     let kept = |k| {
         FastSpec {
@@ -220,17 +256,31 @@ fn large_rgba_planes_take_more_separable_rows_and_blocks() {
     };
     assert_eq!(
         (kept(9), kept(10), kept(11)),
-        (SEP_ROWS_RGBA, 1, SEP_ROWS_RGBA_LARGE)
+        (SEP_ROWS_RGBA, SEP_ROWS_RGBA, SEP_ROWS_RGBA_LARGE)
     );
     // As `choose` builds it: the plane's mask is in before the rows are chosen.
     let tiled = |mask| {
         let p = super::plane(3840, 4, mask);
         FastSpec::tiled_for_plane(true, (10, 10), (4, 1), Border::Clamp, &p, large).py
     };
-    assert_eq!((tiled(0b0111), tiled(0b1111)), (1, SEP_ROWS_RGBA_LARGE));
+    assert_eq!(
+        (tiled(0b0111), tiled(0b1111)),
+        (SEP_ROWS_RGBA, SEP_ROWS_RGBA_LARGE)
+    );
     // 9 and below, 16-bit RGBA and other channel counts keep their rows.
     assert_eq!(spec(9, 4, 1, large).py, SEP_ROWS_RGBA);
-    assert_eq!(spec(25, 4, 2, large).py, SEP_ROWS_RGBA);
+    // RGBA64 on large planes: 4 rows at 15 and 20–25 taps high, else the rule's 2.
+    for (k, rows) in [
+        (13, SEP_ROWS_RGBA),
+        (14, SEP_ROWS_RGBA),
+        (15, SEP_ROWS),
+        (19, SEP_ROWS_RGBA),
+    ] {
+        assert_eq!(spec(k, 4, 2, large).py, rows, "{k}");
+    }
+    assert_eq!(spec(20, 4, 2, large).py, SEP_ROWS);
+    assert_eq!(spec(25, 4, 2, large).py, SEP_ROWS);
+    assert_eq!(spec(26, 4, 2, large).py, SEP_ROWS_RGBA);
     assert_eq!(spec(25, 3, 1, large).py, SEP_ROWS);
     // The height decides: a wide, short kernel keeps the rule before.
     let wide = FastSpec::separable(25, 3, 4, Border::Clamp).for_pixels(large);
@@ -362,9 +412,9 @@ fn rgb_rows_on_small_planes_follow_the_measured_rules() {
 #[test]
 fn short_and_tall_separable_rules_follow_the_measurements() {
     use super::rules::{
-        sep_int_first, sep_rows_tall, sep_short16, sep_square16, SEP_INT4_MIN_PLANE, SEP_ROWS_MID,
-        SEP_ROWS_MID_MIN_SAMPLES, SEP_ROWS_MID_MIN_SAMPLES_FAST_MEMORY, SEP_ROWS_TALL_MIN_SAMPLES,
-        SEP_SMALL_PLANE,
+        sep_int_first, sep_rows_tall, sep_short16, sep_square16, SEP_INT4_MIN_PLANE,
+        SEP_ROWS_EIGHT_MIN_SAMPLES_FAST_MEMORY, SEP_ROWS_MID, SEP_ROWS_MID_MIN_SAMPLES,
+        SEP_ROWS_MID_MIN_SAMPLES_FAST_MEMORY, SEP_ROWS_TALL_MIN_SAMPLES, SEP_SMALL_PLANE,
     };
     if std::env::var_os("CONVFLOW_FAST_SEP_TILED_MIN").is_some() {
         return; // the override decides
@@ -418,6 +468,21 @@ fn short_and_tall_separable_rules_follow_the_measurements() {
         assert_eq!(rows(2, 1, 15, UHD), None);
         assert_eq!(rows(2, 1, 7, usize::MAX), None);
     }
+    // 5-9 taps on launches of 40 M samples and more (8K YUV 4:2:0's one launch, not 8K gray):
+    // 8 rows on fast memory, 6 elsewhere.
+    let eight = SEP_ROWS_EIGHT_MIN_SAMPLES_FAST_MEMORY;
+    assert!(eight <= 7680 * 4320 * 3 / 2 && eight > 7680 * 4320);
+    for k in 5..=9 {
+        assert_eq!(
+            sep_rows_tall(1, 1, k, eight, true),
+            Some(SEP_ROWS_TALL),
+            "{k}"
+        );
+        assert_eq!(sep_rows_tall(1, 1, k, eight - 1, true), Some(SEP_ROWS_MID));
+        assert_eq!(sep_rows_tall(1, 1, k, eight, false), Some(SEP_ROWS_MID));
+        assert_eq!(sep_rows_tall(1, 2, k, eight, true), None, "{k}: 16-bit");
+    }
+    assert_eq!(sep_rows_tall(1, 1, 4, eight, true), None);
     // 5-9 taps below 12 M samples: 6 rows only on fast memory (1080p YUV 4:2:0's one launch,
     // 3.1 M samples, to 4K gray's 8.3 M).
     for k in 5..=9 {
