@@ -49,33 +49,26 @@ fn separable_blocks_follow_the_measured_rules() {
     assert_eq!(chroma((11, 11), 1, 960 * 540), Some(SEP_BLOCK));
     assert_eq!(block(25, 1, 1, true), Some(SEP_BLOCK));
     assert_eq!(block(9, 4, 1, true), Some(SEP_BLOCK));
-    // Large planes' RGBA64: 8 × 16 at 15 taps high, 4 × 32 elsewhere from 10
-    // (`sep_large16_shape`).
-    for (k, b) in [
-        (10, SEP_BLOCK_TALL_RGBA),
-        (13, SEP_BLOCK_TALL_RGBA),
-        (14, SEP_BLOCK_TALL_RGBA),
+    // Large planes' RGBA64 (2-byte samples): 8 × 16 at 15 taps high, 4 × 32 elsewhere from
+    // 10 (`sep_large16_shape`); 8-bit RGBA taller than 9: 8 × 16 at 11–19 taps high, 8 × 32
+    // at 10 and from 20 (`sep_rgba_large_block`); below 4 M pixels 4 × 32.
+    let tall = SEP_BLOCK_TALL_RGBA;
+    let large = SEP_BLOCK_RGBA_LARGE;
+    for (sb, heights, blocks) in [
+        (
+            2,
+            [10, 13, 14, 15, 16, 25],
+            [tall, tall, tall, SEP_BLOCK, tall, tall],
+        ),
+        (
+            1,
+            [10, 11, 15, 19, 20, 25],
+            [large, SEP_BLOCK, SEP_BLOCK, SEP_BLOCK, large, large],
+        ),
     ] {
-        assert_eq!(block(k, 4, 2, true), Some(b), "{k}");
-    }
-    for (k, b) in [
-        (15, SEP_BLOCK),
-        (16, SEP_BLOCK_TALL_RGBA),
-        (25, SEP_BLOCK_TALL_RGBA),
-    ] {
-        assert_eq!(block(k, 4, 2, true), Some(b), "{k}");
-    }
-    // Large planes' 8-bit RGBA taller than 9: 8 × 16 at 11–19 taps high, 8 × 32 at 10 and
-    // from 20 (`sep_rgba_large_block`); below 4 M pixels 4 × 32.
-    for (k, b) in [(10, SEP_BLOCK_RGBA_LARGE), (11, SEP_BLOCK), (15, SEP_BLOCK)] {
-        assert_eq!(block(k, 4, 1, true), Some(b), "{k}");
-    }
-    for (k, b) in [
-        (19, SEP_BLOCK),
-        (20, SEP_BLOCK_RGBA_LARGE),
-        (25, SEP_BLOCK_RGBA_LARGE),
-    ] {
-        assert_eq!(block(k, 4, 1, true), Some(b), "{k}");
+        for (k, b) in heights.into_iter().zip(blocks) {
+            assert_eq!(block(k, 4, sb, true), Some(b), "{sb} B, {k}");
+        }
     }
     let rgba = FastSpec::separable(25, 25, 4, Border::Clamp);
     assert_eq!(rgba.clone().first_block(HD), Some(SEP_BLOCK_TALL_RGBA));
