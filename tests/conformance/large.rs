@@ -32,29 +32,29 @@ pub fn awkward_large_frames(backend: &mut dyn Backend, salt: u64) {
         let how = (Border::ALL[i % 4], None, mode);
         check_gaussian(backend, (&mut rng, seed), (format, w, h), (k, k), how);
     }
-    // Separable plans where CUDA's `fast` rolls its loops (`sep_rolled`): 3 channels from 13
-    // taps wide (8-bit, on planes whose threads own 4 pixels: under 1 M pixels, `sep_px`) or
-    // 11 (16-bit), 2 channels (NV12's and P010's chroma) from 17, 8-bit RGBA from 4 on planes
-    // under 4 M pixels (alpha kept and filtered) and on larger ones (the backend with the
-    // large planes' rules) at 6-10 with alpha kept, 6-9 and from 19 with alpha filtered,
-    // RGBA64 from 7 under 1 M and with alpha filtered from 17; RGBA64 5 taps high. Where its
-    // launch bounds are eased (RGBA64 10 taps high on 1 M pixels, `unspilled`) and 8-bit RGBA
-    // 10 high takes two rows (large rules). 8-bit RGBA's integer row pass with its windows
-    // regrouped per channel (`sep_int_channels`: `gaussian:9`'s row factor is integer), on
-    // small and large planes; one channel's 6 rows a thread (`sep_rows_tall`; large rules) at
-    // 7 taps high under a 9-wide integer row pass, staged, and at 10 (8-bit and 16-bit). A
-    // 7×7 gray frame takes the two-factor integer kernel under the large rules. rgb48 4-5
-    // taps high on planes under 4 M pixels (16 × 8 blocks, one row, no launch bound,
+    // Separable plans where CUDA's `fast` rolls its loops (`sep_rolled`): 3 channels from 13 taps
+    // wide (8-bit, on planes whose threads own 4 pixels: under 1 M pixels, `sep_px`) or 11
+    // (16-bit), 2 channels (NV12's and P010's chroma) from 17, 8-bit RGBA from 4 on planes under
+    // 4 M pixels (alpha kept and filtered) and on larger ones (the backend with the large planes'
+    // rules) at 6-10 with alpha kept, 6-9 and from 19 with alpha filtered, RGBA64 from 7 under 1 M
+    // and with alpha filtered from 17; RGBA64 5 taps high. Where its launch bounds are eased
+    // (RGBA64 10 taps high on 1 M pixels, `unspilled`) and 8-bit RGBA 10 high takes two rows (large
+    // rules). 8-bit RGBA's integer row pass with its windows regrouped per channel
+    // (`sep_int_channels`: `gaussian:9`'s row factor is integer), on small and large planes; one
+    // channel's 6 rows a thread (`sep_rows_tall`; large rules; 8 on devices of fast memory, from
+    // 40 M samples) at 7 taps high under a 9-wide integer row pass, staged, and at 10 (8-bit and
+    // 16-bit). A 7×7 gray frame takes the two-factor integer kernel under the large rules. rgb48
+    // 4-5 taps high on planes under 4 M pixels (16 × 8 blocks, one row, no launch bound,
     // `SEP_SHAPE_SHORT_RGB48`) and 8-bit RGB's f32 row pass with two rows there
-    // (`SEP_ROWS_RGB_SMALL`: an even Gaussian's row factor is not integer). A frame of one
-    // 16-bit plane 7 × 8 in 16 × 16 blocks (`sep_square16`; large rules), and one 8-bit
-    // channel 6 taps high on a 1440p-sized launch, which takes 6 rows a thread on devices of
-    // fast memory (`SEP_ROWS_MID_MIN_SAMPLES_FAST_MEMORY`) and 4 elsewhere (6 everywhere
-    // under the large rules). Where the large planes' rules take other shapes (sixty-fourth
-    // round, large rules): 8-bit RGBA 15 high with alpha kept in 8 × 16, RGBA64 25 high in
-    // 4 × 32 of 4 rows and 15 high in 8 × 16 of 4, rgb48 11 in 16 × 8; the one 8-bit channel
-    // 7 and 9 high above in 8 rows (`sep_rows_tall` on fast memory) and 8-bit RGBA 10 high
-    // with alpha kept in two.
+    // (`SEP_ROWS_RGB_SMALL`: an even Gaussian's row factor is not integer). A frame of one 16-bit
+    // plane 7 × 8 in 16 × 16 blocks (`sep_square16`; large rules), and one 8-bit channel 6 taps
+    // high on a 1440p-sized launch, which takes 6 rows a thread on devices of fast memory
+    // (`SEP_ROWS_MID_MIN_SAMPLES_FAST_MEMORY`) and 4 elsewhere (under the large rules 8 on devices
+    // of fast memory, `SEP_ROWS_EIGHT_MIN_SAMPLES_FAST_MEMORY`, else 6). Where the large planes'
+    // rules take other shapes (sixty-fourth round, large rules): 8-bit RGBA 15 high with alpha kept
+    // in 8 × 16, RGBA64 25 high in 4 × 32 of 4 rows and 15 high in 8 × 16 of 4, rgb48 11 in 16 × 8;
+    // the one 8-bit channel 7 high above (7 × 7 and 9 × 7) in 8 rows (`sep_rows_tall` on fast
+    // memory) and 8-bit RGBA 10 high with alpha kept in two.
     let separable = [
         (PixelFormat::Rgb8, 1283, 643, 15, 15, AlphaMode::Keep),
         (PixelFormat::Rgb8, 1283, 721, 13, 13, AlphaMode::Keep),

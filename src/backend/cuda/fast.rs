@@ -527,9 +527,8 @@ impl FastSpec {
 
     /// The block tried first for the tiled kernels on a plane of `pixels` pixels. Separable:
     /// with the row pass from global memory [`sep_small_shape`]'s or [`sep_large16_shape`]'s
-    /// where it has a shape, else
-    /// [`SEP_BLOCK`] ([`SEP_BLOCK_TALL_RGBA`] for 4
-    /// channels taller than 9, [`sep_rgba_large_block`]'s where the large planes' RGBA rules apply,
+    /// where it has a shape, else [`SEP_BLOCK`] ([`SEP_BLOCK_TALL_RGBA`] for 4 channels taller
+    /// than 9, [`sep_rgba_large_block`]'s where the large planes' RGBA rules apply,
     /// [`SEP_BLOCK_WIDE_RGB48`] where [`sep_rgb48_wide`] says, [`SEP_BLOCK_WIDE_GRAY`] where
     /// [`sep_wide`] says; the launch puts [`SEP_BLOCK_SHORT16`] and [`SEP_BLOCK_SQUARE16`] first
     /// where [`sep_short16`] and [`sep_square16`] say, which need the frame's planes); with an
@@ -559,7 +558,9 @@ impl FastSpec {
         }
         if self.row_global {
             return Some(match self.ch {
-                4 if self.rgba_large(pixels) => sep_rgba_large_block(self.kh),
+                4 if self.rgba_large(pixels) => {
+                    sep_rgba_large_block(self.kh, self.mask != all_channels(self.ch))
+                }
                 4 if self.kh > 9 => SEP_BLOCK_TALL_RGBA,
                 _ if sep_rgb48_wide(self.ch, self.sb, self.kh) => SEP_BLOCK_WIDE_RGB48,
                 _ => tuning().sep_block.unwrap_or(

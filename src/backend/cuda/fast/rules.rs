@@ -30,7 +30,8 @@ pub fn memory_bytes_per_sm_cycle(
 }
 /// Devices whose memory moves at least this many bytes per multiprocessor cycle
 /// ([`memory_bytes_per_sm_cycle`]) take the rules measured faster on the H200 only
-/// ([`SEP_ROWS_MID_MIN_SAMPLES_FAST_MEMORY`], [`SEP_STAGED_MIN_SAMPLES_FAST_MEMORY`]); the
+/// ([`SEP_ROWS_MID_MIN_SAMPLES_FAST_MEMORY`], [`SEP_STAGED_MIN_SAMPLES_FAST_MEMORY`],
+/// [`SEP_ROWS_EIGHT_MIN_SAMPLES_FAST_MEMORY`]); the
 /// others, the H100 among them, the rules measured on the H100. Devices above the H200's rate
 /// (a B200's reads about 27) were not measured and take the H200's. `CONVFLOW_FAST_MEMORY=0` /
 /// `1` overrides it (for a MIG instance whose rate reads high, see

@@ -16,9 +16,9 @@ use super::rules::{
     register_thread_shape, sat_free, sep_compact_sums, sep_fixed_block, sep_int_channels,
     sep_int_first, sep_px, sep_rows_rgb_small, sep_rows_tall, sep_short16, sep_square16,
     sep_staged, sep_staged_vector, sep_zero_offset, sums_padded, tiled_rows, tiled_threads, tuning,
-    BLOCKS, FULL_BLOCK_ONE16, FULL_TILE_PREFERRED, INT16_FLOAT_FINISH, INT8_FLOAT_FINISH,
-    SEP_BLOCK_SHORT16, SEP_BLOCK_SQUARE16, SEP_ROWS_RGB_SMALL, SEP_TILE_PREFERRED,
-    SPILL_TOLERATED_BYTES, TALL_TILE_PREFERRED,
+    BLOCKS, FULL_BLOCK_ONE16, FULL_ROWS, FULL_TILE_PREFERRED, INT16_FLOAT_FINISH,
+    INT8_FLOAT_FINISH, SEP_BLOCK_SHORT16, SEP_BLOCK_SQUARE16, SEP_ROWS_RGB_SMALL,
+    SEP_TILE_PREFERRED, SPILL_TOLERATED_BYTES, TALL_TILE_PREFERRED,
 };
 use super::FastSpec;
 use crate::backend::cuda::abi::{
@@ -165,7 +165,11 @@ pub(in crate::backend::cuda) fn run_planes(
         // The largest of them: rules that would part a frame's planes of one kind into two
         // launches (a launch costs more than the rule gains on the smaller planes) go by it.
         let group_pixels = same().map(|(_, m)| m.width * m.height).max().unwrap_or(0);
-        let choice = choose(b, plan, &p, l, (launch_samples, group_pixels, planes.len()))?;
+        // Whether every plane to filter has as many channels (a YUV frame's three, not NV12's
+        // or P010's two).
+        let one_kind = same().count() == planes.len();
+        let frame = (launch_samples, group_pixels, planes.len(), one_kind);
+        let choice = choose(b, plan, &p, l, frame)?;
         match groups.iter_mut().find(|(c, _)| *c == choice) {
             Some((_, same)) => same.push(i),
             None => groups.push((choice, vec![i])),
@@ -267,7 +271,7 @@ fn choose(
     plan: &Plan,
     p: &PlaneParams,
     l: PlaneLayout,
-    (launch_samples, group_pixels, filtered_planes): (usize, usize, usize),
+    (launch_samples, group_pixels, filtered_planes, one_kind): (usize, usize, usize, bool),
 ) -> Result<Choice, CudaError> {
     let (kw, kh, ch) = (plan.kernel.width(), plan.kernel.height(), l.channels);
     let separable = plan.is_separable();
@@ -429,12 +433,17 @@ fn choose(
     }
     // 16-bit planes 4–5 taps high take 16 × 8 blocks, all of a frame's planes of one kind alike;
     // a frame's one filtered plane of one 16-bit channel stored from bit 0, 6–9 taps high,
-    // 16 × 16 (`sep_square16`); full plans of one 16-bit channel 8–9 a side on large frames
-    // 16 × 8 (`full_one16_block`), all of a frame's planes alike.
+    // 16 × 16 (`sep_square16`); full plans of one 16-bit channel 8–9 a side in 4 rows on large
+    // frames of one-channel planes only 16 × 8 (`full_one16_block`), all of a frame's planes
+    // alike (P010's luma keeps its block: its chroma's decides whether the two share a launch).
     let one_plane = filtered_planes == 1 && l.depth.shift() == 0;
     let first = if spec.row_global && sep_short16(ch, sb, side, sized(group_pixels)) {
         Some(SEP_BLOCK_SHORT16)
-    } else if !separable && full_one16_block(ch, sb, side, sized(group_pixels)) {
+    } else if !separable
+        && one_kind
+        && spec.py == FULL_ROWS
+        && full_one16_block(ch, sb, side, sized(group_pixels))
+    {
         Some(FULL_BLOCK_ONE16)
     } else if spec.row_global
         && tuning().sep_block.is_none()

@@ -75,7 +75,8 @@ impl FastSpec {
         if !self.separable || !self.row_global {
             return None;
         }
-        sep_large16_shape(self.ch, self.sb, self.kh, pixels)
+        let alpha_kept = self.mask != all_channels(self.ch);
+        sep_large16_shape((self.ch, self.sb), self.kh, pixels, alpha_kept)
     }
 
     /// [`sep_small_shape`]'s shape for this separable specialization with its row pass from

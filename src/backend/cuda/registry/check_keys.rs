@@ -333,24 +333,27 @@ pub fn all_check_keys() -> Vec<ModuleKey> {
         };
         keys.push(ModuleKey::Fast(spec));
     }
-    // The large planes' shapes of the sixty-fourth round, compiled in as the launch builds
-    // them (`sep_rgba_large_block`, `sep_large16_shape`, `sep_rows_tall`): 8-bit RGBA 15 taps
-    // high with alpha kept in 8 × 16, RGBA64 15 in 8 × 16 and 25 in 4 × 32 of 4 rows (alpha
-    // kept), rgb48 11 in 16 × 8, one 8-bit channel 7 high in 8 rows (integer row pass, staged).
+    // The large planes' block and row shapes of the sixty-fourth round, compiled in
+    // (`sep_rgba_large_block`, `sep_large16_shape`, `sep_rows_tall`; the launch's own choices
+    // of padding, offset and launch bounds vary around them): 8-bit RGBA 15 taps high with
+    // alpha kept in 8 × 16, RGBA64 15 in 8 × 16 and 25 in 4 × 32 of 4 rows (alpha kept),
+    // rgb48 11 in 16 × 8, one 8-bit channel 7 high in 8 rows (integer row pass, staged).
     for (k, ch, sb, mask, block) in [
         (15, 4, 1, 0b0111, SEP_BLOCK),
         (15, 4, 2, 0b0111, SEP_BLOCK),
         (25, 4, 2, 0b0111, SEP_BLOCK_TALL_RGBA),
-        (11, 3, 2, 0b0111, SEP_BLOCK_WIDE_GRAY),
+        (11, 3, 2, 0b111, SEP_BLOCK_WIDE_GRAY),
     ] {
         let spec = FastSpec {
             mask,
+            ..FastSpec::separable(k, k, ch, Border::ALL[k % 4]).with_sample_bytes(sb)
+        }
+        .for_pixels(uhd);
+        let spec = FastSpec {
             compact_sums: ch == 4,
             sums_pad: true,
             fixed_block: Some(block),
-            ..FastSpec::separable(k, k, ch, Border::ALL[k % 4])
-                .with_sample_bytes(sb)
-                .for_pixels(uhd)
+            ..spec
         };
         keys.push(ModuleKey::Fast(spec.for_block(block, uhd, uhd)));
     }

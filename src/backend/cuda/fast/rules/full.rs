@@ -290,10 +290,14 @@ pub const FULL_RGB48_BLOCK_SIDES: std::ops::RangeInclusive<usize> = 6..=8;
 
 /// The block `fast_full` tries first for one channel of 16-bit samples (gray16, the planes of
 /// YUV 10-bit) at [`FULL_ONE16_BLOCK_SIDES`] where the frame's largest such plane has at least
-/// [`FULL_ONE16_BLOCK_MIN_PIXELS`] pixels ([`full_one16_block`]): half as wide as the 32 × 8
-/// chosen by size, its 4 rows a thread as before. H200, gaussian:8 / 9 full, µs, 32 × 8 against
+/// [`FULL_ONE16_BLOCK_MIN_PIXELS`] pixels ([`full_one16_block`]) and the launch takes 4 rows a
+/// thread ([`FULL_ROWS`]; gray16 frames of 4.0–6.3 M pixels take 2, [`full_rows_mid16`], and
+/// keep the block chosen by size): half as wide as the 32 × 8 chosen by size. Only frames
+/// whose filtered planes all have one channel take it (the launch decides: P010's and P016's
+/// luma keep the block chosen by size, since their chroma's decides whether the two planes
+/// share a launch; not measured there). H200, gaussian:8 / 9 full, µs, 32 × 8 against
 /// 16 × 8, two passes alternating, best of each (docs/PERFORMANCE.md, "sixty-fourth round"): 4K
-/// gray16 39.4 / 43.4 → 37.4 / 41.4, YUV 4:2:0 10-bit 56.5 / 63.5 → 54.6 / 60.9; 8K 1.02–1.03×
+/// gray16 39.4 / 43.4 → 37.4 / 41.4, YUV 4:2:0 10-bit 56.5 / 63.5 → 54.6 / 60.9; 8K 1.01–1.03×
 /// (gray16 `:9` 141.3 → 138.4, YUV 4:2:0 10-bit 218.0 → 212.3); on 1080p 0.99–1.05×, so it
 /// keeps the block chosen by size. (r64b.sh, 4K `:9`: of 21 shapes of 1–4 rows, 16 × 8 of 4 was
 /// the fastest; `:7` takes the register kernel there.)

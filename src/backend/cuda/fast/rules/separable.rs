@@ -90,9 +90,10 @@ pub fn sep_rows_rgba_large(kh: usize, all_filtered: bool) -> usize {
     }
 }
 
-/// 16-bit RGBA (RGBA64) on planes of at least [`SEP_SMALL_PLANE`] pixels (where
-/// [`sep_small_shape`] has no shape) at this height takes [`SEP_BLOCK`] and [`SEP_ROWS`] (4)
-/// rows a thread, not [`SEP_BLOCK_TALL_RGBA`] and [`SEP_ROWS_RGBA`] (2) …
+/// 16-bit RGBA (RGBA64) with alpha kept (`--alpha keep`, the default: no sums for it) on planes
+/// of at least [`SEP_SMALL_PLANE`] pixels (where [`sep_small_shape`] has no shape) at this
+/// height takes [`SEP_BLOCK`] and [`SEP_ROWS`] (4) rows a thread, not [`SEP_BLOCK_TALL_RGBA`]
+/// and [`SEP_ROWS_RGBA`] (2) …
 pub const SEP_RGBA64_LARGE_MID_HEIGHT: usize = 15;
 /// … and at these 4 × 32 with 4 rows; rgb48 there at [`SEP_RGB48_LARGE_MID`] 16 × 8
 /// ([`SEP_BLOCK_WIDE_GRAY`]), rows as before (4). H200, gaussian separable, µs, the rules
@@ -101,28 +102,32 @@ pub const SEP_RGBA64_LARGE_MID_HEIGHT: usize = 15;
 /// two passes alternating, best of each), 4K / 8K: RGBA64 `:15` 83.7 / 310.2 → 80.2 / 281.7,
 /// `:20` 101.4 / 378.6 → 88.2 / 309.9, `:25` 118.9 / 443.2 → 101.3 / 355.0; rgb48 `:10` /
 /// `:11` / `:12` 1.02–1.03 / 1.10–1.11 / 1.04–1.05× (`:11` 62.4 / 205.6 → 56.3 / 187.2).
-/// Left as they were: RGBA64 at 13 (8 × 16 of 4 rows 0.96× on 4K, 1.02× on 8K; 14 not
-/// measured), 11, 12 and 19 (the sweep's best or level), rgb48 from 13 (13 level, 15 and 25
-/// best as they were). 21–24 lie between two measured gains and were not measured.
+/// Left as they were: RGBA64 at 13 (8 × 16 of 4 rows 0.96× on 4K, 1.02× on 8K), at 11 (the
+/// sweep's best as it was) and at 12, 14 and 16–19 (not measured in other shapes); rgb48
+/// from 13 (15 and 25 the sweep's best as they were; 13 not measured in 16 × 8). RGBA64
+/// 21–24 lie between two measured gains and were not measured; with alpha filtered (a
+/// quarter more sums) none of these was measured, and those plans keep the rules before.
 pub const SEP_RGBA64_LARGE_TALL: std::ops::RangeInclusive<usize> = 20..=25;
 /// See [`SEP_RGBA64_LARGE_TALL`].
 pub const SEP_RGB48_LARGE_MID: std::ops::RangeInclusive<usize> = 10..=12;
 
 /// The block and rows per thread of a separable plan `kh` taps high on a plane of `pixels`
-/// pixels of `ch` channels of 16-bit samples (`sb`) where [`SEP_RGBA64_LARGE_TALL`]'s rules
-/// say; None elsewhere.
+/// pixels of `ch` channels of 16-bit samples (`sb`), with alpha kept (4 channels) or not,
+/// where [`SEP_RGBA64_LARGE_TALL`]'s rules say; None elsewhere.
 pub fn sep_large16_shape(
-    ch: usize,
-    sb: usize,
+    (ch, sb): (usize, usize),
     kh: usize,
     pixels: usize,
+    alpha_kept: bool,
 ) -> Option<((u32, u32), usize)> {
     if sb != 2 || pixels < SEP_SMALL_PLANE {
         return None;
     }
     match ch {
-        4 if kh == SEP_RGBA64_LARGE_MID_HEIGHT => Some((SEP_BLOCK, SEP_ROWS)),
-        4 if SEP_RGBA64_LARGE_TALL.contains(&kh) => Some((SEP_BLOCK_TALL_RGBA, SEP_ROWS)),
+        4 if alpha_kept && kh == SEP_RGBA64_LARGE_MID_HEIGHT => Some((SEP_BLOCK, SEP_ROWS)),
+        4 if alpha_kept && SEP_RGBA64_LARGE_TALL.contains(&kh) => {
+            Some((SEP_BLOCK_TALL_RGBA, SEP_ROWS))
+        }
         3 if SEP_RGB48_LARGE_MID.contains(&kh) => Some((SEP_BLOCK_WIDE_GRAY, SEP_ROWS)),
         _ => None,
     }
@@ -186,7 +191,9 @@ pub const SEP_ROWS_MID_MIN_SAMPLES_FAST_MEMORY: usize = 3_000_000;
 /// H200, gaussian:5–9 separable, µs, 6 rows against 8, two passes alternating, best of each
 /// (docs/PERFORMANCE.md, "sixty-fourth round"): 8K YUV 4:2:0 (one launch of 49.8 M samples)
 /// 1.026–1.042× (`:7` 48.8 → 47.0, `:9` 53.4 → 51.3); 8K gray (33.2 M) 0.99–1.03×, 5K YUV
-/// 4:2:0 (22.1 M) 1.00–1.02×, 4K gray and YUV 4:2:0 0.96–1.02×, so those keep 6.
+/// 4:2:0 (22.1 M) 1.00–1.02×, 4K gray and YUV 4:2:0 0.96–1.02×, so those keep 6. Larger
+/// launches than 8K YUV 4:2:0's (8K 4:2:2 and 4:4:4, 5K 4:4:4, gray frames over 40 M pixels)
+/// take it unmeasured.
 pub const SEP_ROWS_EIGHT_MIN_SAMPLES_FAST_MEMORY: usize = 40_000_000;
 
 /// The rows per thread [`SEP_ROWS_TALL`], [`SEP_ROWS_TALL_16`] and [`SEP_ROWS_MID`] give a
@@ -243,20 +250,22 @@ pub const SEP_BLOCK_TALL_RGBA: (u32, u32) = (4, 32);
 /// round"): 4K 69.1 / 74.5 / 92.7 / 113.4 against 76.6 / 82.5 / 110.3 / 135.8, 8K 250.4 / 265.4
 /// / 320.2 / 381.6 against 265.2 / 284.5 / 390.5 / 482.3. On 1080p and 1440p it lost 1–7 %.
 pub const SEP_BLOCK_RGBA_LARGE: (u32, u32) = (8, 32);
-/// … but [`SEP_BLOCK`] there at these heights, since `fast_sep` keeps no sums for a kept alpha
-/// (sixty-second round on): H200, gaussian separable, µs, 8 × 32 against 8 × 16, two passes
-/// alternating, best of each (docs/PERFORMANCE.md, "sixty-fourth round"): `:11` / `:13` / `:15` /
-/// `:19` on 4K 54.8 / 59.3 / 63.1 / 74.0 → 47.7 / 52.1 / 54.9 / 67.1, 5K 1.13–1.18×, 8K 204.5 /
-/// 222.1 / 232.6 / 273.0 → 171.3 / 187.2 / 198.5 / 243.4; at 25 8 × 16 lost 1–3 % (8K 317.7
-/// against 326.4), and at 10 ([`SEP_RGBA_LARGE_TWO_ROW_HEIGHT`]) 8 × 32 of two rows was the
-/// fastest, so 10 and 20–25 keep 8 × 32 (20–24 not measured).
+/// … but [`SEP_BLOCK`] there at these heights with alpha kept (`--alpha keep`, the default), whose
+/// sums `fast_sep` no longer keeps (sixty-second round on): H200, gaussian separable, µs, 8 × 32
+/// against 8 × 16, two passes alternating, best of each (docs/PERFORMANCE.md, "sixty-fourth
+/// round"): `:11` / `:13` / `:15` / `:19` on 4K 54.8 / 59.3 / 63.1 / 74.0 → 47.7 / 52.1 / 54.9 /
+/// 67.1, 5K 1.13–1.18×, 8K 204.5 / 222.1 / 232.6 / 273.0 → 171.3 / 187.2 / 198.5 / 243.4; at 25
+/// 8 × 16 lost 1–3 % (8K 317.7 against 326.4), and at 10 ([`SEP_RGBA_LARGE_TWO_ROW_HEIGHT`]) 8 × 32
+/// of two rows was the fastest, so 10 and from 20 keep 8 × 32 (20–24 not measured in 8 × 16). 12,
+/// 14 and 16–18 lie between measured gains and were not measured; with alpha filtered (a quarter
+/// more sums, as when the 8 × 32 rule was measured) nothing was, and those plans keep 8 × 32.
 pub const SEP_RGBA_LARGE_BLOCK16_HEIGHTS: std::ops::RangeInclusive<usize> = 11..=19;
 
 /// The block of a separable plan `kh` taps high under the large planes' RGBA rules
-/// ([`sep_rgba_large`], taller than 9): [`SEP_BLOCK_RGBA_LARGE`] or, at
-/// [`SEP_RGBA_LARGE_BLOCK16_HEIGHTS`], [`SEP_BLOCK`].
-pub fn sep_rgba_large_block(kh: usize) -> (u32, u32) {
-    if SEP_RGBA_LARGE_BLOCK16_HEIGHTS.contains(&kh) {
+/// ([`sep_rgba_large`], taller than 9), with alpha kept or not: [`SEP_BLOCK_RGBA_LARGE`] or,
+/// with alpha kept at [`SEP_RGBA_LARGE_BLOCK16_HEIGHTS`], [`SEP_BLOCK`].
+pub fn sep_rgba_large_block(kh: usize, alpha_kept: bool) -> (u32, u32) {
+    if alpha_kept && SEP_RGBA_LARGE_BLOCK16_HEIGHTS.contains(&kh) {
         SEP_BLOCK
     } else {
         SEP_BLOCK_RGBA_LARGE

@@ -49,9 +49,17 @@ fn separable_blocks_follow_the_measured_rules() {
     assert_eq!(chroma((11, 11), 1, 960 * 540), Some(SEP_BLOCK));
     assert_eq!(block(25, 1, 1, true), Some(SEP_BLOCK));
     assert_eq!(block(9, 4, 1, true), Some(SEP_BLOCK));
-    // Large planes' RGBA64 (2-byte samples): 8 × 16 at 15 taps high, 4 × 32 elsewhere from
-    // 10 (`sep_large16_shape`); 8-bit RGBA taller than 9: 8 × 16 at 11–19 taps high, 8 × 32
-    // at 10 and from 20 (`sep_rgba_large_block`); below 4 M pixels 4 × 32.
+    // Large planes' RGBA64 (2-byte samples) with alpha kept: 8 × 16 at 15 taps high, 4 × 32
+    // elsewhere from 10 (`sep_large16_shape`); 8-bit RGBA taller than 9 with alpha kept: 8 × 16
+    // at 11–19 taps high, 8 × 32 at 10 and from 20 (`sep_rgba_large_block`); with alpha
+    // filtered the rules before (4 × 32, 8 × 32); below 4 M pixels 4 × 32.
+    let kept = |k, sb, mask| {
+        FastSpec {
+            mask,
+            ..FastSpec::separable(k, k, 4, Border::Clamp).with_sample_bytes(sb)
+        }
+        .first_block(UHD)
+    };
     let tall = SEP_BLOCK_TALL_RGBA;
     let large = SEP_BLOCK_RGBA_LARGE;
     for (sb, heights, blocks) in [
@@ -67,7 +75,9 @@ fn separable_blocks_follow_the_measured_rules() {
         ),
     ] {
         for (k, b) in heights.into_iter().zip(blocks) {
-            assert_eq!(block(k, 4, sb, true), Some(b), "{sb} B, {k}");
+            assert_eq!(kept(k, sb, 0b0111), Some(b), "{sb} B, {k}");
+            let filtered = if sb == 2 { tall } else { large };
+            assert_eq!(kept(k, sb, 0b1111), Some(filtered), "{sb} B, {k}");
         }
     }
     let rgba = FastSpec::separable(25, 25, 4, Border::Clamp);
@@ -89,9 +99,15 @@ fn separable_blocks_follow_the_measured_rules() {
     ] {
         assert_eq!(block(k, 3, 2, true), Some(b), "{k}");
     }
-    let rgb48 = FastSpec::separable(11, 11, 3, Border::Clamp).with_sample_bytes(2);
-    assert_eq!(rgb48.first_block(SEP_SMALL_PLANE - 1), Some(SEP_BLOCK));
-    assert_eq!(rgb48.for_pixels(SEP_SMALL_PLANE).py, SEP_ROWS);
+    use super::rules::sep_large16_shape;
+    let shape = |k, pixels| sep_large16_shape((3, 2), k, pixels, false);
+    assert_eq!(shape(11, SEP_SMALL_PLANE - 1), None);
+    assert_eq!(
+        shape(11, SEP_SMALL_PLANE),
+        Some((SEP_BLOCK_WIDE_GRAY, SEP_ROWS))
+    );
+    assert_eq!(shape(9, UHD).or(shape(13, UHD)), None);
+    assert_eq!(sep_large16_shape((3, 1), 11, UHD, false), None, "8-bit RGB");
     let rgb48 = FastSpec::separable(25, 25, 3, Border::Clamp).with_sample_bytes(2);
     assert_eq!(rgb48.first_block(HD), Some(SEP_BLOCK));
     // Its tile exceeds the 48 KB of full kernels' preferred size, not the tall one.
@@ -262,18 +278,34 @@ fn large_rgba_planes_take_more_separable_rows_and_blocks() {
     );
     // 9 and below, 16-bit RGBA and other channel counts keep their rows.
     assert_eq!(spec(9, 4, 1, large).py, SEP_ROWS_RGBA);
-    // RGBA64 on large planes: 4 rows at 15 and 20–25 taps high, else the rule's 2.
-    for (k, rows) in [
-        (13, SEP_ROWS_RGBA),
-        (14, SEP_ROWS_RGBA),
-        (15, SEP_ROWS),
-        (19, SEP_ROWS_RGBA),
-    ] {
-        assert_eq!(spec(k, 4, 2, large).py, rows, "{k}");
+    // RGBA64 on large planes with alpha kept: 4 rows at 15 and 20–25 taps high, else the
+    // rule's 2 (and 2 everywhere with alpha filtered).
+    let kept64 = |k| {
+        FastSpec {
+            mask: 0b0111,
+            ..FastSpec::separable(k, k, 4, Border::Clamp).with_sample_bytes(2)
+        }
+        .for_pixels(large)
+        .py
+    };
+    let four = SEP_ROWS;
+    let rows = [
+        (13, 2),
+        (14, 2),
+        (15, four),
+        (19, 2),
+        (20, four),
+        (25, four),
+        (26, 2),
+    ];
+    for (k, rows) in rows {
+        assert_eq!(kept64(k), rows, "{k}");
+        assert_eq!(
+            spec(k, 4, 2, large).py,
+            SEP_ROWS_RGBA,
+            "{k}: alpha filtered"
+        );
     }
-    assert_eq!(spec(20, 4, 2, large).py, SEP_ROWS);
-    assert_eq!(spec(25, 4, 2, large).py, SEP_ROWS);
-    assert_eq!(spec(26, 4, 2, large).py, SEP_ROWS_RGBA);
     assert_eq!(spec(25, 3, 1, large).py, SEP_ROWS);
     // The height decides: a wide, short kernel keeps the rule before.
     let wide = FastSpec::separable(25, 3, 4, Border::Clamp).for_pixels(large);
