@@ -558,9 +558,7 @@ impl FastSpec {
         }
         if self.row_global {
             return Some(match self.ch {
-                4 if self.rgba_large(pixels) => {
-                    sep_rgba_large_block(self.kh, self.mask != all_channels(self.ch))
-                }
+                4 if self.rgba_large(pixels) => sep_rgba_large_block(self.kh, !self.all_filtered()),
                 4 if self.kh > 9 => SEP_BLOCK_TALL_RGBA,
                 _ if sep_rgb48_wide(self.ch, self.sb, self.kh) => SEP_BLOCK_WIDE_RGB48,
                 _ => tuning().sep_block.unwrap_or(

@@ -356,10 +356,7 @@ fn choose(
         pixels,
     ));
     if !separable {
-        if let Some(px) = tuning()
-            .tiled_px
-            .filter(|_| spec.mask == super::all_channels(ch))
-        {
+        if let Some(px) = tuning().tiled_px.filter(|_| spec.all_filtered()) {
             (spec.px, spec.row_px) = (px, px);
         }
     }
@@ -383,7 +380,7 @@ fn choose(
             None if b.block_override().is_none() => sep_px(ch, sb, (kw, kh), pixels, planar),
             None => None,
         };
-        if let Some(px) = px.filter(|_| spec.mask == super::all_channels(ch)) {
+        if let Some(px) = px.filter(|_| spec.all_filtered()) {
             (spec.px, spec.row_px) = (px, px);
         }
         let fast_mem = fast_memory(b.memory_rate());

@@ -59,7 +59,7 @@ impl FastSpec {
         let py = match self.small_shape(pixels) {
             Some(shape) => shape.rows,
             None if global && self.rgba_large(pixels) => {
-                sep_rows_rgba_large(self.kh, self.mask == all_channels(self.ch))
+                sep_rows_rgba_large(self.kh, self.all_filtered())
             }
             None => match self.large16_shape(pixels) {
                 Some((_, rows)) => rows,
@@ -75,8 +75,13 @@ impl FastSpec {
         if !self.separable || !self.row_global {
             return None;
         }
-        let alpha_kept = self.mask != all_channels(self.ch);
-        sep_large16_shape((self.ch, self.sb), self.kh, pixels, alpha_kept)
+        sep_large16_shape((self.ch, self.sb), self.kh, pixels, !self.all_filtered())
+    }
+
+    /// Whether the plane's every channel is filtered (else RGBA's alpha is kept, `--alpha
+    /// keep`: the mask the rules read it by).
+    pub(super) fn all_filtered(&self) -> bool {
+        self.mask == all_channels(self.ch)
     }
 
     /// [`sep_small_shape`]'s shape for this separable specialization with its row pass from
