@@ -320,6 +320,40 @@ __device__ __forceinline__ void tile_word(float* trow, int tw, int j, unsigned w
     }
 }
 
+// n / d for 0 <= n < 2^20 and d >= 1, from rd = __fdividef(1.0f, (float)d) (one reciprocal
+// for several quotients by d, no integer division): the exact (n + 0.5) / d lies at least
+// 0.5 / d from an integer, and the float product, rd within 2 ulp and the product rounded
+// once, within (n + 0.5) / d * 2^-21 < 0.5 / d of it, so its truncation is the quotient.
+__device__ __forceinline__ int small_quot(int n, float rd) { return (int)(((float)n + 0.5f) * rd); }
+
+// The words of a full kernel's tile group (4 tile columns; load_tile) from the word at src:
+// 1-2 of 8-bit samples, 2-3 of 16-bit, by the group's first sample's place in its word (off).
+__device__ __forceinline__ void tile_group_words(const u8* src, int off, unsigned w[3]) {
+    const unsigned* wp = (const unsigned*)src;
+    w[0] = __ldg(wp);
+    w[1] = (SB == 2 || off) ? __ldg(wp + 1) : 0u;
+    w[2] = (SB == 2 && off) ? __ldg(wp + 2) : 0u;
+}
+
+// A tile group's 4 samples from its words (tile_group_words) converted, as one float4 at dst.
+__device__ __forceinline__ void tile_group(float* dst, int off, const unsigned w[3]) {
+#if SB == 1
+    const unsigned q = __byte_perm(w[0], w[1], 0x3210u + 0x1111u * off);
+    *(float4*)dst = make_float4(word_value(q, 0), word_value(q, 1), word_value(q, 2), word_value(q, 3));
+#else
+    *(float4*)dst = off ? make_float4(word_value(w[0], 1), word_value(w[1], 0), word_value(w[1], 1), word_value(w[2], 0))
+                        : make_float4(word_value(w[0], 0), word_value(w[0], 1), word_value(w[1], 0), word_value(w[1], 1));
+#endif
+}
+
+// Whether a full kernel's tile load gives each thread a column of groups (load_tile): where
+// a thread's FMAs (PX * PY * KW * KH) are at most 12000. Threads of more (8-bit RGBA 15x15 in
+// 4 rows, 14400; 25x25 in 2, 20000) hold 160-224 registers, so few warps are resident to hide
+// each round of loads, and the columns, which may take a round more (RGBA 15x15 in 8 x 32
+// blocks: 29 groups a thread, 8 rounds, against 27 in 7), lost up to 5 % (H200, 4K RGBA
+// gaussian:15 full 353.3 against 336.2 us; docs/PERFORMANCE.md, "sixty-fifth round").
+#define TILE_COLUMNS (!SEPARABLE && PX * PY * KW * KH <= 12000)
+
 // Fills th rows x tile_cols(tw) samples of f32, rows ts floats apart, columns placed by tcol:
 // tile sample (r, j) is the value of image sample s0 + j of row y0 + r, mapped by the border
 // rule per pixel (zero border and padding columns are 0).
@@ -342,11 +376,45 @@ __device__ __forceinline__ void load_tile(const PlaneParams& p, float* tile, int
     if (groups && interior && (p.src_stride & 3) == 0 && (p.src & 3) == 0) {
         const int off = s0 & (SPW - 1), g = tc / 4;  // s0's sample within its word
         const u8* base = (const u8*)(row_of<sample_t>(p.src, y0, p.src_stride) + (s0 - off));
-        // Group i = tid, tid + nthreads, … of the th x g, row by row, stepped without a
-        // division; GB groups' words loaded before any is converted, so that their latencies
-        // overlap (H100, full plans, against one group at a time: 1.01 / 1.03 / 1.03x geomean
-        // on 1080p / 4K / 8K, RGBA64 9x9 1.09-1.12x; docs/PERFORMANCE.md, "twenty-ninth round").
+        // GB groups' words loaded before any is converted, so that their latencies overlap
+        // (H100, full plans, against one group at a time: 1.01 / 1.03 / 1.03x geomean on 1080p /
+        // 4K / 8K, RGBA64 9x9 1.09-1.12x; docs/PERFORMANCE.md, "twenty-ninth round").
         constexpr int GB = 4;
+#if TILE_COLUMNS
+        // A tile row's g groups take threads 0 .. g - 1 of each rows_step-th of the block (the
+        // last nthreads - rows_step * g idle), so that a thread keeps its group column down
+        // the tile and steps its two addresses by whole rows: 14 instructions a group (sm_90,
+        // 16-bit samples) where the loop below takes 29, with its 64-bit row products and a
+        // division (docs/PERFORMANCE.md, "sixty-fifth round"). Where at least 3 threads in 5
+        // have a column.
+        {
+            const float rg = __fdividef(1.0f, (float)g);
+            const int rows_step = small_quot(nthreads, rg);  // whole rows of groups
+            if (rows_step > 0 && 5 * rows_step * g >= 3 * nthreads) {
+                int r = small_quot(tid, rg);
+                if (r >= rows_step) return;
+                const int m = tid - r * g;
+                const u8* src = base + (size_t)r * p.src_stride + 4 * SB * m;
+                float* dst = tile + r * ts + tcol(4 * m);
+                const size_t sstep = (size_t)rows_step * p.src_stride;
+                const int tstep = rows_step * ts;
+                for (; r < th; r += GB * rows_step) {
+                    unsigned w[GB][3];
+#pragma unroll
+                    for (int k = 0; k < GB; ++k)
+                        if (r + k * rows_step < th) tile_group_words(src + k * sstep, off, w[k]);
+#pragma unroll
+                    for (int k = 0; k < GB; ++k)
+                        if (r + k * rows_step < th) tile_group(dst + k * tstep, off, w[k]);
+                    src += GB * sstep;
+                    dst += GB * tstep;
+                }
+                return;
+            }
+        }
+#endif
+        // Group i = tid, tid + nthreads, … of the th x g, row by row, stepped without a
+        // division.
         const int dr = nthreads / g, dq = nthreads - dr * g;
         int r = tid / g, m = tid - r * g;
         while (r < th) {
@@ -356,12 +424,7 @@ __device__ __forceinline__ void load_tile(const PlaneParams& p, float* tile, int
             for (int k = 0; k < GB; ++k) {
                 rs[k] = r;
                 ms[k] = m;
-                if (r < th) {
-                    const unsigned* wp = (const unsigned*)(base + (size_t)r * p.src_stride) + m * SB;
-                    w[k][0] = __ldg(wp);
-                    w[k][1] = (SB == 2 || off) ? __ldg(wp + 1) : 0u;
-                    w[k][2] = (SB == 2 && off) ? __ldg(wp + 2) : 0u;
-                }
+                if (r < th) tile_group_words(base + (size_t)r * p.src_stride + 4 * SB * m, off, w[k]);
                 m += dq;
                 r += dr;
                 if (m >= g) {
@@ -372,14 +435,7 @@ __device__ __forceinline__ void load_tile(const PlaneParams& p, float* tile, int
 #pragma unroll
             for (int k = 0; k < GB; ++k) {
                 if (rs[k] >= th) break;
-#if SB == 1
-                const unsigned q = __byte_perm(w[k][0], w[k][1], 0x3210u + 0x1111u * off);
-                const float4 f = make_float4(word_value(q, 0), word_value(q, 1), word_value(q, 2), word_value(q, 3));
-#else
-                const float4 f = off ? make_float4(word_value(w[k][0], 1), word_value(w[k][1], 0), word_value(w[k][1], 1), word_value(w[k][2], 0))
-                                     : make_float4(word_value(w[k][0], 0), word_value(w[k][0], 1), word_value(w[k][1], 0), word_value(w[k][1], 1));
-#endif
-                *(float4*)(tile + rs[k] * ts + tcol(4 * ms[k])) = f;
+                tile_group(tile + rs[k] * ts + tcol(4 * ms[k]), off, w[k]);
             }
         }
         return;

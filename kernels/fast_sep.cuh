@@ -289,17 +289,14 @@ __device__ __forceinline__ bool raw_rows(const PlaneParams& p, unsigned* raw, in
     w0 = (ws0 - a0) / SPW;
     const int nq = (ws0 - a0 + (HWL + HWR) * SPW + bw + SPQ - 1) / SPQ;
     // Copy i = tid, tid + nthreads, … of the th x nq, row by row: copy q of row r. (r, q) and
-    // the copy's two addresses are stepped from one copy to the next, not recomputed. The
-    // quotients tid / nq and nthreads / nq come from one reciprocal: for n (tid or nthreads,
-    // at most 1024) the exact (n + 0.5) / nq lies at least 0.5 / nq from an integer, and the
-    // float product, __fdividef within 2 ulp and the product rounded once, within
-    // (n + 0.5) / nq * 2^-21 of it, so its truncation is the quotient. (Integer divisions
-    // and 64-bit addresses computed for every copy: ncu, 4K gray gaussian:7, the prologue
-    // with the divisions and this loop took 9.5 of the kernel's 33 warp instructions an
-    // output sample.)
+    // the copy's two addresses are stepped from one copy to the next, not recomputed, and the
+    // quotients tid / nq and nthreads / nq come from one reciprocal (small_quot). (Integer
+    // divisions and 64-bit addresses computed for every copy: ncu, 4K gray gaussian:7, the
+    // prologue with the divisions and this loop took 9.5 of the kernel's 33 warp instructions
+    // an output sample.)
     const float rq = __fdividef(1.0f, (float)nq);
-    const int dr = (int)(((float)nthreads + 0.5f) * rq), dq = nthreads - dr * nq;
-    int r = (int)(((float)tid + 0.5f) * rq), q = tid - r * nq;
+    const int dr = small_quot(nthreads, rq), dq = nthreads - dr * nq;
+    int r = small_quot(tid, rq), q = tid - r * nq;
     const long long stride = p.src_stride;
     const u8* src = base + r * stride + 16 * q;
     unsigned* dst = raw + r * ts + 4 * q;
