@@ -348,10 +348,10 @@ __device__ __forceinline__ void tile_group(float* dst, int off, const unsigned w
 
 // Whether a full kernel's tile load gives each thread a column of groups (load_tile): where
 // a thread's FMAs (PX * PY * KW * KH) are at most 12000. Threads of more (8-bit RGBA 15x15 in
-// 4 rows, 14400; 25x25 in 2, 20000) hold 160-224 registers, so few warps are resident to hide
-// each round of loads, and the columns, which may take a round more (RGBA 15x15 in 8 x 32
-// blocks: 29 groups a thread, 8 rounds, against 27 in 7), lost up to 5 % (H200, 4K RGBA
-// gaussian:15 full 353.3 against 336.2 us; docs/PERFORMANCE.md, "sixty-fifth round").
+// 4 rows, 14400; 25x25 in 2, 20000) hold 168 and 224 registers (sm_90), so few warps hide
+// each round of loads in flight, and the columns, which may take a round more (RGBA 15x15 in
+// 8 x 32 blocks: 29 groups a thread, 8 rounds, against 27 in 7), lost up to 5 % (H200, 4K
+// RGBA gaussian:15 full 353.3 against 336.2 us; docs/PERFORMANCE.md, "sixty-fifth round").
 #define TILE_COLUMNS (!SEPARABLE && PX * PY * KW * KH <= 12000)
 
 // Fills th rows x tile_cols(tw) samples of f32, rows ts floats apart, columns placed by tcol:
@@ -381,12 +381,13 @@ __device__ __forceinline__ void load_tile(const PlaneParams& p, float* tile, int
         // 4K / 8K, RGBA64 9x9 1.09-1.12x; docs/PERFORMANCE.md, "twenty-ninth round").
         constexpr int GB = 4;
 #if TILE_COLUMNS
-        // A tile row's g groups take threads 0 .. g - 1 of each rows_step-th of the block (the
-        // last nthreads - rows_step * g idle), so that a thread keeps its group column down
-        // the tile and steps its two addresses by whole rows: 14 instructions a group (sm_90,
-        // 16-bit samples) where the loop below takes 29, with its 64-bit row products and a
-        // division (docs/PERFORMANCE.md, "sixty-fifth round"). Where at least 3 threads in 5
-        // have a column.
+        // The block's threads in rows_step = nthreads / g chunks of g: thread m of chunk r
+        // takes group m of tile rows r, r + rows_step, … (the last nthreads - rows_step * g
+        // threads idle), so that it keeps its group column down the tile and steps its two
+        // addresses by whole rows: 14 instructions a group (sm_90, 16-bit samples) where the
+        // loop below takes 29 with its 64-bit row products, after a prologue of two integer
+        // divisions (docs/PERFORMANCE.md, "sixty-fifth round"). Where the chunks hold at least
+        // 3 threads in 5.
         {
             const float rg = __fdividef(1.0f, (float)g);
             const int rows_step = small_quot(nthreads, rg);  // whole rows of groups
